@@ -1,14 +1,15 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Quadrature rules, shape functions and element kernels.
+//!
+//! Element kernels are plain functions of an element's reference data (node coordinates,
+//! material constants) that fill caller-owned buffers. They know nothing about global
+//! numbering, sparse storage or time stepping; `fem-assembly` scatters what they return.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`quadrature`] | Gauss–Legendre rules on the reference interval |
+//! | [`string`] | the P1 string element (Glowinski–Holmström §3.1, eq. (52)–(55)) |
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod quadrature;
+pub mod string;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use string::{P1String, StringMaterial};

@@ -1,0 +1,324 @@
+//! The sparsity pattern of a cell-to-dof map, built once, and deterministic parallel assembly.
+//!
+//! Assembly runs in two parallel passes over a plan computed once per mesh:
+//!
+//! 1. every cell's local matrix (or vector) is computed into its own slot of a scratch buffer
+//!    (cells are independent, so this pass is embarrassingly parallel);
+//! 2. every nonzero of the global matrix is the sum of the local entries that land on it,
+//!    taken **in increasing cell order** from a precomputed gather list.
+//!
+//! Because each sum has a fixed order, the result is bitwise the same on any number of
+//! threads (DESIGN.md, "Numbers and conventions"), and no two threads ever write to one entry.
+
+use nalgebra_sparse::{CsrMatrix, pattern::SparsityPattern};
+use rayon::prelude::*;
+
+/// Local dof marker for a dof that is not assembled (a fixed dof).
+const SKIP: usize = usize::MAX;
+
+/// A gather list: entry `k` of the target sums `sources[offsets[k]..offsets[k + 1]]`.
+#[derive(Clone, Debug)]
+struct Gather {
+    offsets: Vec<usize>,
+    sources: Vec<usize>,
+}
+
+impl Gather {
+    /// `target[k] = Σ local[s]` over the sources of `k`, in their stored (increasing) order.
+    fn apply(&self, local: &[f64], target: &mut [f64]) {
+        const CHUNK: usize = 4096;
+        target
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                let first = chunk * CHUNK;
+                for (i, value) in out.iter_mut().enumerate() {
+                    let k = first + i;
+                    let mut sum = 0.0;
+                    for &s in &self.sources[self.offsets[k]..self.offsets[k + 1]] {
+                        sum += local[s];
+                    }
+                    *value = sum;
+                }
+            });
+    }
+}
+
+/// Where each cell's local dofs go, and the global sparsity pattern they produce.
+#[derive(Clone, Debug)]
+pub struct AssemblyPlan {
+    n_dofs: usize,
+    n_local: usize,
+    n_cells: usize,
+    pattern: SparsityPattern,
+    matrix_gather: Gather,
+    vector_gather: Gather,
+}
+
+impl AssemblyPlan {
+    /// Builds the plan for `n_cells` cells with `n_local` dofs each.
+    ///
+    /// `cell_dofs` holds, cell after cell, the global index (in `0..n_dofs`) of each local dof,
+    /// or `None` where that dof is not assembled (eliminated by a Dirichlet condition).
+    ///
+    /// # Panics
+    /// If `cell_dofs.len()` is not a multiple of `n_local` or an index is out of range; both
+    /// are programming errors of the caller, not user input.
+    pub fn new(n_dofs: usize, n_local: usize, cell_dofs: &[Option<usize>]) -> Self {
+        assert!(n_local > 0 && cell_dofs.len() % n_local == 0);
+        let n_cells = cell_dofs.len() / n_local;
+        let dofs: Vec<usize> = cell_dofs
+            .iter()
+            .map(|d| {
+                let d = d.unwrap_or(SKIP);
+                assert!(d == SKIP || d < n_dofs, "dof {d} out of range 0..{n_dofs}");
+                d
+            })
+            .collect();
+
+        // Vector gather: bucket local slots by their global dof (counting sort keeps slot order).
+        let vector_gather = bucket(
+            n_dofs,
+            dofs.iter()
+                .enumerate()
+                .filter(|(_, d)| **d != SKIP)
+                .map(|(s, &d)| (d, s)),
+        );
+
+        // Matrix gather: bucket local (a, b) slots by row, then sort each row by (col, slot).
+        let nl2 = n_local * n_local;
+        let mut row_count = vec![0usize; n_dofs + 1];
+        for cell in dofs.chunks(n_local) {
+            let n_free = cell.iter().filter(|&&d| d != SKIP).count();
+            for &d in cell.iter().filter(|&&d| d != SKIP) {
+                row_count[d + 1] += n_free;
+            }
+        }
+        for i in 0..n_dofs {
+            row_count[i + 1] += row_count[i];
+        }
+        let mut entries = vec![(0usize, 0usize); row_count[n_dofs]];
+        let mut next = row_count.clone();
+        for (c, cell) in dofs.chunks(n_local).enumerate() {
+            for (a, &row) in cell.iter().enumerate().filter(|(_, d)| **d != SKIP) {
+                for (b, &col) in cell.iter().enumerate().filter(|(_, d)| **d != SKIP) {
+                    entries[next[row]] = (col, c * nl2 + a * n_local + b);
+                    next[row] += 1;
+                }
+            }
+        }
+        let mut rows: Vec<&mut [(usize, usize)]> = Vec::with_capacity(n_dofs);
+        let mut rest = entries.as_mut_slice();
+        for i in 0..n_dofs {
+            let (row, tail) = rest.split_at_mut(row_count[i + 1] - row_count[i]);
+            rows.push(row);
+            rest = tail;
+        }
+        rows.par_iter_mut().for_each(|row| row.sort_unstable());
+
+        let n_entries = row_count[n_dofs];
+        let mut offsets = Vec::with_capacity(n_dofs + 1);
+        let mut indices = Vec::new();
+        let mut gather_offsets = vec![0];
+        let mut sources = Vec::with_capacity(n_entries);
+        offsets.push(0);
+        for row in &rows {
+            let mut last_col = SKIP;
+            for &(col, slot) in row.iter() {
+                if col != last_col {
+                    if last_col != SKIP {
+                        gather_offsets.push(sources.len());
+                    }
+                    indices.push(col);
+                    last_col = col;
+                }
+                sources.push(slot);
+            }
+            if last_col != SKIP {
+                gather_offsets.push(sources.len());
+            }
+            offsets.push(indices.len());
+        }
+        drop(rows);
+        let pattern =
+            SparsityPattern::try_from_offsets_and_indices(n_dofs, n_dofs, offsets, indices)
+                .expect("rows are sorted and unique by construction");
+        Self {
+            n_dofs,
+            n_local,
+            n_cells,
+            pattern,
+            matrix_gather: Gather {
+                offsets: gather_offsets,
+                sources,
+            },
+            vector_gather,
+        }
+    }
+
+    /// Number of global dofs (rows of the assembled matrix).
+    pub fn n_dofs(&self) -> usize {
+        self.n_dofs
+    }
+
+    /// Local dofs per cell.
+    pub fn n_local(&self) -> usize {
+        self.n_local
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.n_cells
+    }
+
+    /// The global sparsity pattern (CSR, sorted column indices, diagonal present where a free
+    /// dof belongs to a cell).
+    pub fn pattern(&self) -> &SparsityPattern {
+        &self.pattern
+    }
+
+    /// Assembles a matrix: `local_matrix(cell, out)` writes the cell's `n_local × n_local` matrix,
+    /// row-major, into a zeroed `out`. Runs in parallel; the result does not depend on the
+    /// number of threads.
+    pub fn assemble_matrix<F>(&self, local_matrix: F) -> CsrMatrix<f64>
+    where
+        F: Fn(usize, &mut [f64]) + Sync,
+    {
+        let mut values = vec![0.0; self.pattern.nnz()];
+        let mut scratch = Vec::new();
+        self.assemble_matrix_values(local_matrix, &mut scratch, &mut values);
+        CsrMatrix::try_from_pattern_and_values(self.pattern.clone(), values)
+            .expect("values match the pattern")
+    }
+
+    /// Refills the values of a matrix with this plan's pattern (for example a tangent that
+    /// changes every Newton iteration), reusing `scratch` for the local matrices.
+    pub fn assemble_matrix_values<F>(
+        &self,
+        local_matrix: F,
+        scratch: &mut Vec<f64>,
+        values: &mut [f64],
+    ) where
+        F: Fn(usize, &mut [f64]) + Sync,
+    {
+        assert_eq!(values.len(), self.pattern.nnz());
+        let nl2 = self.n_local * self.n_local;
+        fill_local(scratch, self.n_cells, nl2, &local_matrix);
+        self.matrix_gather.apply(scratch, values);
+    }
+
+    /// Assembles a vector: `local_vector(cell, out)` writes the cell's `n_local` entries into a
+    /// zeroed `out`. Deterministic like [`AssemblyPlan::assemble_matrix`].
+    pub fn assemble_vector<F>(&self, local_vector: F) -> Vec<f64>
+    where
+        F: Fn(usize, &mut [f64]) + Sync,
+    {
+        let mut out = vec![0.0; self.n_dofs];
+        let mut scratch = Vec::new();
+        self.assemble_vector_into(local_vector, &mut scratch, &mut out);
+        out
+    }
+
+    /// Assembles a vector into `out` (overwritten), reusing `scratch`.
+    pub fn assemble_vector_into<F>(&self, local_vector: F, scratch: &mut Vec<f64>, out: &mut [f64])
+    where
+        F: Fn(usize, &mut [f64]) + Sync,
+    {
+        assert_eq!(out.len(), self.n_dofs);
+        fill_local(scratch, self.n_cells, self.n_local, &local_vector);
+        self.vector_gather.apply(scratch, out);
+    }
+}
+
+/// Computes every cell's local block into its slot of `scratch` (resized and zeroed).
+fn fill_local<F>(scratch: &mut Vec<f64>, n_cells: usize, block: usize, local: &F)
+where
+    F: Fn(usize, &mut [f64]) + Sync,
+{
+    scratch.clear();
+    scratch.resize(n_cells * block, 0.0);
+    scratch
+        .par_chunks_mut(block * 256)
+        .enumerate()
+        .for_each(|(chunk, slots)| {
+            for (i, out) in slots.chunks_mut(block).enumerate() {
+                local(chunk * 256 + i, out);
+            }
+        });
+}
+
+/// Counting sort of `(target, source)` pairs by target, keeping sources in arrival order.
+fn bucket(n_targets: usize, pairs: impl Iterator<Item = (usize, usize)> + Clone) -> Gather {
+    let mut offsets = vec![0usize; n_targets + 1];
+    for (t, _) in pairs.clone() {
+        offsets[t + 1] += 1;
+    }
+    for i in 0..n_targets {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut next = offsets.clone();
+    let mut sources = vec![0; offsets[n_targets]];
+    for (t, s) in pairs {
+        sources[next[t]] = s;
+        next[t] += 1;
+    }
+    Gather { offsets, sources }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three 1D cells 0-1, 1-2, 2-3 with node 0 fixed.
+    fn chain() -> AssemblyPlan {
+        let cells = [None, Some(0), Some(0), Some(1), Some(1), Some(2)];
+        AssemblyPlan::new(3, 2, &cells)
+    }
+
+    #[test]
+    fn pattern_and_values_of_a_chain() {
+        let plan = chain();
+        assert_eq!(plan.pattern().nnz(), 7);
+        let k = plan.assemble_matrix(|_, out| out.copy_from_slice(&[1.0, -1.0, -1.0, 1.0]));
+        let dense: Vec<f64> = (0..3)
+            .flat_map(|i| (0..3).map(move |j| (i, j)))
+            .map(|(i, j)| k.get_entry(i, j).map_or(0.0, |e| e.into_value()))
+            .collect();
+        assert_eq!(dense, vec![2.0, -1.0, 0.0, -1.0, 2.0, -1.0, 0.0, -1.0, 1.0]);
+        let f = plan.assemble_vector(|c, out| out.fill(c as f64 + 1.0));
+        assert_eq!(f, vec![1.0 + 2.0, 2.0 + 3.0, 3.0]);
+    }
+
+    #[test]
+    fn assembly_is_bitwise_independent_of_thread_count() {
+        // Many cells with values that do not add associatively.
+        let n = 20_000;
+        let cells: Vec<Option<usize>> = (0..n)
+            .flat_map(|c| [Some(c % 997), Some((c * 7 + 3) % 997)])
+            .collect();
+        let plan = AssemblyPlan::new(997, 2, &cells);
+        let kernel = |c: usize, out: &mut [f64]| {
+            let x = (c as f64 * 0.618_033_988_7).sin() * 1e3;
+            out.copy_from_slice(&[x, -x / 3.0, 1e-9 * x, x / 7.0]);
+        };
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let two = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let a = one.install(|| plan.assemble_matrix(kernel));
+        let b = two.install(|| plan.assemble_matrix(kernel));
+        assert_eq!(a.values(), b.values());
+        let vector_kernel = |c: usize, out: &mut [f64]| {
+            let mut local = [0.0; 4];
+            kernel(c, &mut local);
+            out.copy_from_slice(&local[..2]);
+        };
+        let u = one.install(|| plan.assemble_vector(vector_kernel));
+        let v = two.install(|| plan.assemble_vector(vector_kernel));
+        assert_eq!(u, v);
+    }
+}
