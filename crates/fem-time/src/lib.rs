@@ -1,14 +1,21 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Second-order systems and the time steppers that advance them.
+//!
+//! Steppers act on a system trait, never on a mesh (STYLE.md, item 1): the system offers its
+//! mass, stiffness, damping and load; the stepper forms its own matrix `c_m M + c_k K + c_c C`
+//! and keeps the factorization for as long as those coefficients do not change.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`grid`] | [`TimeGrid`]: `t0`, `dt`, the step count and the snapping onto `t_end` |
+//! | [`system`] | [`LinearSecondOrderSystem`], `M ẍ + C ẋ + A x = f(t)`, and a ready-made [`LinearSystem`] |
+//! | [`alpha`] | [`AlphaScheme`], the three-level alpha scheme (16) of Glowinski–Holmström |
+//! | [`stability`] | the largest eigenvalue of `M⁻¹ A` by power iteration, for bound (23) |
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod alpha;
+pub mod grid;
+pub mod stability;
+pub mod system;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use alpha::{AlphaScheme, Energy, StepError};
+pub use grid::{GridError, TimeGrid};
+pub use system::{LinearSecondOrderSystem, LinearSystem, Mass};
