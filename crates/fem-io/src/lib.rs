@@ -1,14 +1,43 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! VTK `.vtu`/`.pvd` output and CSV time histories for `fem`.
+//!
+//! * [`vtu`]: one VTK XML UnstructuredGrid file per output frame ([`write_vtu`]), built from a
+//!   borrowed [`Frame`] (points, [`VtkCells`], point and cell [`Field`]s), optionally compressed
+//!   ([`Compression`]).
+//! * [`pvd`]: a ParaView collection ([`PvdWriter`]) listing the frames with their times.
+//! * [`series`]: [`FrameSeries`], the convenience the run driver uses: `DIR/X_000000.vtu`,
+//!   `DIR/X_000001.vtu`, … kept in sync with `DIR/X.pvd`.
+//! * [`history`]: CSV time histories ([`HistoryWriter`]), flushed after every row.
+//!
+//! Every file that is rewritten as a whole (`.vtu`, `.pvd`) is written to `NAME.tmp` in the
+//! same directory and then renamed over `NAME`, so a half-written file never appears under its
+//! final name. Every failure is an [`OutputError`] naming the file and the operation.
+//!
+//! ```no_run
+//! use fem_io::{Compression, Field, Frame, FrameSeries, VtkCells};
+//! # fn main() -> Result<(), fem_io::OutputError> {
+//! let points = vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]];
+//! let mut cells = VtkCells::new();
+//! cells.push_polyline(&[0, 1, 2]);
+//! let mut series = FrameSeries::create("out", "string", Compression::Lz4)?;
+//! let u = vec![0.0; 9];
+//! let frame = Frame::new(&points, &cells).with_point_field(Field::vector("displacement", &u));
+//! series.write_frame(0.0, &frame)?;
+//! # Ok(())
+//! # }
+//! ```
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod atomic;
+mod error;
+mod numfmt;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod history;
+pub mod pvd;
+pub mod series;
+pub mod vtu;
+
+pub use error::OutputError;
+pub use history::HistoryWriter;
+pub use numfmt::format_f64;
+pub use pvd::PvdWriter;
+pub use series::FrameSeries;
+pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};
