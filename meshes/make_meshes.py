@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Regenerate the test meshes in this folder with the Gmsh Python API.
+
+Usage (from anywhere):  pip install gmsh && python3 meshes/make_meshes.py
+
+Every good mesh is written in MSH 4.1 (what `fem` reads); the files in bad/
+exercise the reader's error paths. The script is deterministic for a given
+Gmsh version (files were generated with the version printed at the end).
+"""
+
+import os
+import random
+
+import gmsh
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BAD = os.path.join(HERE, "bad")
+
+
+def start(name):
+    gmsh.clear()
+    gmsh.model.add(name)
+    gmsh.option.setNumber("General.Terminal", 0)
+    gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
+    gmsh.option.setNumber("Mesh.Binary", 0)
+    gmsh.option.setNumber("Mesh.SaveAll", 0)
+    gmsh.option.setNumber("Mesh.SaveParametric", 0)
+    gmsh.option.setNumber("Mesh.ElementOrder", 1)
+    gmsh.option.setNumber("Mesh.RecombineAll", 0)
+    gmsh.option.setNumber("Mesh.SecondOrderLinear", 0)
+    gmsh.option.setNumber("Mesh.MeshSizeMin", 0)
+    gmsh.option.setNumber("Mesh.MeshSizeMax", 1e22)
+    gmsh.option.setNumber("Mesh.Renumber", 1)
+
+
+def mesh_size(h):
+    """Uniform target element size h (MeshSizeMax alone does not coarsen:
+    the default point sizes are already smaller)."""
+    gmsh.option.setNumber("Mesh.MeshSizeMin", h)
+    gmsh.option.setNumber("Mesh.MeshSizeMax", h)
+
+
+def save(path):
+    gmsh.write(path)
+    size = os.path.getsize(path)
+    assert size < 100_000, f"{path} is {size} bytes; keep test meshes small"
+    print(f"  wrote {os.path.relpath(path, HERE)} ({size} bytes)")
+
+
+def string(order, path):
+    """Line of length 1 along x with 20 elements; groups left/right/string."""
+    start("string")
+    p0 = gmsh.model.geo.addPoint(0, 0, 0)
+    p1 = gmsh.model.geo.addPoint(1, 0, 0)
+    line = gmsh.model.geo.addLine(p0, p1)
+    gmsh.model.geo.mesh.setTransfiniteCurve(line, 21)
+    gmsh.model.geo.synchronize()
+    gmsh.model.addPhysicalGroup(0, [p0], name="left")
+    gmsh.model.addPhysicalGroup(0, [p1], name="right")
+    gmsh.model.addPhysicalGroup(1, [line], name="string")
+    gmsh.model.mesh.generate(1)
+    gmsh.model.mesh.setOrder(order)
+    save(path)
+
+
+def plate(quads, path):
+    """Rectangle 1 x 0.5 in the xy-plane; groups left/right/bottom/top/plate."""
+    start("plate")
+    rect = gmsh.model.occ.addRectangle(0, 0, 0, 1, 0.5)
+    gmsh.model.occ.synchronize()
+    curves = [c for (_, c) in gmsh.model.getBoundary([(2, rect)], oriented=False)]
+    named = {}
+    for c in curves:
+        x, y, _ = gmsh.model.occ.getCenterOfMass(1, c)
+        if abs(x) < 1e-9:
+            named["left"] = c
+        elif abs(x - 1) < 1e-9:
+            named["right"] = c
+        elif abs(y) < 1e-9:
+            named["bottom"] = c
+        else:
+            named["top"] = c
+    for name in ["left", "right", "bottom", "top"]:
+        gmsh.model.addPhysicalGroup(1, [named[name]], name=name)
+    gmsh.model.addPhysicalGroup(2, [rect], name="plate")
+    if quads:
+        for name, c in named.items():
+            gmsh.model.mesh.setTransfiniteCurve(c, 9 if name in ("bottom", "top") else 5)
+        gmsh.model.mesh.setTransfiniteSurface(rect)
+        gmsh.model.mesh.setRecombine(2, rect)
+    else:
+        mesh_size(0.15)
+    gmsh.model.mesh.generate(2)
+    save(path)
+
+
+def cube(kind, path, binary=False, size=0.25, faces=True):
+    """Unit cube; groups xmin..zmax (faces, if `faces`), solid (volume) and
+    origin (the corner point (0, 0, 0))."""
+    start("cube")
+    vol = gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
+    gmsh.model.occ.synchronize()
+    for (_, p) in gmsh.model.getEntities(0):
+        if max(abs(c) for c in gmsh.model.getValue(0, p, [])) < 1e-9:
+            gmsh.model.addPhysicalGroup(0, [p], name="origin")
+    if faces:
+        faces = [s for (_, s) in gmsh.model.getBoundary([(3, vol)], oriented=False)]
+        for s in faces:
+            c = gmsh.model.occ.getCenterOfMass(2, s)
+            for axis, label in enumerate("xyz"):
+                if abs(c[axis]) < 1e-9:
+                    gmsh.model.addPhysicalGroup(2, [s], name=label + "min")
+                elif abs(c[axis] - 1) < 1e-9:
+                    gmsh.model.addPhysicalGroup(2, [s], name=label + "max")
+    gmsh.model.addPhysicalGroup(3, [vol], name="solid")
+    if kind == "hex8":
+        for (_, c) in gmsh.model.getEntities(1):
+            gmsh.model.mesh.setTransfiniteCurve(c, 4)
+        for (_, s) in gmsh.model.getEntities(2):
+            gmsh.model.mesh.setTransfiniteSurface(s)
+            gmsh.model.mesh.setRecombine(2, s)
+        gmsh.model.mesh.setTransfiniteVolume(vol)
+    else:
+        mesh_size(size)
+    gmsh.model.mesh.generate(3)
+    if kind == "tet10":
+        gmsh.model.mesh.setOrder(2)
+    gmsh.option.setNumber("Mesh.Binary", 1 if binary else 0)
+    save(path)
+
+
+def sparse_tags(path):
+    """Coarse tet cube whose node tags are renumbered to 3*t+7 (gaps between
+    tags), so that mshio keeps an explicit tag map. Groups: top, solid."""
+    start("sparse")
+    vol = gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
+    gmsh.model.occ.synchronize()
+    faces = [s for (_, s) in gmsh.model.getBoundary([(3, vol)], oriented=False)]
+    top = [s for s in faces if abs(gmsh.model.occ.getCenterOfMass(2, s)[2] - 1) < 1e-9]
+    gmsh.model.addPhysicalGroup(2, top, name="top")
+    gmsh.model.addPhysicalGroup(3, [vol], name="solid")
+    mesh_size(0.5)
+    gmsh.model.mesh.generate(3)
+    tags, _, _ = gmsh.model.mesh.getNodes()
+    gmsh.model.mesh.renumberNodes(list(tags), [3 * int(t) + 7 for t in tags])
+    gmsh.option.setNumber("Mesh.Renumber", 0)
+    save(path)
+
+
+# Hand-written MSH 4.1 file: dense node tags 1..5, but NOT in file order
+# (block of curve 1 holds tags 4 5 3), which mshio drops when tags are dense.
+PERMUTED = """$MeshFormat
+4.1 0 8
+$EndMeshFormat
+$PhysicalNames
+2
+0 1 "tip"
+1 2 "bar"
+$EndPhysicalNames
+$Entities
+2 1 0 0
+1 0 0 0 1 1
+2 2 0 0 0
+1 0 0 0 2 0 0 1 2 2 1 -2
+$EndEntities
+$Nodes
+3 5 1 5
+0 1 0 1
+1
+0 0 0
+0 2 0 1
+2
+2 0 0
+1 1 0 3
+4
+5
+3
+0.5 0 0
+1.5 0 0
+1 0 0
+$EndNodes
+$Elements
+2 5 1 5
+0 1 15 1
+1 1
+1 1 1 4
+2 1 4
+3 4 3
+4 3 5
+5 5 2
+$EndElements
+"""
+
+
+def write_text(path, text):
+    with open(path, "w", newline="\n") as f:
+        f.write(text)
+    print(f"  wrote {os.path.relpath(path, HERE)} ({len(text)} bytes)")
+
+
+# A single tet whose first two nodes are swapped: negative volume.
+INVERTED_TET = """$MeshFormat
+4.1 0 8
+$EndMeshFormat
+$Nodes
+1 4 1 4
+3 1 0 4
+1
+2
+3
+4
+0 0 0
+1 0 0
+0 1 0
+0 0 1
+$EndNodes
+$Elements
+1 1 1 1
+3 1 4 1
+1 2 1 3 4
+$EndElements
+"""
+
+# An element refers to node tag 9, which does not exist.
+MISSING_NODE = INVERTED_TET.replace("1 2 1 3 4", "1 1 2 3 9")
+
+
+def bad_files():
+    os.makedirs(BAD, exist_ok=True)
+
+    # MSH 2.2 (legacy format)
+    start("msh22")
+    gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
+    gmsh.model.occ.synchronize()
+    mesh_size(0.5)
+    gmsh.model.mesh.generate(3)
+    gmsh.option.setNumber("Mesh.MshFileVersion", 2.2)
+    save(os.path.join(BAD, "cube_msh22.msh"))
+
+    # partitioned mesh
+    start("partitioned")
+    gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
+    gmsh.model.occ.synchronize()
+    mesh_size(0.5)
+    gmsh.model.mesh.generate(3)
+    gmsh.model.mesh.partition(2)
+    save(os.path.join(BAD, "cube_partitioned.msh"))
+
+    # parametric node coordinates
+    start("parametric")
+    gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
+    gmsh.model.occ.synchronize()
+    mesh_size(0.5)
+    gmsh.model.mesh.generate(3)
+    gmsh.option.setNumber("Mesh.SaveParametric", 1)
+    save(os.path.join(BAD, "cube_parametric.msh"))
+
+    # prisms (unsupported element type 6), extruded from a triangulated square
+    start("prism")
+    sq = gmsh.model.occ.addRectangle(0, 0, 0, 1, 1)
+    gmsh.model.occ.extrude([(2, sq)], 0, 0, 1, numElements=[2], recombine=True)
+    gmsh.model.occ.synchronize()
+    mesh_size(0.5)
+    gmsh.model.mesh.generate(3)
+    save(os.path.join(BAD, "prism6.msh"))
+
+    # truncated: first 60 % of a valid ASCII file, and of a binary file
+    for src, dst in [("cube_tet4.msh", "truncated.msh"),
+                     ("cube_tet4_binary.msh", "truncated_binary.msh")]:
+        with open(os.path.join(HERE, src), "rb") as f:
+            data = f.read()
+        with open(os.path.join(BAD, dst), "wb") as f:
+            f.write(data[: len(data) * 6 // 10])
+        print(f"  wrote bad/{dst}")
+
+    # garbage: random bytes, and a header followed by nonsense
+    rng = random.Random(42)
+    with open(os.path.join(BAD, "garbage.msh"), "wb") as f:
+        f.write(bytes(rng.randrange(256) for _ in range(2000)))
+    print("  wrote bad/garbage.msh")
+    write_text(os.path.join(BAD, "garbage_after_header.msh"),
+               "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 2 x y\n$EndNodes\n")
+    write_text(os.path.join(BAD, "empty.msh"), "")
+    write_text(os.path.join(BAD, "inverted_tet.msh"), INVERTED_TET)
+    write_text(os.path.join(BAD, "missing_node.msh"), MISSING_NODE)
+
+
+def main():
+    gmsh.initialize()
+    print(f"Gmsh {gmsh.__version__}")
+    string(1, os.path.join(HERE, "string_line2.msh"))
+    string(2, os.path.join(HERE, "string_line3.msh"))
+    plate(False, os.path.join(HERE, "plate_tri3.msh"))
+    plate(True, os.path.join(HERE, "plate_quad4.msh"))
+    cube("tet4", os.path.join(HERE, "cube_tet4.msh"))
+    cube("tet4", os.path.join(HERE, "cube_tet4_binary.msh"), binary=True)
+    # Second-order faces would be tri6, which fem does not read: no face groups.
+    cube("tet10", os.path.join(HERE, "cube_tet10.msh"), size=0.4, faces=False)
+    cube("hex8", os.path.join(HERE, "cube_hex8.msh"))
+    sparse_tags(os.path.join(HERE, "cube_top_sparse_tags.msh"))
+    write_text(os.path.join(HERE, "permuted_tags.msh"), PERMUTED)
+    bad_files()
+    gmsh.finalize()
+
+
+if __name__ == "__main__":
+    main()
