@@ -1,0 +1,272 @@
+//! The YAML input schema: one typed struct per configurable thing.
+//!
+//! Unknown keys are refused everywhere (`deny_unknown_fields`), so a misspelt key is an error
+//! rather than a silently ignored default. Parsing errors carry the YAML line and column
+//! (from `serde-saphyr`); range checks after parsing name the YAML path (`time.dt`). The
+//! reference for every key is `docs/input.md`.
+
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// A whole input file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Where the mesh comes from.
+    pub mesh: MeshInput,
+    /// The physical model on the mesh.
+    pub model: ModelInput,
+    /// Homogeneous Dirichlet conditions: dofs held at zero.
+    #[serde(default)]
+    pub fixed: Vec<FixedInput>,
+    /// Initial displacement and velocity.
+    #[serde(default)]
+    pub initial: InitialInput,
+    /// Time interval and scheme.
+    pub time: TimeInput,
+    /// What is written, and how often.
+    #[serde(default)]
+    pub output: OutputInput,
+}
+
+/// A mesh file or a built-in generator.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum MeshInput {
+    /// A Gmsh `.msh` 4.1 file, relative to the input file's folder.
+    File(PathBuf),
+    /// A straight line of two-node cells.
+    Line(LineInput),
+    /// A box of hexahedra or tetrahedra.
+    Box(BoxInput),
+}
+
+/// The line generator: groups `left`, `right` (end points) and `domain`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineInput {
+    /// Length (> 0).
+    pub length: f64,
+    /// Number of cells (≥ 1).
+    pub cells: usize,
+    /// Direction of the line (normalised); default `[1, 0, 0]`.
+    #[serde(default = "x_axis")]
+    pub direction: [f64; 3],
+}
+
+fn x_axis() -> [f64; 3] {
+    [1.0, 0.0, 0.0]
+}
+
+/// The box generator: groups `xmin` … `zmax` (faces) and `domain`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxInput {
+    /// Edge lengths.
+    pub lengths: [f64; 3],
+    /// Cells along each edge.
+    pub cells: [usize; 3],
+    /// `hex8` (default) or `tet4`.
+    #[serde(default)]
+    pub kind: BoxCellKind,
+}
+
+/// Cell kind of the box generator.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BoxCellKind {
+    /// Hexahedra.
+    #[default]
+    Hex8,
+    /// Each hexahedron split into six tetrahedra.
+    Tet4,
+}
+
+/// The model on the mesh.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum ModelInput {
+    /// A P1 string under tension on the mesh's two-node line cells.
+    String(StringInput),
+}
+
+/// A P1 string (Glowinski–Holmström §3.1).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StringInput {
+    /// Mass per unit length ρ (> 0).
+    pub density: f64,
+    /// Tension τ (> 0).
+    pub tension: f64,
+    /// Transverse displacement components per node, 1 to 3 (default 1).
+    #[serde(default = "one")]
+    pub components: usize,
+    /// `lumped` (default; trapezoidal rule) or `consistent`.
+    #[serde(default)]
+    pub mass: MassKind,
+    /// Physical group (dimension 1) holding the string's cells; default: every line2 cell.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Global direction of each displacement component, for output; default: the axes
+    /// normal to the string's chord (see docs/input.md).
+    #[serde(default)]
+    pub directions: Option<Vec<[f64; 3]>>,
+    /// Uniform load per unit length, one value per component; default none.
+    #[serde(default)]
+    pub load: Option<Vec<f64>>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// Mass matrix kind.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MassKind {
+    /// Row-sum (trapezoidal) lumped mass.
+    #[default]
+    Lumped,
+    /// Consistent mass.
+    Consistent,
+}
+
+/// One homogeneous Dirichlet set: the listed components of the group's (or listed) nodes are 0.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedInput {
+    /// A physical group (or generator boundary such as `left`).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Node indices (0-based), as an alternative to `group`.
+    #[serde(default)]
+    pub nodes: Option<Vec<usize>>,
+    /// Components held (0-based); default all.
+    #[serde(default)]
+    pub components: Option<Vec<usize>>,
+}
+
+/// Initial conditions.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitialInput {
+    /// Initial displacement; default zero.
+    #[serde(default)]
+    pub displacement: InitialField,
+    /// Initial velocity; default zero.
+    #[serde(default)]
+    pub velocity: InitialField,
+}
+
+/// A prescribed initial field along the string, as a function of the arc length `s`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum InitialField {
+    /// Zero everywhere.
+    #[default]
+    Zero,
+    /// A triangle: 0 at both ends, `amplitude` at arc length `position`.
+    Pluck(PluckInput),
+    /// `amplitude · sin(mode π s / L)`.
+    Sine(SineInput),
+}
+
+/// The triangular pluck.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PluckInput {
+    /// Arc length of the apex, strictly inside the string.
+    pub position: f64,
+    /// Height of the apex.
+    pub amplitude: f64,
+    /// Component plucked (default 0).
+    #[serde(default)]
+    pub component: usize,
+}
+
+/// A sine mode.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SineInput {
+    /// Mode number (≥ 1).
+    pub mode: u32,
+    /// Amplitude.
+    pub amplitude: f64,
+    /// Component (default 0).
+    #[serde(default)]
+    pub component: usize,
+}
+
+/// The time interval and the scheme.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeInput {
+    /// The time stepper.
+    #[serde(default)]
+    pub scheme: SchemeKind,
+    /// Parameter of the alpha scheme, in [0, 1/2] (default 1/4).
+    #[serde(default = "quarter")]
+    pub alpha: f64,
+    /// Time step (> 0).
+    pub dt: f64,
+    /// End time (> t0).
+    pub t_end: f64,
+    /// Start time (default 0).
+    #[serde(default)]
+    pub t0: f64,
+}
+
+fn quarter() -> f64 {
+    0.25
+}
+
+/// Time steppers selectable by name.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchemeKind {
+    /// The three-level alpha scheme (16) of Glowinski–Holmström.
+    #[default]
+    Alpha,
+}
+
+/// What is written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputInput {
+    /// Write a ParaView frame every this many steps (≥ 1; the last step is always written).
+    #[serde(default = "one_u64")]
+    pub every: u64,
+    /// Write a `history.csv` row every this many steps (≥ 1).
+    #[serde(default = "one_u64")]
+    pub history_every: u64,
+    /// Compression of the `.vtu` files: `lz4` (default), `zlib` or `none`.
+    #[serde(default)]
+    pub compression: CompressionKind,
+}
+
+impl Default for OutputInput {
+    fn default() -> Self {
+        Self {
+            every: 1,
+            history_every: 1,
+            compression: CompressionKind::default(),
+        }
+    }
+}
+
+fn one_u64() -> u64 {
+    1
+}
+
+/// `.vtu` compression.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressionKind {
+    /// No compression.
+    None,
+    /// LZ4 (fast).
+    #[default]
+    Lz4,
+    /// zlib (smaller, slower).
+    Zlib,
+}
