@@ -43,7 +43,7 @@ pub enum FemError {
         /// YAML path that named the mesh.
         field: String,
         /// The mesh error (it names the mesh file).
-        source: fem_mesh::MeshError,
+        source: Box<fem_mesh::MeshError>,
     },
     /// The time stepper could not start (a step above the stability bound, say).
     #[error("{path}: time: {source}")]
@@ -51,11 +51,11 @@ pub enum FemError {
         /// Input file.
         path: PathBuf,
         /// Why the stepper refused.
-        source: fem_time::StepError,
+        source: Box<fem_time::StepError>,
     },
     /// The run failed after it started.
     #[error("run failed: {0}")]
-    Step(#[from] fem_time::StepError),
+    Step(#[from] Box<fem_time::StepError>),
     /// Writing output failed.
     #[error("output: {0}")]
     Output(#[from] fem_io::OutputError),

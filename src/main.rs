@@ -59,6 +59,9 @@ enum Command {
         /// Output directory (created if missing) [default: out/NAME].
         #[arg(short, long, value_name = "DIR")]
         output: Option<PathBuf>,
+        /// Stop after this many steps (a quick look at a long run); the last step is written.
+        #[arg(long, value_name = "N")]
+        max_steps: Option<u64>,
     },
     /// Validate an input file and its mesh, and report the run it describes, without running.
     Check {
@@ -86,7 +89,11 @@ fn main() -> ExitCode {
         .format_target(false)
         .init();
     let result = match &cli.command {
-        Command::Run { file, output } => cmd_run(file, output.as_ref(), &cli),
+        Command::Run {
+            file,
+            output,
+            max_steps,
+        } => cmd_run(file, output.as_ref(), *max_steps, &cli),
         Command::Check { file } => cmd_check(file),
         Command::Mesh { file } => cmd_mesh(file),
     };
@@ -106,7 +113,12 @@ fn base_name(file: &std::path::Path) -> String {
         .unwrap_or_else(|| "fem".into())
 }
 
-fn cmd_run(file: &std::path::Path, output: Option<&PathBuf>, cli: &Cli) -> Result<(), FemError> {
+fn cmd_run(
+    file: &std::path::Path,
+    output: Option<&PathBuf>,
+    max_steps: Option<u64>,
+    cli: &Cli,
+) -> Result<(), FemError> {
     let problem = prepare(file)?;
     if problem.grid.dt_adjusted() {
         log::warn!(
@@ -127,7 +139,7 @@ fn cmd_run(file: &std::path::Path, output: Option<&PathBuf>, cli: &Cli) -> Resul
     } else {
         Progress::Lines
     };
-    let summary = run(problem, &out_dir, &base, progress)?;
+    let summary = run(problem, &out_dir, &base, progress, max_steps)?;
     if !cli.quiet {
         println!(
             "{} steps in {:.2} s; {} frames in {}; history in {}; max relative energy drift {:.2e}",
@@ -203,7 +215,7 @@ fn cmd_mesh(file: &std::path::Path) -> Result<(), FemError> {
     let mesh = fem::mesh::read_msh(file).map_err(|source| FemError::Mesh {
         path: file.to_path_buf(),
         field: "mesh".into(),
-        source,
+        source: Box::new(source),
     })?;
     print!("{}", mesh.summary());
     Ok(())

@@ -64,7 +64,7 @@ pub fn stability(problem: &Problem) -> Result<Option<f64>, FemError> {
     let bound = stability_bound(&problem.system, problem.input.time.alpha).map_err(|e| {
         FemError::Setup {
             path: problem.path.clone(),
-            source: e.into(),
+            source: Box::new(e.into()),
         }
     })?;
     Ok(bound.map(|(b, _)| b))
@@ -92,7 +92,7 @@ pub fn run(
     let mut scheme = AlphaScheme::new(system, input.time.alpha, grid.dt(), grid.t0(), &x0, &v0)
         .map_err(|source| FemError::Setup {
             path: path.clone(),
-            source,
+            source: Box::new(source),
         })?;
     log::info!(
         "{} free dofs, dt = {:e}, {} steps, alpha = {}, {}",
@@ -147,13 +147,13 @@ pub fn run(
 
     write_row(&mut history, &scheme, &mut max_drift)?;
     write_frame(&mut series, &mut writer, &scheme)?;
-    let bar = ProgressReport::new(progress, grid.n_steps());
+    let n_steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
+    let bar = ProgressReport::new(progress, n_steps);
     let start = Instant::now();
-    let n_steps = grid.n_steps();
     for n in 1..=n_steps {
         if let Err(e) = scheme.step() {
             bar.abandon();
-            return Err(e.into());
+            return Err(Box::new(e).into());
         }
         if n % input.output.history_every == 0 || n == n_steps {
             write_row(&mut history, &scheme, &mut max_drift)?;
@@ -254,7 +254,7 @@ impl ProgressReport {
             }
             Progress::Lines => {
                 let tenth = (self.n_steps / 10).max(1);
-                if n % tenth == 0 || n == self.n_steps {
+                if n.is_multiple_of(tenth) || n == self.n_steps {
                     eprintln!(
                         "step {n}/{} ({:.0} %), {:.1} s elapsed",
                         self.n_steps,

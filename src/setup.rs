@@ -242,7 +242,7 @@ fn build_mesh(path: &Path, mesh: &MeshInput) -> Result<Mesh, FemError> {
     let wrap = |field: &str, source| FemError::Mesh {
         path: path.to_path_buf(),
         field: field.to_string(),
-        source,
+        source: Box::new(source),
     };
     match mesh {
         MeshInput::File(file) => {
