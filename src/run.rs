@@ -70,12 +70,14 @@ pub fn stability(problem: &Problem) -> Result<Option<f64>, FemError> {
     Ok(bound.map(|(b, _)| b))
 }
 
-/// Steps the problem to its end time, writing into `out_dir` under the base name `base`.
+/// Steps the problem to its end time (or for at most `max_steps` steps), writing into
+/// `out_dir` under the base name `base`.
 pub fn run(
     problem: Problem,
     out_dir: &Path,
     base: &str,
     progress: Progress,
+    max_steps: Option<u64>,
 ) -> Result<RunSummary, FemError> {
     let Problem {
         path,
