@@ -156,8 +156,21 @@ fn cmd_run(
 
 fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
     let problem = prepare(file)?;
-    let bound = stability(&problem)?;
     let t = &problem.input.time;
+    let stability = match stability(&problem)? {
+        None => "unconditional (alpha >= 1/4)".to_string(),
+        Some(b) if problem.grid.dt() <= b => format!("dt <= {b:e} (bound (23)) holds"),
+        Some(b) => {
+            return Err(FemError::Invalid {
+                path: file.to_path_buf(),
+                field: "time.dt".into(),
+                message: format!(
+                    "dt = {:e} exceeds the stability bound (23) of the alpha scheme, dt < {b:e}; reduce dt or use alpha = 0.25",
+                    problem.grid.dt()
+                ),
+            });
+        }
+    };
     println!("{}: ok", file.display());
     println!(
         "  mesh: {} nodes, {} cells ({} string cells)",
@@ -185,22 +198,7 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
             t.dt
         );
     }
-    match bound {
-        None => println!("  stability: unconditional (alpha >= 1/4)"),
-        Some(b) if problem.grid.dt() <= b => {
-            println!("  stability: dt <= {b:e} (bound (23)) holds")
-        }
-        Some(b) => {
-            return Err(FemError::Invalid {
-                path: file.to_path_buf(),
-                field: "time.dt".into(),
-                message: format!(
-                    "dt = {:e} exceeds the stability bound (23) of the alpha scheme, dt < {b:e}; reduce dt or use alpha = 0.25",
-                    problem.grid.dt()
-                ),
-            });
-        }
-    }
+    println!("  stability: {stability}");
     let every = problem.input.output.every;
     println!(
         "  output: {} frames (every {} steps), a history row every {} steps",

@@ -1,0 +1,173 @@
+//! The `fem` binary as a user meets it: every input runs, bad inputs are refused with exit
+//! code 2 and a message naming the problem, and the output follows its documented layout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the fem binary runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn yaml_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
+            .expect("folder exists")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+    files.sort();
+    files
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn every_input_is_accepted_by_check_and_runs() {
+    let inputs = yaml_files("inputs");
+    assert!(inputs.len() >= 2);
+    for input in inputs {
+        let path = input.to_str().unwrap();
+        let out = fem(&["check", path]);
+        assert!(out.status.success(), "fem check {path}:\n{}", text(&out));
+        let dir = scratch(&format!(
+            "input_{}",
+            input.file_stem().unwrap().to_string_lossy()
+        ));
+        let out = fem(&[
+            "run",
+            path,
+            "-o",
+            dir.to_str().unwrap(),
+            "--max-steps",
+            "50",
+            "-q",
+        ]);
+        assert!(out.status.success(), "fem run {path}:\n{}", text(&out));
+        let stem = input.file_stem().unwrap().to_string_lossy().into_owned();
+        assert!(dir.join(format!("{stem}.pvd")).exists());
+        assert!(dir.join(format!("{stem}_000000.vtu")).exists());
+        assert!(dir.join("history.csv").exists());
+    }
+}
+
+#[test]
+fn bad_inputs_exit_with_code_2_and_name_the_problem() {
+    let corpus = yaml_files("tests/bad_inputs");
+    assert!(corpus.len() >= 30, "the corpus has {} files", corpus.len());
+    for file in corpus {
+        let path = file.to_str().unwrap();
+        let expect = std::fs::read(&file)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|s| {
+                s.lines()
+                    .next()
+                    .and_then(|l| l.strip_prefix("# expect: ").map(str::to_string))
+            });
+        for command in ["check", "run"] {
+            let dir = scratch("bad_input_run");
+            let out = fem(&[command, path, "-o", dir.to_str().unwrap(), "-q"]
+                [..if command == "check" { 2 } else { 5 }]);
+            let message = text(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "fem {command} {path}:\n{message}"
+            );
+            assert!(
+                !message.contains("panicked"),
+                "fem {command} {path} panicked:\n{message}"
+            );
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                message.contains(&name),
+                "fem {command} {path}: message does not name the file:\n{message}"
+            );
+            if let Some(expect) = &expect {
+                assert!(
+                    message.contains(expect.as_str()),
+                    "fem {command} {path}: expected '{expect}' in:\n{message}"
+                );
+            }
+            // Nothing was run, so nothing was written.
+            assert!(
+                !dir.exists(),
+                "fem {command} {path} wrote output for a bad input"
+            );
+        }
+    }
+}
+
+#[test]
+fn output_layout_and_energy_of_the_plucked_string() {
+    let dir = scratch("pluck_layout");
+    let out = fem(&[
+        "run",
+        "inputs/string_pluck.yaml",
+        "-o",
+        dir.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let history = std::fs::read_to_string(dir.join("history.csv")).unwrap();
+    let mut lines = history.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..5],
+        &["step", "t", "kinetic", "potential", "total"]
+    );
+    let total = header.iter().position(|c| *c == "total").unwrap();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 401, "a row per step, 0..=400");
+    let e0 = rows[0][total];
+    for row in &rows {
+        assert!(
+            (row[total] - e0).abs() <= 1e-12 * e0,
+            "step {}: {} vs {e0}",
+            row[0],
+            row[total]
+        );
+    }
+    // Frames: 0, 4, 8, …, 400 → 101 files, listed in the .pvd with their times.
+    let pvd = std::fs::read_to_string(dir.join("string_pluck.pvd")).unwrap();
+    assert_eq!(pvd.matches("<DataSet").count(), 101);
+    assert!(pvd.contains("string_pluck_000100.vtu"));
+    assert!(dir.join("string_pluck_000100.vtu").exists());
+    assert!(!dir.join("string_pluck_000101.vtu").exists());
+}
+
+#[test]
+fn mesh_summary_and_help() {
+    let out = fem(&["mesh", "meshes/string_line2.msh"]);
+    assert!(out.status.success());
+    let s = text(&out);
+    assert!(
+        s.contains("line2") && s.contains("string") && s.contains("left"),
+        "{s}"
+    );
+    let out = fem(&["mesh", "meshes/bad/truncated.msh"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fem(&["--help"]);
+    assert!(out.status.success());
+    assert!(text(&out).contains("fem run"));
+    let out = fem(&["--version"]);
+    assert!(text(&out).contains(env!("CARGO_PKG_VERSION")));
+}
