@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate the test meshes in this folder with the Gmsh Python API.
 
-Usage (from anywhere):  pip install gmsh && python3 meshes/make_meshes.py
+Usage (from anywhere):  pip install gmsh && python3 meshes/make_meshes.py [OUT_DIR]
 
 Every good mesh is written in MSH 4.1 (what `fem` reads); the files in bad/
 exercise the reader's error paths. The script is deterministic for a given
@@ -10,6 +10,7 @@ Gmsh version (files were generated with the version printed at the end).
 
 import os
 import random
+import sys
 
 import gmsh
 
@@ -286,6 +287,13 @@ def bad_files():
 
 
 def main():
+    # An optional argument writes everything into another folder (CI regenerates the meshes
+    # there with the real Gmsh and checks that fem reads them).
+    global HERE, BAD
+    if len(sys.argv) > 1:
+        HERE = os.path.abspath(sys.argv[1])
+        BAD = os.path.join(HERE, "bad")
+        os.makedirs(HERE, exist_ok=True)
     gmsh.initialize()
     print(f"Gmsh {gmsh.__version__}")
     string(1, os.path.join(HERE, "string_line2.msh"))
