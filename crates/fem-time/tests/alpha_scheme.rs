@@ -49,6 +49,7 @@ fn discrete_energy_is_constant_over_ten_thousand_steps() {
             scheme.step().unwrap();
             worst = worst.max((scheme.energy().total - e0).abs() / e0);
         }
+        eprintln!("lumped={lumped}: max relative energy drift over 10^4 steps {worst:e}");
         assert!(
             worst < 1e-12,
             "lumped={lumped}: relative energy drift {worst:e}"
