@@ -47,7 +47,7 @@ where
         local_mass(cell, &mut matrix);
         row_sums(&matrix, out);
     });
-    match lumped.iter().position(|&m| !(m > 0.0)) {
+    match lumped.iter().position(|&m| m.is_nan() || m <= 0.0) {
         Some(dof) => Err(NonPositiveLumpedMass {
             dof,
             value: lumped[dof],

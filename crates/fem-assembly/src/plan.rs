@@ -65,7 +65,7 @@ impl AssemblyPlan {
     /// If `cell_dofs.len()` is not a multiple of `n_local` or an index is out of range; both
     /// are programming errors of the caller, not user input.
     pub fn new(n_dofs: usize, n_local: usize, cell_dofs: &[Option<usize>]) -> Self {
-        assert!(n_local > 0 && cell_dofs.len() % n_local == 0);
+        assert!(n_local > 0 && cell_dofs.len().is_multiple_of(n_local));
         let n_cells = cell_dofs.len() / n_local;
         let dofs: Vec<usize> = cell_dofs
             .iter()

@@ -95,6 +95,32 @@ pub fn linear_combination(
     CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).expect("sorted unique columns")
 }
 
+/// The principal submatrix of `a` on the rows and columns with `new_index[i] != usize::MAX`,
+/// renumbered by `new_index` (which must be increasing on the kept indices).
+pub fn principal_submatrix(a: &CsrMatrix<f64>, new_index: &[usize]) -> CsrMatrix<f64> {
+    assert_eq!(new_index.len(), a.nrows());
+    let n = new_index.iter().filter(|&&i| i != usize::MAX).count();
+    let mut offsets = Vec::with_capacity(n + 1);
+    let mut cols = Vec::new();
+    let mut vals = Vec::new();
+    offsets.push(0);
+    for (row, &new_row) in new_index.iter().enumerate() {
+        if new_row == usize::MAX {
+            continue;
+        }
+        let r = a.row(row);
+        for (&c, &v) in r.col_indices().iter().zip(r.values()) {
+            if new_index[c] != usize::MAX {
+                cols.push(new_index[c]);
+                vals.push(v);
+            }
+        }
+        offsets.push(cols.len());
+    }
+    CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals)
+        .expect("increasing renumbering keeps rows sorted")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +155,9 @@ mod tests {
         assert_eq!(b.get_entry(0, 0).unwrap().into_value(), 5.0);
         assert_eq!(b.get_entry(0, 1).unwrap().into_value(), -1.0);
         assert_eq!(b.nnz(), 10);
+        let sub = principal_submatrix(&a, &[0, usize::MAX, 1, 2]);
+        assert_eq!(sub.nrows(), 3);
+        assert_eq!(sub.get_entry(1, 2).unwrap().into_value(), -1.0);
+        assert_eq!(sub.get_entry(0, 1).unwrap().into_value(), 0.0);
     }
 }

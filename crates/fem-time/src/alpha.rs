@@ -38,62 +38,11 @@
 use fem_assembly::{SolverError, SparseCholesky, sparse};
 use nalgebra_sparse::CsrMatrix;
 
+pub use crate::error::StepError;
+use crate::partition::Partition;
 use crate::stability::{LargestEigenvalue, largest_eigenvalue};
 use crate::{LinearSecondOrderSystem, Mass};
-
-/// Why the alpha scheme refused to start or to continue.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum StepError {
-    /// A parameter out of its range.
-    #[error("{name} = {value} is out of range: expected {expected}")]
-    InvalidParameter {
-        /// Parameter name.
-        name: &'static str,
-        /// Given value.
-        value: f64,
-        /// What was expected.
-        expected: &'static str,
-    },
-    /// Initial data of the wrong length or not finite.
-    #[error(
-        "initial {what} has {found} entries (or a non-finite one); the system has {expected} dofs"
-    )]
-    BadInitialData {
-        /// Which vector.
-        what: &'static str,
-        /// Its length.
-        found: usize,
-        /// Number of dofs.
-        expected: usize,
-    },
-    /// The step violates the stability bound (23).
-    #[error(
-        "time step dt = {dt:e} exceeds the stability bound (23) of the alpha scheme with alpha = {alpha}: \
-         dt < 2/sqrt(lambda_max (1 - 4 alpha)) = {bound:e} (lambda_max of M^-1 A ≈ {lambda_max:e}); \
-         reduce dt below {bound:e} or use alpha = 0.25 (unconditionally stable)"
-    )]
-    Unstable {
-        /// The step asked for.
-        dt: f64,
-        /// The bound.
-        bound: f64,
-        /// The estimated largest eigenvalue of `M⁻¹ A`.
-        lambda_max: f64,
-        /// The scheme's alpha.
-        alpha: f64,
-    },
-    /// The linear solver refused the scheme's matrix.
-    #[error("linear solver: {0}")]
-    Solver(#[from] SolverError),
-    /// The state stopped being finite.
-    #[error("the solution became non-finite at step {step} (t = {t:e})")]
-    NonFinite {
-        /// Step index reached.
-        step: u64,
-        /// Its time.
-        t: f64,
-    },
-}
+use fem_constraints::{DirichletConditions, Enforcement};
 
 /// Discrete energy (19) of the last interval and the accumulated balance terms.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -121,16 +70,22 @@ enum StepSolver {
 
 impl StepSolver {
     /// Factors `c_m M + c_k A (+ c_c C)`, diagonally when that is possible.
+    /// `partition` restricts the matrix to the free dofs (Dirichlet conditions).
     fn new(
         mass: &Mass,
         c_k: f64,
         a: &CsrMatrix<f64>,
         c_c: f64,
         c: Option<&CsrMatrix<f64>>,
+        partition: Option<&Partition>,
     ) -> Result<Self, SolverError> {
         let damping = c.filter(|_| c_c != 0.0);
         if let (Mass::Lumped(d), 0.0, None) = (mass, c_k, damping) {
-            return Ok(StepSolver::Diagonal(d.iter().map(|m| 1.0 / m).collect()));
+            let inverse = match partition {
+                Some(p) => p.free().iter().map(|&i| 1.0 / d[i]).collect(),
+                None => d.iter().map(|m| 1.0 / m).collect(),
+            };
+            return Ok(StepSolver::Diagonal(inverse));
         }
         let mut terms: Vec<(f64, &CsrMatrix<f64>)> = vec![(c_k, a)];
         if let Some(c) = damping {
@@ -142,6 +97,10 @@ impl StepSolver {
                 terms.push((1.0, m));
                 sparse::linear_combination(&terms, None)
             }
+        };
+        let matrix = match partition {
+            Some(p) => p.restrict(&matrix),
+            None => matrix,
         };
         Ok(StepSolver::Cholesky(Box::new(SparseCholesky::new(
             &matrix,
@@ -215,6 +174,9 @@ pub struct AlphaScheme<S: LinearSecondOrderSystem> {
     rhs: Vec<f64>,
     ax_next: Vec<f64>,
     cd: Vec<f64>,
+    /// Prescribed dofs, and the free/constrained split when there are any.
+    dirichlet: DirichletConditions,
+    partition: Option<Partition>,
 }
 
 impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
@@ -252,6 +214,21 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
         x0: &[f64],
         v0: &[f64],
     ) -> Result<Self, StepError> {
+        Self::with_dirichlet(system, alpha, dt, t0, x0, v0, DirichletConditions::none())
+    }
+
+    /// [`AlphaScheme::new`] with prescribed dofs (see the module documentation for what
+    /// direct, rate and full control hold in this three-level scheme). Prescribed entries of
+    /// `x0`, `v0` are replaced by `g(t0)`, `ġ(t0)`.
+    pub fn with_dirichlet(
+        system: S,
+        alpha: f64,
+        dt: f64,
+        t0: f64,
+        x0: &[f64],
+        v0: &[f64],
+        dirichlet: DirichletConditions,
+    ) -> Result<Self, StepError> {
         if !(0.0..=0.5).contains(&alpha) {
             return Err(StepError::InvalidParameter {
                 name: "alpha",
@@ -276,6 +253,12 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
                 });
             }
         }
+        let partition = if dirichlet.is_empty() {
+            None
+        } else {
+            Some(Partition::new(n, &dirichlet)?)
+        };
+        // The bound of the full system bounds that of the free one (interlacing).
         let stability = stability_bound(&system, alpha)?;
         if let Some((bound, lambda)) = stability
             && dt > bound
@@ -289,25 +272,74 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
         }
         let dt2 = dt * dt;
         let a = system.stiffness();
-        let solver = StepSolver::new(system.mass(), alpha * dt2, a, 0.5 * dt, system.damping())?;
+        let solver = StepSolver::new(
+            system.mass(),
+            alpha * dt2,
+            a,
+            0.5 * dt,
+            system.damping(),
+            partition.as_ref(),
+        )?;
 
-        // Start (64): (M + α Δt² A) e = ½ Δt² (f⁰ − A x⁰ − C x₁).
+        let mut x0 = x0.to_vec();
+        let mut v0 = v0.to_vec();
+        for (dof, signal, _) in dirichlet.iter() {
+            x0[dof] = signal.value(t0);
+            v0[dof] = signal.rate(t0);
+        }
+
+        // Start (64): (M + α Δt² A) e = ½ Δt² (f⁰ − A x⁰ − C x₁), x^{±1} = x⁰ ± Δt x₁ + e.
         let mut force = vec![0.0; n];
         system.external_force(t0, &mut force);
-        let ax = sparse::mul(a, x0);
+        let ax = sparse::mul(a, &x0);
         let mut e: Vec<f64> = force
             .iter()
             .zip(&ax)
             .map(|(f, q)| 0.5 * dt2 * (f - q))
             .collect();
+        if let Some(c) = system.damping() {
+            sparse::mul_add(1.0, &mut e, -0.5 * dt2, c, &v0);
+        }
         let mut start_factorizations = 0;
-        match system.damping() {
-            None => solver.solve_in_place(&mut e),
-            Some(c) => {
-                sparse::mul_add(1.0, &mut e, -0.5 * dt2, c, v0);
-                let start = StepSolver::new(system.mass(), alpha * dt2, a, 0.0, None)?;
-                start_factorizations = start.factorizations();
-                start.solve_in_place(&mut e);
+        let start_solver;
+        let start = if system.damping().is_none() {
+            &solver
+        } else {
+            start_solver =
+                StepSolver::new(system.mass(), alpha * dt2, a, 0.0, None, partition.as_ref())?;
+            start_factorizations = start_solver.factorizations();
+            &start_solver
+        };
+        match &partition {
+            None => start.solve_in_place(&mut e),
+            Some(p) => {
+                // Constrained e from the history each method holds; the free rows then see
+                // the coupling (direct, rate) or the exact ½ Δt² M g̈(t0) (full).
+                let mut e_known = vec![0.0; n];
+                let mut g2 = vec![0.0; n];
+                for (dof, signal, method) in dirichlet.iter() {
+                    let d0 = match method {
+                        Enforcement::Direct | Enforcement::Full => {
+                            signal.value(t0) - signal.value(t0 - dt)
+                        }
+                        Enforcement::Rate => dt * signal.rate(t0 - 0.5 * dt),
+                    };
+                    let e_c = dt * v0[dof] - d0;
+                    match method {
+                        Enforcement::Full => g2[dof] = signal.acceleration(t0),
+                        _ => e_known[dof] = e_c,
+                    }
+                    e[dof] = e_c;
+                }
+                let mut coupling = vec![0.0; n];
+                let m_arg: Vec<f64> = (0..n).map(|i| e_known[i] + 0.5 * dt2 * g2[i]).collect();
+                system.mass().mul(&m_arg, &mut coupling);
+                sparse::mul_add(1.0, &mut coupling, alpha * dt2, a, &e_known);
+                let mut reduced: Vec<f64> = p.free().iter().map(|&i| e[i] - coupling[i]).collect();
+                start.solve_in_place(&mut reduced);
+                for (&i, v) in p.free().iter().zip(&reduced) {
+                    e[i] = *v;
+                }
             }
         }
         let d: Vec<f64> = v0.iter().zip(&e).map(|(v, e)| dt * v - e).collect();
@@ -319,7 +351,7 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
             dt,
             t0,
             step: 0,
-            x: x0.to_vec(),
+            x: x0,
             d,
             ax,
             solver,
@@ -330,6 +362,8 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
             rhs: vec![0.0; n],
             ax_next: vec![0.0; n],
             cd: vec![0.0; n],
+            dirichlet,
+            partition,
             system,
         };
         let (kinetic, potential) = scheme.interval_energy(&ax_prev);
@@ -360,7 +394,11 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
                 .zip(&self.cd)
                 .for_each(|(r, cd)| *r -= dt * cd);
         }
-        self.solver.solve_in_place(&mut self.rhs);
+        if self.partition.is_some() {
+            self.solve_constrained();
+        } else {
+            self.solver.solve_in_place(&mut self.rhs);
+        }
         let delta = &self.rhs;
 
         // Balance terms with v^n = (δ + 2 d) / (2Δt).
@@ -382,6 +420,16 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
             *d += dl;
             *x += *d;
         }
+        // Prescribed dofs written back by index.
+        let t1 = t + dt;
+        for (dof, signal, method) in self.dirichlet.iter() {
+            let x_old = self.x[dof] - self.d[dof];
+            match method {
+                Enforcement::Direct | Enforcement::Full => self.x[dof] = signal.value(t1),
+                Enforcement::Rate => self.x[dof] = x_old + dt * signal.rate(t + 0.5 * dt),
+            }
+            self.d[dof] = self.x[dof] - x_old;
+        }
         std::mem::swap(&mut self.ax, &mut self.ax_next);
         // now ax_next holds A x^n; recompute ax = A x^{n+1}
         sparse::mul_add(0.0, &mut self.ax, 1.0, self.system.stiffness(), &self.x);
@@ -399,6 +447,69 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
             });
         }
         Ok(())
+    }
+
+    /// Solves the step with prescribed dofs: `self.rhs` holds `Δt² (f − A x) − Δt C d` on
+    /// entry and `δ` on exit (prescribed entries included).
+    fn solve_constrained(&mut self) {
+        let partition = self.partition.as_ref().expect("constrained");
+        let n = self.x.len();
+        let dt = self.dt;
+        let dt2 = dt * dt;
+        let t = self.time();
+        // δ̄: known δ of direct/rate dofs; g̈, ġ at full dofs; d with full dofs zeroed.
+        let mut delta_known = vec![0.0; n];
+        let mut g1 = vec![0.0; n];
+        let mut g2 = vec![0.0; n];
+        let mut d_full = vec![0.0; n];
+        let mut delta_c = Vec::with_capacity(self.dirichlet.len());
+        for (dof, signal, method) in self.dirichlet.iter() {
+            let delta = match method {
+                Enforcement::Direct | Enforcement::Full => {
+                    signal.value(t + dt) - self.x[dof] - self.d[dof]
+                }
+                Enforcement::Rate => dt * signal.rate(t + 0.5 * dt) - self.d[dof],
+            };
+            delta_c.push(delta);
+            match method {
+                Enforcement::Full => {
+                    g1[dof] = signal.rate(t);
+                    g2[dof] = signal.acceleration(t);
+                    d_full[dof] = self.d[dof];
+                }
+                _ => delta_known[dof] = delta,
+            }
+        }
+        // rhs −= M (δ̄ + Δt² g̈) + α Δt² A δ̄ + C (Δt/2 δ̄ + Δt² ġ − Δt d_full)
+        // (the last term takes back the −Δt C d of full dofs, whose coupling is exact).
+        let mut coupling = vec![0.0; n];
+        let m_arg: Vec<f64> = (0..n).map(|i| delta_known[i] + dt2 * g2[i]).collect();
+        self.system.mass().mul(&m_arg, &mut coupling);
+        sparse::mul_add(
+            1.0,
+            &mut coupling,
+            self.alpha * dt2,
+            self.system.stiffness(),
+            &delta_known,
+        );
+        if let Some(c) = self.system.damping() {
+            let c_arg: Vec<f64> = (0..n)
+                .map(|i| 0.5 * dt * delta_known[i] + dt2 * g1[i] - dt * d_full[i])
+                .collect();
+            sparse::mul_add(1.0, &mut coupling, 1.0, c, &c_arg);
+        }
+        let mut reduced: Vec<f64> = partition
+            .free()
+            .iter()
+            .map(|&i| self.rhs[i] - coupling[i])
+            .collect();
+        self.solver.solve_in_place(&mut reduced);
+        for (&i, v) in partition.free().iter().zip(&reduced) {
+            self.rhs[i] = *v;
+        }
+        for (k, &dof) in self.dirichlet.dofs().iter().enumerate() {
+            self.rhs[dof] = delta_c[k];
+        }
     }
 
     /// Kinetic and potential parts of (19) on `[t_{n−1}, t_n]`, given `A x^{n−1}`.

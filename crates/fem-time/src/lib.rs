@@ -8,14 +8,26 @@
 //! |---|---|
 //! | [`grid`] | [`TimeGrid`]: `t0`, `dt`, the step count and the snapping onto `t_end` |
 //! | [`system`] | [`LinearSecondOrderSystem`], `M ẍ + C ẋ + A x = f(t)`, and a ready-made [`LinearSystem`] |
+//! | [`backward_euler`] | [`BackwardEuler`], the acceleration-form step of the Serac seed with direct/rate/full Dirichlet control |
 //! | [`alpha`] | [`AlphaScheme`], the three-level alpha scheme (16) of Glowinski–Holmström |
+//! | [`nonsmooth`] | Moreau–Jean ([`MoreauJean`]) and exact modal Moreau–Jean ([`ModalMoreauJean`]) with unilateral contact; string modal bases |
 //! | [`stability`] | the largest eigenvalue of `M⁻¹ A` by power iteration, for bound (23) |
 
 pub mod alpha;
+pub mod backward_euler;
+pub mod error;
 pub mod grid;
+pub mod nonsmooth;
+mod partition;
 pub mod stability;
 pub mod system;
 
-pub use alpha::{AlphaScheme, Energy, StepError};
+pub use alpha::{AlphaScheme, Energy};
+pub use backward_euler::{BackwardEuler, NewtonSettings, StepStats};
+pub use error::StepError;
 pub use grid::{GridError, TimeGrid};
-pub use system::{LinearSecondOrderSystem, LinearSystem, Mass};
+pub use nonsmooth::{
+    ModalBasis, ModalCoefficients, ModalDamping, ModalMoreauJean, ModalSystem, MoreauJean,
+    NonsmoothError, StepReport, StringModes,
+};
+pub use system::{LinearSecondOrderSystem, LinearSystem, Mass, SecondOrderSystem};

@@ -43,7 +43,7 @@ pub fn largest_eigenvalue(
     while iterations < max_iterations {
         iterations += 1;
         let m_norm = mass.norm_squared(&y).sqrt();
-        if !(m_norm > 0.0) {
+        if m_norm.is_nan() || m_norm <= 0.0 {
             break;
         }
         y.iter_mut().for_each(|v| *v /= m_norm);

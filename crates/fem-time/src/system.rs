@@ -110,3 +110,59 @@ impl LinearSecondOrderSystem for LinearSystem {
         }
     }
 }
+
+/// A second-order system `M ẍ + C ẋ + f_int(x) = f(t)`, possibly nonlinear in `x`.
+///
+/// Every [`LinearSecondOrderSystem`] is one, with `f_int(x) = A x` and a constant tangent.
+pub trait SecondOrderSystem {
+    /// Number of unknowns.
+    fn n_dofs(&self) -> usize;
+    /// The mass `M` (constant).
+    fn mass(&self) -> &Mass;
+    /// The damping `C` (constant), if any.
+    fn damping(&self) -> Option<&CsrMatrix<f64>> {
+        None
+    }
+    /// Writes the internal force `f_int(x)` into `f`.
+    fn internal_force(&self, x: &[f64], f: &mut [f64]);
+    /// The tangent stiffness `∂f_int/∂x` at `x`; its sparsity pattern must not depend on `x`.
+    fn tangent_stiffness(&self, x: &[f64]) -> CsrMatrix<f64>;
+    /// Whether `f_int` is linear, so that a stepper may factor its matrix once per run.
+    fn is_linear(&self) -> bool {
+        false
+    }
+    /// The potential energy `V(x)` with `∇V = f_int`.
+    fn potential_energy(&self, x: &[f64]) -> f64;
+    /// Writes the external force `f(t)` into `f` (overwriting it).
+    fn external_force(&self, t: f64, f: &mut [f64]) {
+        let _ = t;
+        f.fill(0.0);
+    }
+}
+
+impl<T: LinearSecondOrderSystem> SecondOrderSystem for T {
+    fn n_dofs(&self) -> usize {
+        LinearSecondOrderSystem::n_dofs(self)
+    }
+    fn mass(&self) -> &Mass {
+        LinearSecondOrderSystem::mass(self)
+    }
+    fn damping(&self) -> Option<&CsrMatrix<f64>> {
+        LinearSecondOrderSystem::damping(self)
+    }
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+        fem_assembly::sparse::mul_add(0.0, f, 1.0, self.stiffness(), x);
+    }
+    fn tangent_stiffness(&self, _x: &[f64]) -> CsrMatrix<f64> {
+        self.stiffness().clone()
+    }
+    fn is_linear(&self) -> bool {
+        true
+    }
+    fn potential_energy(&self, x: &[f64]) -> f64 {
+        0.5 * fem_assembly::sparse::bilinear(self.stiffness(), x, x)
+    }
+    fn external_force(&self, t: f64, f: &mut [f64]) {
+        LinearSecondOrderSystem::external_force(self, t, f)
+    }
+}

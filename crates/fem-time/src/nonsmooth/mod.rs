@@ -1,0 +1,186 @@
+//! Nonsmooth (velocity-level) time stepping with unilateral contact: Moreau–Jean and the
+//! exact modal Moreau–Jean scheme of the Siconos notes (seed 002; theory in
+//! `docs/theory/moreau_jean.md`).
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`MoreauJean`] | the theta scheme (MJ) on any [`crate::LinearSecondOrderSystem`], `W = M + Δt²θ²K + ΔtθC` factored once |
+//! | [`ModalMoreauJean`] | the exact modal scheme (MMJ) on a [`ModalSystem`] (diagonal `K`, `C`, `M`) |
+//! | [`ModalCoefficients`] | per-mode `e_k`, `A_k`, `1/W_k`, `Δt σ*_k` in forms accurate for every `ω_k Δt` |
+//! | [`StringModes`] | sine modes of an ideal or stiff string, the map modal ↔ physical, plucks |
+//! | [`ModalBasis`] | modes of an assembled system, `K φ = ω² M φ`, `M`-orthonormal |
+//!
+//! # Step contract (both steppers)
+//! The state after step `i` is `(q^i, v^i)` at `t_i = t0 + i Δt`; `v^i` is the right velocity
+//! `v⁺(t_i)`. [`MoreauJean::step`] and [`ModalMoreauJean::step`] read it, form `v_free`, solve
+//! the impact LCP on the contacts whose *predicted gap* is `≤ 0`, and write `(q^{i+1}, v^{i+1})`
+//! and the contact impulses `λ^{i+1}` (one per contact point, an impulse over the step, so a
+//! force times `Δt`). The stepper owns `t`.
+
+mod modal;
+mod moreau_jean;
+mod string_modes;
+
+pub use modal::{ModalCoefficients, ModalEnergy, ModalMoreauJean, ModalSystem, free_response};
+pub use moreau_jean::{MoreauJean, MoreauJeanEnergy};
+pub use string_modes::{ModalBasis, ModalDamping, StringModes};
+
+use fem_assembly::SolverError;
+use fem_constraints::{ContactError, LcpError};
+
+/// Why a nonsmooth stepper refused to start or to continue.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NonsmoothError {
+    /// A parameter out of its range.
+    #[error("{name} = {value} is out of range: expected {expected}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Given value.
+        value: f64,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A vector of the wrong length or with a non-finite entry.
+    #[error("{what} has {found} entries (or a non-finite one); expected {expected}")]
+    BadData {
+        /// Which vector.
+        what: &'static str,
+        /// Its length.
+        found: usize,
+        /// Expected length.
+        expected: usize,
+    },
+    /// The contact set does not fit the system.
+    #[error("contacts: {0}")]
+    Contact(#[from] ContactError),
+    /// The impact LCP failed.
+    #[error("impact LCP at step {step} (t = {t:e}): {source}")]
+    Lcp {
+        /// Step being taken.
+        step: u64,
+        /// Its start time.
+        t: f64,
+        /// The solver's error.
+        source: LcpError,
+    },
+    /// The linear solver refused `W`.
+    #[error("linear solver: {0}")]
+    Solver(#[from] SolverError),
+    /// The state stopped being finite.
+    #[error("the solution became non-finite at step {step} (t = {t:e})")]
+    NonFinite {
+        /// Step index reached.
+        step: u64,
+        /// Its time.
+        t: f64,
+    },
+}
+
+/// What one nonsmooth step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Contacts with a non-positive predicted gap (the size of the LCP).
+    pub n_active: usize,
+    /// Pivots or sweeps of the LCP solver.
+    pub lcp_iterations: usize,
+    /// The LCP residual `‖min(λ, ẏ⁺ + e ẏ⁻)‖∞` on the active set.
+    pub lcp_residual: f64,
+    /// The smallest gap `min_i y_i` after the step (`+∞` without contacts).
+    pub min_gap: f64,
+}
+
+pub(crate) fn check_vec(what: &'static str, v: &[f64], n: usize) -> Result<(), NonsmoothError> {
+    if v.len() != n || v.iter().any(|x| !x.is_finite()) {
+        return Err(NonsmoothError::BadData {
+            what,
+            found: v.len(),
+            expected: n,
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn check_dt(dt: f64) -> Result<(), NonsmoothError> {
+    if !(dt > 0.0 && dt.is_finite()) {
+        return Err(NonsmoothError::InvalidParameter {
+            name: "dt",
+            value: dt,
+            expected: "a positive finite time step",
+        });
+    }
+    Ok(())
+}
+
+/// The contact part shared by both steppers: the set, its solver, the Delassus matrix and the
+/// per-contact work vectors.
+#[derive(Debug)]
+pub(crate) struct ContactWork {
+    pub(crate) set: fem_constraints::UnilateralContacts,
+    pub(crate) solver: Box<dyn fem_constraints::LcpSolver>,
+    pub(crate) delassus: nalgebra::DMatrix<f64>,
+    /// `λ^{i}` (impulses of the last step).
+    pub(crate) lambda: Vec<f64>,
+    /// `y^i = H q^i − h`.
+    pub(crate) gap: Vec<f64>,
+    /// `ẏ^i = H v^i`.
+    pub(crate) rate: Vec<f64>,
+    /// `H v_free`.
+    pub(crate) free_rate: Vec<f64>,
+    /// The predicted gap.
+    pub(crate) predicted: Vec<f64>,
+}
+
+impl ContactWork {
+    pub(crate) fn new(
+        set: fem_constraints::UnilateralContacts,
+        solver: Box<dyn fem_constraints::LcpSolver>,
+        delassus: nalgebra::DMatrix<f64>,
+        q: &[f64],
+        v: &[f64],
+    ) -> Self {
+        let m = set.n_contacts();
+        let mut work = Self {
+            set,
+            solver,
+            delassus,
+            lambda: vec![0.0; m],
+            gap: vec![0.0; m],
+            rate: vec![0.0; m],
+            free_rate: vec![0.0; m],
+            predicted: vec![0.0; m],
+        };
+        work.update_state(q, v);
+        work
+    }
+
+    /// Recomputes `y = H q − h` and `ẏ = H v`.
+    pub(crate) fn update_state(&mut self, q: &[f64], v: &[f64]) {
+        self.set.gaps(q, &mut self.gap);
+        self.set.rates(v, &mut self.rate);
+    }
+
+    /// Solves the impact LCP given `free_rate` and `predicted`; `lambda` gets the impulses.
+    pub(crate) fn impact(
+        &mut self,
+        step: u64,
+        t: f64,
+        position_weight: f64,
+    ) -> Result<fem_constraints::ImpactReport, NonsmoothError> {
+        fem_constraints::solve_impact(
+            &self.delassus,
+            &self.free_rate,
+            &self.rate,
+            &self.predicted,
+            self.set.restitution(),
+            position_weight,
+            self.solver.as_mut(),
+            &mut self.lambda,
+        )
+        .map_err(|source| NonsmoothError::Lcp { step, t, source })
+    }
+
+    pub(crate) fn min_gap(&self) -> f64 {
+        self.gap.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+}

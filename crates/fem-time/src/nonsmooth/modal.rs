@@ -1,0 +1,417 @@
+//! The exact modal Moreau–Jean scheme (MMJ) for `m_k (q̈_k + 2σ_k q̇_k + ω_k² q_k) = p_k`.
+//!
+//! # The scheme (seed 002, "Modal-Moreau-Jean")
+//! With `K = diag(m_k ω_k²)`, `C = diag(2 m_k σ_k)` and the modal mass `M = diag(m_k)`, the
+//! seed's MMJ step is
+//!
+//! ```text
+//! W (v^{i+1} − v^i) = −Δt K q^i − 2Δt Σ* v^i + p^{i+1},
+//! W = M + Δt²/2 (I − Θ) K + Δt Σ*,           q^{i+1} = q^i + Δt v^{i+1},
+//! ```
+//!
+//! with `θ_k = 2/(ω_k²Δt²) − A_k/(1 + e_k − A_k)`,
+//! `Δt σ*_k = (1 + ω_k²Δt²(1 − θ_k)/2)(1 − e_k)/(1 + e_k)`,
+//! `A_k = e^{−σ_kΔt}(e^{s_kΔt} + e^{−s_kΔt})`, `s_k = sqrt(σ_k² − ω_k²)`, `e_k = e^{−2σ_kΔt}`.
+//! (Here `Σ*` multiplies the modal mass: `C` is `2 m σ`, so `Σ*` is `m σ*`.)
+//!
+//! # As implemented
+//! Eliminating `θ_k` and `σ*_k` (derivation in `docs/theory/moreau_jean.md`), the step is, per
+//! mode,
+//!
+//! ```text
+//! v^{i+1} = e v^i − Δt ω² c q^i + (c/m) p,       c = 1/W (unit mass) = φ(λ₁Δt) φ(λ₂Δt),
+//! ```
+//!
+//! where `λ₁, λ₂ = −σ ± s` are the roots of `λ² + 2σλ + ω² = 0` and `φ(z) = (e^z − 1)/z`,
+//! because `1 − e = 2Δtσ*/W` and `ω²Δt²/W = 1 + e − A = (1 − e^{λ₁Δt})(1 − e^{λ₂Δt})`.
+//! `c` is evaluated with `expm1` and, for complex roots, as
+//! `(expm1(−σΔt)² + 4e^{−σΔt} sin²(ω_dΔt/2)) / (ω²Δt²)`, a sum of non-negative terms, so it
+//! is accurate to a few ulps for every `ωΔt`, every damping ratio and `ω = 0`: no Taylor
+//! switch is needed. With `p = 0` the positions obey `q^{i+1} = A q^i − e q^{i−1}`, the exact
+//! two-step recurrence of the damped oscillator: the scheme is exact.
+//!
+//! # Initial velocity
+//! Exactness needs `v^0 = (q(t0) − q(t0 − Δt))/Δt`, the backward difference of the exact
+//! motion, not `q̇(t0)`: [`exact_start_velocity`](ModalCoefficients::exact_start_velocity)
+//! computes it for a free mode. With `v^0 = q̇(t0)` the scheme is still second-order accurate.
+
+use fem_constraints::{LcpSolver, UnilateralContacts};
+use nalgebra::DMatrix;
+
+use super::{ContactWork, NonsmoothError, StepReport, check_dt, check_vec};
+
+/// `φ(z) = (e^z − 1)/z`, `φ(0) = 1`.
+fn phi(z: f64) -> f64 {
+    if z == 0.0 { 1.0 } else { z.exp_m1() / z }
+}
+
+/// The step coefficients of one mode, in forms accurate for every `ωΔt` and damping.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModalCoefficients {
+    /// `e = e^{−2σΔt}` (the seed's `e_k`; the velocity's free decay over a step).
+    pub decay: f64,
+    /// `A = e^{−σΔt}(e^{sΔt} + e^{−sΔt})` (the seed's `A_k`; `2e^{−σΔt}cos(ω_dΔt)` when
+    /// under-damped).
+    pub trace: f64,
+    /// `1/W` for a unit modal mass: `φ(λ₁Δt) φ(λ₂Δt)`.
+    pub inv_w: f64,
+    /// `Δt σ*` of the seed, `= (1 − e) / (2 · inv_w)`.
+    pub dt_sigma_star: f64,
+    /// `A − e = 1 − ω²Δt²/W`, the factor of `q^i` in the free position update
+    /// `q^{i+1} = (A − e) q^i + e Δt v^i`, evaluated without cancellation.
+    pub position_factor: f64,
+}
+
+impl ModalCoefficients {
+    /// Coefficients of the mode `(ω, σ)` for the step `dt` (`ω, σ ≥ 0`, `dt > 0`).
+    pub fn new(omega: f64, sigma: f64, dt: f64) -> Self {
+        let one_minus_e = -(-2.0 * sigma * dt).exp_m1();
+        let decay = (-2.0 * sigma * dt).exp();
+        let (inv_w, trace, position_factor) = if omega > sigma {
+            // Complex roots −σ ± iω_d.
+            let wd = ((omega - sigma) * (omega + sigma)).sqrt();
+            let x = -sigma * dt;
+            let y = wd * dt;
+            let half = (0.5 * y).sin();
+            let num = x.exp_m1().powi(2) + 4.0 * x.exp() * half * half;
+            let den = (omega * dt) * (omega * dt);
+            let rho = x.exp();
+            (num / den, 2.0 * rho * y.cos(), rho * (2.0 * y.cos() - rho))
+        } else {
+            // Real roots λ₁ = −ω²/(σ + s) (the slow one, without cancellation), λ₂ = −(σ + s).
+            let s = ((sigma - omega) * (sigma + omega)).sqrt();
+            let l2 = -(sigma + s);
+            let l1 = if sigma + s > 0.0 {
+                -(omega * omega) / (sigma + s)
+            } else {
+                0.0
+            };
+            let (r1, r2) = ((l1 * dt).exp(), (l2 * dt).exp());
+            // r1 + r2 − r1 r2 = r1 + r2 (1 − r1): non-negative terms.
+            (
+                phi(l1 * dt) * phi(l2 * dt),
+                r1 + r2,
+                r1 - r2 * (l1 * dt).exp_m1(),
+            )
+        };
+        Self {
+            decay,
+            trace,
+            inv_w,
+            dt_sigma_star: 0.5 * one_minus_e / inv_w,
+            position_factor,
+        }
+    }
+
+    /// The backward-difference velocity `(q(0) − q(−Δt))/Δt` of the free motion with
+    /// `q(0) = q0`, `q̇(0) = v0`: the initial velocity that makes MMJ exact.
+    ///
+    /// Overflows (returns a non-finite value) when `σΔt` exceeds about 700, where the motion
+    /// one step back is not representable; start such a mode from two samples instead.
+    pub fn exact_start_velocity(omega: f64, sigma: f64, dt: f64, q0: f64, v0: f64) -> f64 {
+        let (q_back, _) = free_response(omega, sigma, q0, v0, -dt);
+        (q0 - q_back) / dt
+    }
+}
+
+/// The exact free motion `(q(t), q̇(t))` of `q̈ + 2σq̇ + ω²q = 0` from `q(0) = q0`, `q̇(0) = v0`:
+/// `q = e^{−σt}[q0 C(t) + (v0 + σq0) S(t)]`, `q̇ = e^{−σt}[v0 C(t) − (σv0 + ω²q0) S(t)]`, with
+/// `C, S = cos(ω_d t), sin(ω_d t)/ω_d` (under-damped) or `cosh(st), sinh(st)/s` (otherwise),
+/// evaluated without overflow or cancellation for `t ≥ 0`.
+pub fn free_response(omega: f64, sigma: f64, q0: f64, v0: f64, t: f64) -> (f64, f64) {
+    // (e^{−σt} C, e^{−σt} S)
+    let (ec, es) = if omega > sigma {
+        let wd = ((omega - sigma) * (omega + sigma)).sqrt();
+        let env = (-sigma * t).exp();
+        let s = if wd * t.abs() < 1e-8 {
+            t * (1.0 - (wd * t).powi(2) / 6.0)
+        } else {
+            (wd * t).sin() / wd
+        };
+        (env * (wd * t).cos(), env * s)
+    } else {
+        let s = ((sigma - omega) * (sigma + omega)).sqrt();
+        let l2 = -(sigma + s);
+        let l1 = if sigma + s > 0.0 {
+            -(omega * omega) / (sigma + s)
+        } else {
+            0.0
+        };
+        let (e1, e2) = ((l1 * t).exp(), (l2 * t).exp());
+        let es = if (2.0 * s * t).abs() > 1.0 {
+            (e1 - e2) / (2.0 * s)
+        } else {
+            e2 * t * phi(2.0 * s * t)
+        };
+        (0.5 * (e1 + e2), es)
+    };
+    (
+        q0 * ec + (v0 + sigma * q0) * es,
+        v0 * ec - (sigma * v0 + omega * omega * q0) * es,
+    )
+}
+
+/// A system in modal coordinates: `m_k (q̈_k + 2σ_k q̇_k + ω_k² q_k) = p_k`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModalSystem {
+    /// Modal masses `m_k > 0` (1 for mass-normalised modes).
+    pub mass: Vec<f64>,
+    /// Angular frequencies `ω_k ≥ 0` (rad/s); 0 for a rigid mode.
+    pub omega: Vec<f64>,
+    /// Damping rates `σ_k ≥ 0` (1/s): the free motion decays as `e^{−σ_k t}`.
+    pub sigma: Vec<f64>,
+}
+
+impl ModalSystem {
+    /// Checks lengths and ranges.
+    pub fn check(&self) -> Result<(), NonsmoothError> {
+        let n = self.omega.len();
+        check_vec("modal masses", &self.mass, n)?;
+        check_vec("modal damping rates", &self.sigma, n)?;
+        for (name, v, ok) in [
+            (
+                "modal mass",
+                &self.mass,
+                (|x: f64| x > 0.0) as fn(f64) -> bool,
+            ),
+            ("omega", &self.omega, |x| x >= 0.0 && x.is_finite()),
+            ("sigma", &self.sigma, |x| x >= 0.0 && x.is_finite()),
+        ] {
+            if let Some(&bad) = v.iter().find(|&&x| !ok(x)) {
+                return Err(NonsmoothError::InvalidParameter {
+                    name,
+                    value: bad,
+                    expected: "a finite value, >= 0 (masses > 0)",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of modes.
+    pub fn n_modes(&self) -> usize {
+        self.omega.len()
+    }
+}
+
+/// The modal scheme's energies.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ModalEnergy {
+    /// The scheme's invariant on `[t_{i−1}, t_i]`, `½ Σ m_k (v_k²/c_k + ω_k² q_k^{i−1} q_k^i)`,
+    /// exactly conserved by free undamped steps (`c_k = inv_w`).
+    pub discrete: f64,
+    /// `½ Σ m_k (v_k² + ω_k² q_k²)` at `t_i` with the scheme's velocity.
+    pub plain: f64,
+}
+
+/// The exact modal Moreau–Jean scheme with optional unilateral contacts.
+#[derive(Debug)]
+pub struct ModalMoreauJean {
+    system: ModalSystem,
+    coefficients: Vec<ModalCoefficients>,
+    /// `Δt ω² c` per mode.
+    a_q: Vec<f64>,
+    /// `c/m` per mode.
+    b: Vec<f64>,
+    dt: f64,
+    t0: f64,
+    step: u64,
+    q: Vec<f64>,
+    v: Vec<f64>,
+    v_free: Vec<f64>,
+    impulse: Vec<f64>,
+    contacts: Option<ContactWork>,
+}
+
+impl ModalMoreauJean {
+    /// The scheme on `system` with step `dt` from `q(t0) = q0` and the *backward-difference*
+    /// velocity `v0 = (q(t0) − q(t0 − Δt))/Δt` (see the module doc), without contacts.
+    pub fn new(
+        system: ModalSystem,
+        dt: f64,
+        t0: f64,
+        q0: &[f64],
+        v0: &[f64],
+    ) -> Result<Self, NonsmoothError> {
+        system.check()?;
+        check_dt(dt)?;
+        if !t0.is_finite() {
+            return Err(NonsmoothError::InvalidParameter {
+                name: "t0",
+                value: t0,
+                expected: "a finite start time",
+            });
+        }
+        let n = system.n_modes();
+        check_vec("initial modal displacement", q0, n)?;
+        check_vec("initial modal velocity", v0, n)?;
+        let coefficients: Vec<ModalCoefficients> = (0..n)
+            .map(|k| ModalCoefficients::new(system.omega[k], system.sigma[k], dt))
+            .collect();
+        let a_q = (0..n)
+            .map(|k| dt * system.omega[k] * system.omega[k] * coefficients[k].inv_w)
+            .collect();
+        let b = (0..n)
+            .map(|k| coefficients[k].inv_w / system.mass[k])
+            .collect();
+        Ok(Self {
+            coefficients,
+            a_q,
+            b,
+            dt,
+            t0,
+            step: 0,
+            q: q0.to_vec(),
+            v: v0.to_vec(),
+            v_free: vec![0.0; n],
+            impulse: vec![0.0; n],
+            contacts: None,
+            system,
+        })
+    }
+
+    /// Adds unilateral contacts `y = H q − h ≥ 0` (H on the modal coordinates) solved by
+    /// `solver`; forms the Delassus matrix `H W⁻¹ Hᵀ` once.
+    pub fn with_contacts(
+        mut self,
+        contacts: UnilateralContacts,
+        solver: Box<dyn LcpSolver>,
+    ) -> Result<Self, NonsmoothError> {
+        let n = self.system.n_modes();
+        if contacts.n_dofs() != n {
+            return Err(fem_constraints::ContactError::Columns {
+                found: contacts.n_dofs(),
+                expected: n,
+            }
+            .into());
+        }
+        let mut w_inv_ht = contacts.transpose_dense();
+        for col in w_inv_ht.chunks_exact_mut(n.max(1)) {
+            col.iter_mut().zip(&self.b).for_each(|(x, b)| *x *= b);
+        }
+        let delassus: DMatrix<f64> = if n == 0 {
+            DMatrix::zeros(contacts.n_contacts(), contacts.n_contacts())
+        } else {
+            contacts.delassus(&w_inv_ht)
+        };
+        self.contacts = Some(ContactWork::new(
+            contacts, solver, delassus, &self.q, &self.v,
+        ));
+        Ok(self)
+    }
+
+    /// Advances from `t_i` to `t_{i+1}` (see the step contract in [`super`]).
+    pub fn step(&mut self) -> Result<StepReport, NonsmoothError> {
+        let dt = self.dt;
+        // Free flight; q_free goes to `impulse` as scratch (q^i + Δt v_free, evaluated as
+        // (A − e) q^i + e Δt v^i so that a mode that decays by many orders in one step keeps
+        // its relative accuracy).
+        for k in 0..self.q.len() {
+            let c = &self.coefficients[k];
+            self.v_free[k] = c.decay * self.v[k] - self.a_q[k] * self.q[k];
+            self.impulse[k] = c.position_factor * self.q[k] + c.decay * dt * self.v[k];
+        }
+        std::mem::swap(&mut self.q, &mut self.impulse);
+        let mut report = StepReport {
+            min_gap: f64::INFINITY,
+            ..StepReport::default()
+        };
+        let t = self.time();
+        match &mut self.contacts {
+            None => self.v.copy_from_slice(&self.v_free),
+            Some(c) => {
+                // self.q holds q_free: the predicted gap is its gap.
+                c.set.rates(&self.v_free, &mut c.free_rate);
+                c.set.gaps(&self.q, &mut c.predicted);
+                let impact = c.impact(self.step, t, dt)?;
+                self.v.copy_from_slice(&self.v_free);
+                if impact.n_active > 0 {
+                    self.impulse.fill(0.0);
+                    c.set.add_impulse(&c.lambda, &mut self.impulse);
+                    for k in 0..self.v.len() {
+                        let dv = self.b[k] * self.impulse[k];
+                        self.v[k] += dv;
+                        self.q[k] += dt * dv;
+                    }
+                }
+                report.n_active = impact.n_active;
+                report.lcp_iterations = impact.lcp.iterations;
+                report.lcp_residual = impact.lcp.residual;
+            }
+        }
+        self.step += 1;
+        if let Some(c) = &mut self.contacts {
+            c.update_state(&self.q, &self.v);
+            report.min_gap = c.min_gap();
+        }
+        if self.v.iter().any(|v| !v.is_finite()) {
+            return Err(NonsmoothError::NonFinite {
+                step: self.step,
+                t: self.time(),
+            });
+        }
+        Ok(report)
+    }
+
+    /// The modal system.
+    pub fn system(&self) -> &ModalSystem {
+        &self.system
+    }
+
+    /// The per-mode coefficients.
+    pub fn coefficients(&self) -> &[ModalCoefficients] {
+        &self.coefficients
+    }
+
+    /// The time step.
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    /// Steps taken.
+    pub fn step_index(&self) -> u64 {
+        self.step
+    }
+
+    /// `t_i = t0 + i Δt`.
+    pub fn time(&self) -> f64 {
+        self.t0 + self.dt * self.step as f64
+    }
+
+    /// Modal displacements `q^i`.
+    pub fn position(&self) -> &[f64] {
+        &self.q
+    }
+
+    /// Modal velocities `v^i = (q^i − q^{i−1})/Δt`.
+    pub fn velocity(&self) -> &[f64] {
+        &self.v
+    }
+
+    /// Contact impulses of the last step (empty without contacts).
+    pub fn impulses(&self) -> &[f64] {
+        self.contacts.as_ref().map_or(&[], |c| &c.lambda)
+    }
+
+    /// Gaps `y^i = H q^i − h` (empty without contacts).
+    pub fn gaps(&self) -> &[f64] {
+        self.contacts.as_ref().map_or(&[], |c| &c.gap)
+    }
+
+    /// The scheme's discrete energy and the plain energy at `t_i`.
+    pub fn energy(&self) -> ModalEnergy {
+        let mut e = ModalEnergy::default();
+        for k in 0..self.q.len() {
+            let (m, w, q, v) = (
+                self.system.mass[k],
+                self.system.omega[k],
+                self.q[k],
+                self.v[k],
+            );
+            let q_prev = q - self.dt * v;
+            e.discrete += 0.5 * m * (v * v / self.coefficients[k].inv_w + w * w * q * q_prev);
+            e.plain += 0.5 * m * (v * v + w * w * q * q);
+        }
+        e
+    }
+}
