@@ -199,3 +199,15 @@ mod tests {
         assert!(clash.is_err());
     }
 }
+
+impl Signal for crate::function::Prescribed {
+    fn value(&self, t: f64) -> f64 {
+        crate::function::Prescribed::value(self, t)
+    }
+    fn rate(&self, t: f64) -> f64 {
+        crate::function::Prescribed::rate(self, t)
+    }
+    fn acceleration(&self, t: f64) -> f64 {
+        crate::function::Prescribed::acceleration(self, t)
+    }
+}
