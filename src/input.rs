@@ -16,9 +16,12 @@ pub struct Input {
     pub mesh: MeshInput,
     /// The physical model on the mesh.
     pub model: ModelInput,
-    /// Homogeneous Dirichlet conditions: dofs held at zero.
+    /// Homogeneous Dirichlet conditions: dofs held at zero (eliminated).
     #[serde(default)]
     pub fixed: Vec<FixedInput>,
+    /// Prescribed motion: dofs driven by functions of time (direct, rate or full control).
+    #[serde(default)]
+    pub dirichlet: Vec<DirichletInput>,
     /// Initial displacement and velocity.
     #[serde(default)]
     pub initial: InitialInput,
@@ -146,6 +149,72 @@ pub struct FixedInput {
     pub components: Option<Vec<usize>>,
 }
 
+/// One Dirichlet set: the listed components of the group's (or listed) nodes follow `value(t)`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirichletInput {
+    /// A physical group (or generator boundary such as `left`).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Node indices (0-based), as an alternative to `group`.
+    #[serde(default)]
+    pub nodes: Option<Vec<usize>>,
+    /// Components prescribed (0-based); default all.
+    #[serde(default)]
+    pub components: Option<Vec<usize>>,
+    /// The prescribed value g(t).
+    pub value: FunctionInput,
+    /// Its exact rate ġ(t); default: central difference of `value`.
+    #[serde(default)]
+    pub rate: Option<FunctionInput>,
+    /// Its exact second derivative g̈(t); default: central difference.
+    #[serde(default)]
+    pub acceleration: Option<FunctionInput>,
+    /// `direct` (default), `rate` or `full`.
+    #[serde(default)]
+    pub method: EnforcementKind,
+    /// Relative step of the central differences, ε·max(1, |t|) (default 1e-4).
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+}
+
+/// A function of time: a number, an expression in `t`, or a table.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum FunctionInput {
+    /// A constant.
+    Number(f64),
+    /// An expression in `t` (`0.01*sin(2*pi*t)`).
+    Expression(String),
+    /// A piecewise-linear table.
+    Table(TableInput),
+}
+
+/// A piecewise-linear table of (t, value) rows, inline or from a CSV file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TableInput {
+    /// Inline rows `[t, value]`.
+    #[serde(default)]
+    pub table: Option<Vec<[f64; 2]>>,
+    /// A two-column CSV file, relative to the input file's folder.
+    #[serde(default)]
+    pub csv: Option<PathBuf>,
+}
+
+/// Dirichlet enforcement method.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EnforcementKind {
+    /// Hold the position.
+    #[default]
+    Direct,
+    /// Hold the velocity.
+    Rate,
+    /// Hold position, velocity and acceleration.
+    Full,
+}
+
 /// Initial conditions.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -214,6 +283,46 @@ pub struct TimeInput {
     /// Start time (default 0).
     #[serde(default)]
     pub t0: f64,
+    /// Newton's method (for the implicit schemes on nonlinear systems).
+    #[serde(default)]
+    pub newton: NewtonInput,
+}
+
+/// Newton settings.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewtonInput {
+    /// Iterations per step (≥ 1, default 25).
+    #[serde(default = "default_newton_iterations")]
+    pub max_iterations: usize,
+    /// Tolerance relative to the step's force scale (default 1e-10).
+    #[serde(default = "default_newton_relative")]
+    pub relative_tolerance: f64,
+    /// Absolute tolerance (default 1e-14).
+    #[serde(default = "default_newton_absolute")]
+    pub absolute_tolerance: f64,
+}
+
+impl Default for NewtonInput {
+    fn default() -> Self {
+        Self {
+            max_iterations: default_newton_iterations(),
+            relative_tolerance: default_newton_relative(),
+            absolute_tolerance: default_newton_absolute(),
+        }
+    }
+}
+
+fn default_newton_iterations() -> usize {
+    25
+}
+
+fn default_newton_relative() -> f64 {
+    1e-10
+}
+
+fn default_newton_absolute() -> f64 {
+    1e-14
 }
 
 fn quarter() -> f64 {
@@ -227,6 +336,8 @@ pub enum SchemeKind {
     /// The three-level alpha scheme (16) of Glowinski–Holmström.
     #[default]
     Alpha,
+    /// The backward-Euler acceleration step of the Serac seed (first order, dissipative).
+    BackwardEuler,
 }
 
 /// What is written.

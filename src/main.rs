@@ -184,9 +184,14 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
         problem.dofmap.n_dofs(),
         problem.dofmap.n_comp()
     );
+    let scheme = match t.scheme {
+        fem::input::SchemeKind::Alpha => format!("alpha scheme (16), alpha = {}", t.alpha),
+        fem::input::SchemeKind::BackwardEuler => {
+            "backward-Euler acceleration step (Serac)".to_string()
+        }
+    };
     println!(
-        "  time: alpha scheme, alpha = {}, dt = {:e}, {} steps from {} to {}",
-        t.alpha,
+        "  time: {scheme}, dt = {:e}, {} steps from {} to {}",
         problem.grid.dt(),
         problem.grid.n_steps(),
         problem.grid.t0(),
@@ -199,6 +204,23 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
         );
     }
     println!("  stability: {stability}");
+    if !problem.dirichlet.is_empty() {
+        println!(
+            "  prescribed: {} dofs in {} dirichlet sets",
+            problem.dirichlet.len(),
+            problem.input.dirichlet.len()
+        );
+        if problem
+            .input
+            .dirichlet
+            .iter()
+            .any(|d| d.method == fem::input::EnforcementKind::Rate)
+        {
+            println!(
+                "  note: rate control holds velocities; positions drift by the integration error of the prescribed rate (docs/theory/dirichlet.md)"
+            );
+        }
+    }
     let every = problem.input.output.every;
     println!(
         "  output: {} frames (every {} steps), a history row every {} steps",

@@ -10,17 +10,19 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fem_io::{Compression, Field, Frame, FrameSeries, HistoryWriter, VtkCells};
-use fem_time::AlphaScheme;
 use fem_time::alpha::stability_bound;
+use fem_time::{AlphaScheme, BackwardEuler, NewtonSettings, Stepper};
 
 use crate::error::FemError;
-use crate::input::CompressionKind;
+use crate::input::{CompressionKind, SchemeKind};
 use crate::setup::Problem;
 
 /// Columns of `history.csv`: `total` is the scheme's discrete energy (19) of the last
 /// interval, `kinetic + potential`; `external_work` and `dissipated` accumulate the balance
 /// terms of (17), so `total + dissipated - external_work` is constant.
-pub const HISTORY_COLUMNS: [&str; 8] = [
+/// `iterations` counts the Newton iterations of the step (1 for one linear solve, 0 for an
+/// explicit step). Balance terms a scheme does not track are written as NaN.
+pub const HISTORY_COLUMNS: [&str; 9] = [
     "step",
     "t",
     "kinetic",
@@ -29,6 +31,7 @@ pub const HISTORY_COLUMNS: [&str; 8] = [
     "external_work",
     "dissipated",
     "max_displacement",
+    "iterations",
 ];
 
 /// How the run reports progress.
@@ -61,6 +64,9 @@ pub struct RunSummary {
 
 /// The stability bound of the problem's scheme, for `fem check` (`None` when unconditional).
 pub fn stability(problem: &Problem) -> Result<Option<f64>, FemError> {
+    if problem.input.time.scheme != SchemeKind::Alpha {
+        return Ok(None);
+    }
     let bound = stability_bound(&problem.system, problem.input.time.alpha).map_err(|e| {
         FemError::Setup {
             path: problem.path.clone(),
@@ -89,24 +95,54 @@ pub fn run(
         v0,
         grid,
         directions,
+        dirichlet,
         ..
     } = problem;
-    let mut scheme = AlphaScheme::new(system, input.time.alpha, grid.dt(), grid.t0(), &x0, &v0)
-        .map_err(|source| FemError::Setup {
-            path: path.clone(),
-            source: Box::new(source),
-        })?;
+    let setup_error = |source| FemError::Setup {
+        path: path.clone(),
+        source: Box::new(source),
+    };
+    let t = &input.time;
+    let mut scheme: Box<dyn Stepper> = match t.scheme {
+        SchemeKind::Alpha => {
+            let s = AlphaScheme::with_dirichlet(
+                system,
+                t.alpha,
+                grid.dt(),
+                grid.t0(),
+                &x0,
+                &v0,
+                dirichlet,
+            )
+            .map_err(setup_error)?;
+            log::info!(
+                "alpha scheme, alpha = {}: {}",
+                t.alpha,
+                if s.is_explicit() {
+                    "explicit"
+                } else {
+                    "one Cholesky factorization"
+                }
+            );
+            Box::new(s)
+        }
+        SchemeKind::BackwardEuler => {
+            let newton = NewtonSettings {
+                max_iterations: t.newton.max_iterations,
+                relative_tolerance: t.newton.relative_tolerance,
+                absolute_tolerance: t.newton.absolute_tolerance,
+            };
+            let s = BackwardEuler::new(system, grid.dt(), grid.t0(), &x0, &v0, dirichlet, newton)
+                .map_err(setup_error)?;
+            log::info!("backward-Euler acceleration step (Serac seed)");
+            Box::new(s)
+        }
+    };
     log::info!(
-        "{} free dofs, dt = {:e}, {} steps, alpha = {}, {}",
+        "{} free dofs, dt = {:e}, {} steps",
         dofmap.n_free(),
         grid.dt(),
-        grid.n_steps(),
-        input.time.alpha,
-        if scheme.is_explicit() {
-            "explicit"
-        } else {
-            "one Cholesky factorization"
-        }
+        grid.n_steps()
     );
 
     let compression = match input.output.compression {
@@ -120,48 +156,60 @@ pub fn run(
     let cells = VtkCells::from_mesh(&mesh);
     let mut writer = FieldWriter::new(&dofmap, &directions);
 
-    let e0 = scheme.energy().total;
+    let e0 = scheme.current_energy().total;
     let mut max_drift: f64 = 0.0;
-    let write_row = |history: &mut HistoryWriter, scheme: &AlphaScheme<_>, drift: &mut f64| {
-        let e = scheme.energy();
-        let balance = e.total + e.dissipated - e.external_work;
-        *drift = drift.max((balance - e0).abs() / e0.abs().max(f64::MIN_POSITIVE));
-        let max_u = scheme.position().iter().fold(0.0f64, |m, u| m.max(u.abs()));
-        history.write_row(&[
-            scheme.step_index() as f64,
-            grid.time(scheme.step_index()),
-            e.kinetic,
-            e.potential,
-            e.total,
-            e.external_work,
-            e.dissipated,
-            max_u,
-        ])
-    };
-    let write_frame =
-        |series: &mut FrameSeries, writer: &mut FieldWriter, scheme: &AlphaScheme<_>| {
-            writer.fill(scheme.position(), &scheme.velocity());
-            let frame = Frame::new(&mesh.points, &cells)
-                .with_point_field(Field::vector("displacement", &writer.displacement))
-                .with_point_field(Field::vector("velocity", &writer.velocity));
-            series.write_frame(grid.time(scheme.step_index()), &frame)
+    let write_row =
+        |history: &mut HistoryWriter, scheme: &dyn Stepper, iterations: usize, drift: &mut f64| {
+            let e = scheme.current_energy();
+            let balance = e.total + e.dissipated - e.external_work;
+            *drift = drift.max((balance - e0).abs() / e0.abs().max(f64::MIN_POSITIVE));
+            let max_u = scheme
+                .current_position()
+                .iter()
+                .fold(0.0f64, |m, u| m.max(u.abs()));
+            history.write_row(&[
+                scheme.steps_taken() as f64,
+                grid.time(scheme.steps_taken()),
+                e.kinetic,
+                e.potential,
+                e.total,
+                e.external_work,
+                e.dissipated,
+                max_u,
+                iterations as f64,
+            ])
         };
+    let write_frame = |series: &mut FrameSeries, writer: &mut FieldWriter, scheme: &dyn Stepper| {
+        writer.fill(scheme.current_position(), &scheme.current_velocity());
+        let frame = Frame::new(&mesh.points, &cells)
+            .with_point_field(Field::vector("displacement", &writer.displacement))
+            .with_point_field(Field::vector("velocity", &writer.velocity));
+        series.write_frame(grid.time(scheme.steps_taken()), &frame)
+    };
 
-    write_row(&mut history, &scheme, &mut max_drift)?;
-    write_frame(&mut series, &mut writer, &scheme)?;
+    write_row(&mut history, scheme.as_ref(), 0, &mut max_drift)?;
+    write_frame(&mut series, &mut writer, scheme.as_ref())?;
     let n_steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
     let bar = ProgressReport::new(progress, n_steps);
     let start = Instant::now();
     for n in 1..=n_steps {
-        if let Err(e) = scheme.step() {
-            bar.abandon();
-            return Err(Box::new(e).into());
-        }
+        let info = match scheme.advance() {
+            Ok(info) => info,
+            Err(e) => {
+                bar.abandon();
+                return Err(Box::new(e).into());
+            }
+        };
         if n % input.output.history_every == 0 || n == n_steps {
-            write_row(&mut history, &scheme, &mut max_drift)?;
+            write_row(
+                &mut history,
+                scheme.as_ref(),
+                info.iterations,
+                &mut max_drift,
+            )?;
         }
         if n % input.output.every == 0 || n == n_steps {
-            write_frame(&mut series, &mut writer, &scheme)?;
+            write_frame(&mut series, &mut writer, scheme.as_ref())?;
         }
         bar.at(n);
     }

@@ -12,8 +12,13 @@ use fem_time::{LinearSystem, Mass, TimeGrid};
 
 use crate::error::FemError;
 use crate::input::{
-    BoxCellKind, FixedInput, InitialField, Input, MassKind, MeshInput, ModelInput, StringInput,
+    BoxCellKind, DirichletInput, EnforcementKind, FixedInput, FunctionInput, InitialField, Input,
+    MassKind, MeshInput, ModelInput, StringInput,
 };
+use fem_constraints::{
+    DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal, Table, TimeFunction,
+};
+use std::sync::Arc;
 
 /// A validated input with its mesh and assembled system, ready to step.
 pub struct Problem {
@@ -37,6 +42,8 @@ pub struct Problem {
     pub directions: Vec<[f64; 3]>,
     /// Number of string cells.
     pub n_string_cells: usize,
+    /// Prescribed motion, on the system's (free) dof numbering.
+    pub dirichlet: DirichletConditions,
 }
 
 impl std::fmt::Debug for Problem {
@@ -105,6 +112,29 @@ pub fn prepare(path: &Path) -> Result<Problem, FemError> {
         ));
     }
     let grid = TimeGrid::new(t.t0, t.t_end, t.dt).map_err(|e| invalid("time", e.to_string()))?;
+    if t.newton.max_iterations == 0 {
+        return Err(invalid(
+            "time.newton.max_iterations",
+            "expected at least 1 iteration, got 0".into(),
+        ));
+    }
+    for (field, value) in [
+        (
+            "time.newton.relative_tolerance",
+            t.newton.relative_tolerance,
+        ),
+        (
+            "time.newton.absolute_tolerance",
+            t.newton.absolute_tolerance,
+        ),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(invalid(
+                field,
+                format!("expected a non-negative finite tolerance, got {value}"),
+            ));
+        }
+    }
     if grid.n_steps() > 1_000_000_000 {
         return Err(invalid(
             "time.dt",
@@ -143,7 +173,13 @@ pub fn prepare(path: &Path) -> Result<Problem, FemError> {
         .flat_map(|n| (0..n_comp).map(move |c| n * n_comp + c))
         .collect();
     for (i, set) in input.fixed.iter().enumerate() {
-        fixed.extend(fixed_dofs(path, &mesh, set, i, n_comp)?);
+        fixed.extend(locate_dofs(
+            path,
+            &mesh,
+            set.into(),
+            &format!("fixed[{i}]"),
+            n_comp,
+        )?);
     }
     let dofmap = DofMap::with_fixed(mesh.n_nodes(), n_comp, fixed);
     if dofmap.n_free() == 0 {
@@ -180,6 +216,7 @@ pub fn prepare(path: &Path) -> Result<Problem, FemError> {
         force,
     };
 
+    let dirichlet = dirichlet_conditions(path, &input, &mesh, &dofmap, &grid)?;
     let chord = Chord::of(&mesh, &cells);
     let x0 = initial_field(
         path,
@@ -235,7 +272,123 @@ pub fn prepare(path: &Path) -> Result<Problem, FemError> {
         v0,
         grid,
         directions,
+        dirichlet,
     })
+}
+
+/// Builds the Dirichlet conditions: locate each set's dofs, parse its functions, check them
+/// on the run's interval, and merge the sets (refusing a dof prescribed twice differently).
+fn dirichlet_conditions(
+    path: &Path,
+    input: &Input,
+    mesh: &Mesh,
+    dofmap: &DofMap,
+    grid: &TimeGrid,
+) -> Result<DirichletConditions, FemError> {
+    let invalid = |field: String, message: String| FemError::Invalid {
+        path: path.to_path_buf(),
+        field,
+        message,
+    };
+    let base = path.parent().unwrap_or(Path::new("."));
+    // Sets with identical specifications share one signal, so naming a dof twice the same
+    // way is not a conflict.
+    let mut signals: Vec<(String, Arc<dyn Signal>)> = Vec::new();
+    let mut sets = Vec::new();
+    let mut origin = Vec::new();
+    for (i, d) in input.dirichlet.iter().enumerate() {
+        let field = format!("dirichlet[{i}]");
+        let global = locate_dofs(path, mesh, d.into(), &field, dofmap.n_comp())?;
+        let mut dofs = Vec::with_capacity(global.len());
+        for g in global {
+            match dofmap.free(g) {
+                Some(f) => dofs.push(f),
+                None => {
+                    return Err(invalid(
+                        field,
+                        format!(
+                            "node {} component {} is also held by 'fixed' (or is not on the model): a dof is either fixed or prescribed",
+                            g / dofmap.n_comp(),
+                            g % dofmap.n_comp()
+                        ),
+                    ));
+                }
+            }
+        }
+        let key = format!(
+            "{:?}|{:?}|{:?}|{:?}|{:?}",
+            d.value, d.rate, d.acceleration, d.method, d.epsilon
+        );
+        let signal = match signals.iter().find(|(k, _)| *k == key) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let function = |f: &FunctionInput, sub: &str| {
+                    time_function(base, f).map_err(|m| invalid(format!("{field}.{sub}"), m))
+                };
+                let mut prescribed = Prescribed::new(function(&d.value, "value")?);
+                if let Some(r) = &d.rate {
+                    prescribed = prescribed.with_rate(function(r, "rate")?);
+                }
+                if let Some(a) = &d.acceleration {
+                    prescribed = prescribed.with_acceleration(function(a, "acceleration")?);
+                }
+                if let Some(eps) = d.epsilon {
+                    prescribed = prescribed
+                        .with_epsilon(eps)
+                        .map_err(|e| invalid(format!("{field}.epsilon"), e.to_string()))?;
+                }
+                prescribed
+                    .check_finite_on(grid.t0(), grid.t_end(), 1001)
+                    .map_err(|e| invalid(field.clone(), e.to_string()))?;
+                let s: Arc<dyn Signal> = Arc::new(prescribed);
+                signals.push((key, s.clone()));
+                s
+            }
+        };
+        sets.push(DirichletSet {
+            dofs,
+            signal,
+            enforcement: match d.method {
+                EnforcementKind::Direct => Enforcement::Direct,
+                EnforcementKind::Rate => Enforcement::Rate,
+                EnforcementKind::Full => Enforcement::Full,
+            },
+        });
+        origin.push(i);
+    }
+    DirichletConditions::new(&sets).map_err(|c| {
+        let global = dofmap.free_dofs()[c.dof];
+        invalid(
+            format!("dirichlet[{}]", origin[c.second]),
+            format!(
+                "node {} component {} is already prescribed by dirichlet[{}] with a different function or method",
+                global / dofmap.n_comp(),
+                global % dofmap.n_comp(),
+                origin[c.first]
+            ),
+        )
+    })
+}
+
+/// A time function from its input form; the error is the message to show.
+fn time_function(base: &Path, f: &FunctionInput) -> Result<TimeFunction, String> {
+    match f {
+        FunctionInput::Number(v) if v.is_finite() => Ok(TimeFunction::Constant(*v)),
+        FunctionInput::Number(v) => Err(format!("expected a finite number, got {v}")),
+        FunctionInput::Expression(e) => TimeFunction::expression(e).map_err(|e| e.to_string()),
+        FunctionInput::Table(t) => match (&t.table, &t.csv) {
+            (Some(rows), None) => {
+                let (times, values) = rows.iter().map(|r| (r[0], r[1])).unzip();
+                Table::new(times, values)
+                    .map(TimeFunction::Table)
+                    .map_err(|e| e.to_string())
+            }
+            (None, Some(csv)) => Table::from_csv(&base.join(csv))
+                .map(TimeFunction::Table)
+                .map_err(|e| e.to_string()),
+            _ => Err("expected exactly one of 'table' (rows [t, value]) or 'csv' (a file)".into()),
+        },
+    }
 }
 
 fn build_mesh(path: &Path, mesh: &MeshInput) -> Result<Mesh, FemError> {
@@ -382,20 +535,47 @@ fn group_list(mesh: &Mesh) -> String {
         .join(", ")
 }
 
-fn fixed_dofs(
+/// Where a set of dofs is: a group or a node list, and the components.
+struct DofLocation<'a> {
+    group: &'a Option<String>,
+    nodes: &'a Option<Vec<usize>>,
+    components: &'a Option<Vec<usize>>,
+}
+
+impl<'a> From<&'a FixedInput> for DofLocation<'a> {
+    fn from(f: &'a FixedInput) -> Self {
+        Self {
+            group: &f.group,
+            nodes: &f.nodes,
+            components: &f.components,
+        }
+    }
+}
+
+impl<'a> From<&'a DirichletInput> for DofLocation<'a> {
+    fn from(d: &'a DirichletInput) -> Self {
+        Self {
+            group: &d.group,
+            nodes: &d.nodes,
+            components: &d.components,
+        }
+    }
+}
+
+/// Locates the global dofs of a set (`field` is its YAML path, for messages).
+fn locate_dofs(
     path: &Path,
     mesh: &Mesh,
-    set: &FixedInput,
-    index: usize,
+    set: DofLocation<'_>,
+    field: &str,
     n_comp: usize,
 ) -> Result<Vec<usize>, FemError> {
-    let field = format!("fixed[{index}]");
     let invalid = |sub: &str, message: String| FemError::Invalid {
         path: path.to_path_buf(),
         field: format!("{field}{sub}"),
         message,
     };
-    let nodes: Vec<usize> = match (&set.group, &set.nodes) {
+    let nodes: Vec<usize> = match (set.group, set.nodes) {
         (Some(name), None) => mesh
             .group(name)
             .ok_or_else(|| {
@@ -428,7 +608,7 @@ fn fixed_dofs(
             ));
         }
     };
-    let components: Vec<usize> = match &set.components {
+    let components: Vec<usize> = match set.components {
         Some(c) => {
             if let Some(&bad) = c.iter().find(|&&c| c >= n_comp) {
                 return Err(invalid(

@@ -20,6 +20,7 @@ pub mod grid;
 pub mod nonsmooth;
 mod partition;
 pub mod stability;
+pub mod stepper;
 pub mod system;
 
 pub use alpha::{AlphaScheme, Energy};
@@ -30,4 +31,5 @@ pub use nonsmooth::{
     ModalBasis, ModalCoefficients, ModalDamping, ModalMoreauJean, ModalSystem, MoreauJean,
     NonsmoothError, StepReport, StringModes,
 };
+pub use stepper::{StepInfo, Stepper};
 pub use system::{LinearSecondOrderSystem, LinearSystem, Mass, SecondOrderSystem};

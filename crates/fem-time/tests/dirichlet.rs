@@ -390,7 +390,16 @@ fn rate_control_drift_is_first_order_and_bounded_for_a_sine() {
 fn run_alpha(method: Enforcement, dt: f64, t_end: f64, check_each_step: bool) -> Vec<f64> {
     let g = signal();
     let zero = vec![0.0; N];
-    let mut scheme = fem_time::AlphaScheme::with_dirichlet(linear_system(), 0.25, dt, 0.0, &zero, &zero, conditions(&g, method)).unwrap();
+    let mut scheme = fem_time::AlphaScheme::with_dirichlet(
+        linear_system(),
+        0.25,
+        dt,
+        0.0,
+        &zero,
+        &zero,
+        conditions(&g, method),
+    )
+    .unwrap();
     let steps = (t_end / dt).round() as usize;
     for _ in 0..steps {
         scheme.step().unwrap();
@@ -400,8 +409,13 @@ fn run_alpha(method: Enforcement, dt: f64, t_end: f64, check_each_step: bool) ->
             // The scheme's velocity is the half-step one, (x^n − x^{n−1})/Δt at t − Δt/2.
             let v = scheme.velocity()[0];
             match method {
-                Enforcement::Direct | Enforcement::Full => assert!((x - g.value(t)).abs() <= 1e-12, "{method:?} t={t}"),
-                Enforcement::Rate => assert!((v - g.rate(t - 0.5 * dt)).abs() <= 1e-12, "{method:?} t={t}"),
+                Enforcement::Direct | Enforcement::Full => {
+                    assert!((x - g.value(t)).abs() <= 1e-12, "{method:?} t={t}")
+                }
+                Enforcement::Rate => assert!(
+                    (v - g.rate(t - 0.5 * dt)).abs() <= 1e-12,
+                    "{method:?} t={t}"
+                ),
             }
         }
     }
@@ -418,13 +432,19 @@ fn alpha_scheme_holds_each_method_and_is_second_order() {
             .iter()
             .map(|&dt| {
                 let u = run_alpha(method, dt, t_end, false);
-                u.iter().zip(exact.iter()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
+                u.iter()
+                    .zip(exact.iter())
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max)
             })
             .collect();
         let p = orders(&errors);
         eprintln!("alpha = 1/4, {method:?}: errors {errors:?} orders {p:?}");
         for q in &p[1..] {
-            assert!((q - 2.0).abs() < 0.1, "{method:?}: errors {errors:?} orders {p:?}");
+            assert!(
+                (q - 2.0).abs() < 0.1,
+                "{method:?}: errors {errors:?} orders {p:?}"
+            );
         }
     }
 }
@@ -456,11 +476,24 @@ fn alpha_scheme_energy_balance_holds_with_constraints_removed_from_the_free_syst
             force: None,
         };
         let x0 = vec![0.3, 0.1, -0.2, 0.05];
-        let mut s = fem_time::AlphaScheme::with_dirichlet(system, 0.25, 0.01, 0.0, &x0, &[0.0; N], conditions(&g, method)).unwrap();
+        let mut s = fem_time::AlphaScheme::with_dirichlet(
+            system,
+            0.25,
+            0.01,
+            0.0,
+            &x0,
+            &[0.0; N],
+            conditions(&g, method),
+        )
+        .unwrap();
         let e0 = s.energy().total;
         for _ in 0..2000 {
             s.step().unwrap();
-            assert!((s.energy().total - e0).abs() <= 1e-12 * e0, "{method:?}: {} vs {e0}", s.energy().total);
+            assert!(
+                (s.energy().total - e0).abs() <= 1e-12 * e0,
+                "{method:?}: {} vs {e0}",
+                s.energy().total
+            );
             assert_eq!(s.position()[0], 0.3);
         }
     }
