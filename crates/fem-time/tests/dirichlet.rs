@@ -498,3 +498,74 @@ fn alpha_scheme_energy_balance_holds_with_constraints_removed_from_the_free_syst
         }
     }
 }
+
+/// Ramp and hold with the kink between grid points: g = min(t/T, 1)·h.
+#[derive(Debug)]
+struct RampHold {
+    kink: f64,
+    height: f64,
+}
+
+impl Signal for RampHold {
+    fn value(&self, t: f64) -> f64 {
+        self.height * (t / self.kink).clamp(0.0, 1.0)
+    }
+    fn rate(&self, t: f64) -> f64 {
+        if (0.0..self.kink).contains(&t) {
+            self.height / self.kink
+        } else {
+            0.0
+        }
+    }
+    fn acceleration(&self, _: f64) -> f64 {
+        0.0
+    }
+}
+
+#[test]
+fn ramp_and_hold_rate_control_keeps_an_offset_full_control_does_not() {
+    let g: Arc<dyn Signal> = Arc::new(RampHold {
+        kink: 0.2522,
+        height: 0.02,
+    });
+    let zero = vec![0.0; N];
+    for dt in [0.01, 0.005] {
+        let mut offsets = Vec::new();
+        for method in [Enforcement::Rate, Enforcement::Full] {
+            let mut be = BackwardEuler::new(
+                linear_system(),
+                dt,
+                0.0,
+                &zero,
+                &zero,
+                conditions(&g, method),
+                NewtonSettings::default(),
+            )
+            .unwrap();
+            let mut alpha = fem_time::AlphaScheme::with_dirichlet(
+                linear_system(),
+                0.25,
+                dt,
+                0.0,
+                &zero,
+                &zero,
+                conditions(&g, method),
+            )
+            .unwrap();
+            for _ in 0..(1.0 / dt).round() as usize {
+                be.step().unwrap();
+                alpha.step().unwrap();
+            }
+            let be_offset = (be.position()[0] - 0.02).abs();
+            let alpha_offset = (alpha.position()[0] - 0.02).abs();
+            eprintln!(
+                "ramp-hold dt={dt} {method:?}: |x_c(1) - g| backward Euler {be_offset:e}, alpha {alpha_offset:e}"
+            );
+            offsets.push((be_offset, alpha_offset));
+        }
+        // Rate control integrates ġ across the kink with a one-step rule: a lasting offset of
+        // order Δt·ġ; full control holds x_c = g exactly.
+        assert!(offsets[0].0 > 0.1 * dt * 0.02 / 0.2522 && offsets[0].1 > 1e-6);
+        assert!(offsets[1].0 < 1e-15 && offsets[1].1 < 1e-15);
+    }
+}
