@@ -56,6 +56,9 @@ pub enum FemError {
     /// The run failed after it started.
     #[error("run failed: {0}")]
     Step(#[from] Box<fem_time::StepError>),
+    /// A nonsmooth (contact) run failed after it started.
+    #[error("run failed: {0}")]
+    Nonsmooth(Box<fem_time::nonsmooth::NonsmoothError>),
     /// Writing output failed.
     #[error("output: {0}")]
     Output(#[from] fem_io::OutputError),
@@ -65,7 +68,7 @@ impl FemError {
     /// The process exit code for this error: 2 for bad input, 1 for a failed run.
     pub fn exit_code(&self) -> i32 {
         match self {
-            FemError::Step(_) | FemError::Output(_) => 1,
+            FemError::Step(_) | FemError::Nonsmooth(_) | FemError::Output(_) => 1,
             _ => 2,
         }
     }

@@ -12,8 +12,9 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// Where the mesh comes from.
-    pub mesh: MeshInput,
+    /// Where the mesh comes from (finite-element models; a modal string needs none).
+    #[serde(default)]
+    pub mesh: Option<MeshInput>,
     /// The physical model on the mesh.
     pub model: ModelInput,
     /// Homogeneous Dirichlet conditions: dofs held at zero (eliminated).
@@ -22,6 +23,9 @@ pub struct Input {
     /// Prescribed motion: dofs driven by functions of time (direct, rate or full control).
     #[serde(default)]
     pub dirichlet: Vec<DirichletInput>,
+    /// Unilateral contact with obstacles (modal string).
+    #[serde(default)]
+    pub contact: Option<ContactInput>,
     /// Initial displacement and velocity.
     #[serde(default)]
     pub initial: InitialInput,
@@ -91,6 +95,94 @@ pub enum BoxCellKind {
 pub enum ModelInput {
     /// A P1 string under tension on the mesh's two-node line cells.
     String(StringInput),
+    /// An ideal or stiff string in its modal basis (exact modal Moreau–Jean).
+    ModalString(ModalStringInput),
+}
+
+/// A string represented by its sine modes, `ν_j = j c/(2L) sqrt(1 + B j²)`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModalStringInput {
+    /// Length L (m).
+    pub length: f64,
+    /// Tension T (N).
+    pub tension: f64,
+    /// Mass per unit length μ (kg/m).
+    pub density: f64,
+    /// Inharmonicity B (default 0: an ideal string).
+    #[serde(default)]
+    pub inharmonicity: f64,
+    /// Number of modes (≥ 1).
+    pub modes: usize,
+    /// Losses (default none).
+    #[serde(default)]
+    pub damping: DampingInput,
+}
+
+/// Modal losses: `σ_j` in `q̈ + 2σ_j q̇ + ω_j² q = …`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum DampingInput {
+    /// No losses.
+    #[default]
+    None,
+    /// The same σ (1/s) for every mode.
+    Constant(f64),
+    /// `σ_j = (mass + stiffness ω_j²)/2`.
+    Rayleigh {
+        /// Mass-proportional coefficient (1/s).
+        mass: f64,
+        /// Stiffness-proportional coefficient (s).
+        stiffness: f64,
+    },
+    /// One σ per mode.
+    Table(Vec<f64>),
+}
+
+/// Unilateral contact of the string with obstacles: `u(x_c) ≥ h_c` at contact points.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactInput {
+    /// The obstacles.
+    pub obstacles: Vec<ObstacleInput>,
+    /// Restitution coefficient e in [0, 1] of the impact law (default 0).
+    #[serde(default)]
+    pub restitution: f64,
+    /// LCP solver: `lemke` (default) or `pgs`.
+    #[serde(default)]
+    pub solver: LcpSolverKind,
+    /// Tolerance of `pgs` (default 1e-12).
+    #[serde(default = "default_pgs_tolerance")]
+    pub tolerance: f64,
+}
+
+fn default_pgs_tolerance() -> f64 {
+    1e-12
+}
+
+/// LCP solver.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LcpSolverKind {
+    /// Lemke's complementary pivoting (exact).
+    #[default]
+    Lemke,
+    /// Projected Gauss–Seidel (iterative, with `tolerance`).
+    Pgs,
+}
+
+/// Contact points at one height: listed positions, or `uniform` points spread over the string.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObstacleInput {
+    /// Positions along the string, in (0, L).
+    #[serde(default)]
+    pub positions: Option<Vec<f64>>,
+    /// Number of equally spaced points `x_i = i L/(N+1)`, as an alternative to `positions`.
+    #[serde(default)]
+    pub uniform: Option<usize>,
+    /// Height of the obstacle (the string must stay at or above it).
+    pub height: f64,
 }
 
 /// A P1 string (Glowinski–Holmström §3.1).
@@ -225,6 +317,11 @@ pub struct InitialInput {
     /// Initial velocity; default zero.
     #[serde(default)]
     pub velocity: InitialField,
+    /// Modal Moreau–Jean only: start from the backward difference `(q(t0) − q(t0 − Δt))/Δt` of
+    /// the exact free motion, which makes free modes exact at every step (default false: the
+    /// initial velocity itself, which resolves impacts better; see docs/validation.md).
+    #[serde(default)]
+    pub exact_start: bool,
 }
 
 /// A prescribed initial field along the string, as a function of the arc length `s`.
@@ -338,6 +435,8 @@ pub enum SchemeKind {
     Alpha,
     /// The backward-Euler acceleration step of the Serac seed (first order, dissipative).
     BackwardEuler,
+    /// The exact modal Moreau–Jean scheme (modal string, unilateral contact).
+    ModalMoreauJean,
 }
 
 /// What is written.
@@ -353,6 +452,16 @@ pub struct OutputInput {
     /// Compression of the `.vtu` files: `lz4` (default), `zlib` or `none`.
     #[serde(default)]
     pub compression: CompressionKind,
+    /// Points along a modal string at which its shape is drawn (default 200).
+    #[serde(default = "default_samples")]
+    pub samples: usize,
+    /// Positions along the string whose displacement is written every step to `probes.csv`.
+    #[serde(default)]
+    pub probes: Vec<f64>,
+}
+
+fn default_samples() -> usize {
+    200
 }
 
 impl Default for OutputInput {
@@ -361,6 +470,8 @@ impl Default for OutputInput {
             every: 1,
             history_every: 1,
             compression: CompressionKind::default(),
+            samples: default_samples(),
+            probes: Vec::new(),
         }
     }
 }

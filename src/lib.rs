@@ -23,5 +23,6 @@ pub use fem_time as time;
 
 pub mod error;
 pub mod input;
+pub mod modal;
 pub mod run;
 pub mod setup;

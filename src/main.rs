@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use fem::error::FemError;
 use fem::run::{Progress, run, stability};
-use fem::setup::prepare;
+use fem::setup::{Prepared, prepare_any};
 
 const ABOUT: &str =
     "Finite-element structural dynamics: strings, beams, solids, constrained motion.";
@@ -113,13 +113,52 @@ fn base_name(file: &std::path::Path) -> String {
         .unwrap_or_else(|| "fem".into())
 }
 
+fn cmd_run_modal(
+    problem: fem::modal::ModalProblem,
+    file: &std::path::Path,
+    output: Option<&PathBuf>,
+    max_steps: Option<u64>,
+    cli: &Cli,
+) -> Result<(), FemError> {
+    let base = base_name(file);
+    let out_dir = output
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("out").join(&base));
+    let summary = fem::modal::run(problem, &out_dir, &base, progress_mode(cli), max_steps)?;
+    if !cli.quiet {
+        println!(
+            "{} steps in {:.2} s; {} frames in {}; history in {}; max relative change of the scheme's energy {:.2e}",
+            summary.steps,
+            summary.wall_seconds,
+            summary.frames,
+            summary.pvd.display(),
+            summary.history.display(),
+            summary.max_energy_drift
+        );
+    }
+    Ok(())
+}
+
+fn progress_mode(cli: &Cli) -> Progress {
+    if cli.quiet {
+        Progress::Quiet
+    } else if std::io::stderr().is_terminal() {
+        Progress::Bar
+    } else {
+        Progress::Lines
+    }
+}
+
 fn cmd_run(
     file: &std::path::Path,
     output: Option<&PathBuf>,
     max_steps: Option<u64>,
     cli: &Cli,
 ) -> Result<(), FemError> {
-    let problem = prepare(file)?;
+    let problem = match prepare_any(file)? {
+        Prepared::FiniteElement(p) => *p,
+        Prepared::Modal(p) => return cmd_run_modal(*p, file, output, max_steps, cli),
+    };
     if problem.grid.dt_adjusted() {
         log::warn!(
             "time.dt = {} does not divide t_end - t0; using dt = {:e} ({} steps)",
@@ -132,13 +171,7 @@ fn cmd_run(
     let out_dir = output
         .cloned()
         .unwrap_or_else(|| PathBuf::from("out").join(&base));
-    let progress = if cli.quiet {
-        Progress::Quiet
-    } else if std::io::stderr().is_terminal() {
-        Progress::Bar
-    } else {
-        Progress::Lines
-    };
+    let progress = progress_mode(cli);
     let summary = run(problem, &out_dir, &base, progress, max_steps)?;
     if !cli.quiet {
         println!(
@@ -155,7 +188,16 @@ fn cmd_run(
 }
 
 fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
-    let problem = prepare(file)?;
+    let problem = match prepare_any(file)? {
+        Prepared::FiniteElement(p) => *p,
+        Prepared::Modal(p) => {
+            println!("{}: ok", file.display());
+            for line in fem::modal::describe(&p) {
+                println!("{line}");
+            }
+            return Ok(());
+        }
+    };
     let t = &problem.input.time;
     let stability = match stability(&problem)? {
         None => "unconditional (alpha >= 1/4)".to_string(),
@@ -189,6 +231,7 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
         fem::input::SchemeKind::BackwardEuler => {
             "backward-Euler acceleration step (Serac)".to_string()
         }
+        fem::input::SchemeKind::ModalMoreauJean => "exact modal Moreau-Jean".to_string(),
     };
     println!(
         "  time: {scheme}, dt = {:e}, {} steps from {} to {}",

@@ -137,6 +137,13 @@ pub fn run(
             log::info!("backward-Euler acceleration step (Serac seed)");
             Box::new(s)
         }
+        SchemeKind::ModalMoreauJean => {
+            return Err(FemError::Invalid {
+                path,
+                field: "time.scheme".into(),
+                message: "modal_moreau_jean steps model.modal_string only".into(),
+            });
+        }
     };
     log::info!(
         "{} free dofs, dt = {:e}, {} steps",
@@ -267,7 +274,7 @@ impl<'a> FieldWriter<'a> {
 }
 
 /// A progress bar on a terminal, or a plain line every 10 %.
-struct ProgressReport {
+pub(crate) struct ProgressReport {
     mode: Progress,
     bar: Option<indicatif::ProgressBar>,
     n_steps: u64,
@@ -275,7 +282,7 @@ struct ProgressReport {
 }
 
 impl ProgressReport {
-    fn new(mode: Progress, n_steps: u64) -> Self {
+    pub(crate) fn new(mode: Progress, n_steps: u64) -> Self {
         let bar = (mode == Progress::Bar).then(|| {
             let bar = indicatif::ProgressBar::new(n_steps);
             bar.set_style(
@@ -294,7 +301,7 @@ impl ProgressReport {
         }
     }
 
-    fn at(&self, n: u64) {
+    pub(crate) fn at(&self, n: u64) {
         match self.mode {
             Progress::Quiet => {}
             Progress::Bar => {
@@ -316,13 +323,13 @@ impl ProgressReport {
         }
     }
 
-    fn abandon(&self) {
+    pub(crate) fn abandon(&self) {
         if let Some(bar) = &self.bar {
             bar.abandon();
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish();
         }

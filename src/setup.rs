@@ -69,9 +69,35 @@ pub fn load(path: &Path) -> Result<Input, FemError> {
     })
 }
 
+/// A validated input of either kind.
+#[derive(Debug)]
+pub enum Prepared {
+    /// A finite-element model on a mesh.
+    FiniteElement(Box<Problem>),
+    /// A string in its modal basis, with contact.
+    Modal(Box<crate::modal::ModalProblem>),
+}
+
+/// Reads, parses and validates an input file of any model kind.
+pub fn prepare_any(path: &Path) -> Result<Prepared, FemError> {
+    let input = load(path)?;
+    match input.model {
+        ModelInput::ModalString(_) => Ok(Prepared::Modal(Box::new(crate::modal::prepare(
+            path, input,
+        )?))),
+        ModelInput::String(_) => Ok(Prepared::FiniteElement(Box::new(prepare_input(
+            path, input,
+        )?))),
+    }
+}
+
 /// Builds the problem of an input file: parse, validate, mesh, assemble, initial state.
 pub fn prepare(path: &Path) -> Result<Problem, FemError> {
-    let input = load(path)?;
+    prepare_input(path, load(path)?)
+}
+
+/// [`prepare`] for an input already parsed.
+pub fn prepare_input(path: &Path, input: Input) -> Result<Problem, FemError> {
     let invalid = |field: &str, message: String| FemError::Invalid {
         path: path.to_path_buf(),
         field: field.to_string(),
@@ -154,8 +180,43 @@ pub fn prepare(path: &Path) -> Result<Problem, FemError> {
         ));
     }
 
-    let mesh = build_mesh(path, &input.mesh)?;
-    let ModelInput::String(string) = &input.model;
+    let ModelInput::String(string) = &input.model else {
+        return Err(invalid(
+            "model",
+            "expected a finite-element model here (model.string)".into(),
+        ));
+    };
+    let Some(mesh_input) = &input.mesh else {
+        return Err(invalid(
+            "mesh",
+            "a string model needs a mesh: 'file', 'line' or 'box'".into(),
+        ));
+    };
+    if input.contact.is_some() {
+        return Err(invalid(
+            "contact",
+            "contact is available for model.modal_string only".into(),
+        ));
+    }
+    if input.initial.exact_start {
+        return Err(invalid(
+            "initial.exact_start",
+            "applies to model.modal_string only".into(),
+        ));
+    }
+    if !input.output.probes.is_empty() {
+        return Err(invalid(
+            "output.probes",
+            "probes are written for model.modal_string only".into(),
+        ));
+    }
+    if input.time.scheme == crate::input::SchemeKind::ModalMoreauJean {
+        return Err(invalid(
+            "time.scheme",
+            "modal_moreau_jean steps model.modal_string only".into(),
+        ));
+    }
+    let mesh = build_mesh(path, mesh_input)?;
     check_string(path, string)?;
 
     // The string's cells: line2 cells of the region (or of the whole mesh).
