@@ -382,7 +382,10 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
         let dt = self.dt;
         let dt2 = dt * dt;
         let t = self.time();
-        self.system.external_force(t, &mut self.force);
+        let forced = self.system.has_external_force();
+        if forced {
+            self.system.external_force(t, &mut self.force);
+        }
         // rhs = Δt² (f − A x) − Δt C d
         for ((r, f), q) in self.rhs.iter_mut().zip(&self.force).zip(&self.ax) {
             *r = dt2 * (f - q);
@@ -402,11 +405,13 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
         let delta = &self.rhs;
 
         // Balance terms with v^n = (δ + 2 d) / (2Δt).
-        let mut work = 0.0;
-        for ((f, dl), d) in self.force.iter().zip(delta).zip(&self.d) {
-            work += f * (dl + 2.0 * d);
+        if forced {
+            let mut work = 0.0;
+            for ((f, dl), d) in self.force.iter().zip(delta).zip(&self.d) {
+                work += f * (dl + 2.0 * d);
+            }
+            self.energy.external_work += 0.5 * work;
         }
-        self.energy.external_work += 0.5 * work;
         if let Some(c) = self.system.damping() {
             let v: Vec<f64> = delta
                 .iter()

@@ -62,6 +62,10 @@ pub trait LinearSecondOrderSystem {
         let _ = t;
         f.fill(0.0);
     }
+    /// Whether `f(t)` may be non-zero; `false` lets a stepper skip evaluating it.
+    fn has_external_force(&self) -> bool {
+        true
+    }
 }
 
 /// The external force of a [`LinearSystem`]: `f(t, out)` overwrites `out`.
@@ -108,6 +112,9 @@ impl LinearSecondOrderSystem for LinearSystem {
             Some(force) => force(t, f),
             None => f.fill(0.0),
         }
+    }
+    fn has_external_force(&self) -> bool {
+        self.force.is_some()
     }
 }
 
