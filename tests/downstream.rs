@@ -82,6 +82,16 @@ fn a_downstream_nonlinear_system_driven_by_an_expression() {
         let t = stepper.time();
         let g = 0.2 * (3.0 * t).sin();
         let gdot = 0.6 * (3.0 * t).cos();
+        // Against the very central differences the stepper used, enforcement is exact.
+        let fd = Prescribed::new(TimeFunction::expression("0.2*sin(3*t)").expect("valid"));
+        match method {
+            Enforcement::Rate => assert!((stepper.velocity()[0] - fd.rate(t)).abs() <= 1e-12),
+            Enforcement::Full => {
+                assert!((stepper.velocity()[0] - fd.rate(t)).abs() <= 1e-12);
+                assert!((stepper.acceleration()[0] - fd.acceleration(t)).abs() <= 1e-12 * fd.acceleration(t).abs().max(1.0));
+            }
+            Enforcement::Direct => {}
+        }
         match method {
             Enforcement::Direct => assert!((stepper.position()[0] - g).abs() < 1e-12),
             // Rate control holds the velocity exactly (to the central difference of g);
