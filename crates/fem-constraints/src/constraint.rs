@@ -146,9 +146,13 @@ pub trait ConstraintSolver: Debug + Send + Sync {
     /// The default is the generic formula of the module documentation; implementations
     /// with piecewise-quadratic `ψ` override it with closed forms.
     fn discrete_gradient(&self, i: usize, a: f64, b: f64) -> DiscreteGradient {
-        generic_discrete_gradient(|g| self.potential(i, g), |g| self.force(i, g), |g| {
-            self.stiffness(i, g)
-        }, a, b)
+        generic_discrete_gradient(
+            |g| self.potential(i, g),
+            |g| self.force(i, g),
+            |g| self.stiffness(i, g),
+            a,
+            b,
+        )
     }
     /// One multiplier update at the constraint values `g` of the state just solved for
     /// (Hestenes–Powell (10) for the augmented Lagrangian).

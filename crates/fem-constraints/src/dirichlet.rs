@@ -143,6 +143,18 @@ impl DirichletConditions {
     }
 }
 
+impl Signal for crate::function::Prescribed {
+    fn value(&self, t: f64) -> f64 {
+        crate::function::Prescribed::value(self, t)
+    }
+    fn rate(&self, t: f64) -> f64 {
+        crate::function::Prescribed::rate(self, t)
+    }
+    fn acceleration(&self, t: f64) -> f64 {
+        crate::function::Prescribed::acceleration(self, t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,17 +209,5 @@ mod tests {
             set(vec![2], &a, Enforcement::Rate),
         ]);
         assert!(clash.is_err());
-    }
-}
-
-impl Signal for crate::function::Prescribed {
-    fn value(&self, t: f64) -> f64 {
-        crate::function::Prescribed::value(self, t)
-    }
-    fn rate(&self, t: f64) -> f64 {
-        crate::function::Prescribed::rate(self, t)
-    }
-    fn acceleration(&self, t: f64) -> f64 {
-        crate::function::Prescribed::acceleration(self, t)
     }
 }

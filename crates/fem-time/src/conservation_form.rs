@@ -1,0 +1,435 @@
+//! The conservation-form implicit scheme (40) of Glowinski–Holmström for Lagrangian systems
+//! in generalized coordinates, with constraints by penalty or augmented Lagrangian.
+//!
+//! A system `d/dt f_j(q, q̇) + g_j(q, q̇) = Q_j(t)` (39), (41) — `f = ∂T/∂q̇` the generalized
+//! momentum, `g = −∂T/∂q + ∂V/∂q`, `Q` the applied generalized forces — is a
+//! [`ConservationFormSystem`]. Constraints `c(q) = 0` or `c(q) ≤ 0` (a
+//! [`ConstraintFunction`]) add the force `Σ_k ψ_k'(c_k(q)) ∇c_k(q)` of a [`ConstraintSolver`]
+//! to `g`. The scheme (40), with `q^{n±1/2} = (q^{n±1} + q^n)/2`,
+//! `w^{n+1/2} = (q^{n+1} − q^n)/Δt`, `w^{n−1/2} = (q^n − q^{n−1})/Δt`:
+//!
+//! ```text
+//! [f(q^{n+1/2}, w^{n+1/2}) − f(q^{n−1/2}, w^{n−1/2})] / Δt
+//!   + ½ [G(q^{n+1/2}, w^{n+1/2}) + G(q^{n−1/2}, w^{n−1/2})] = Q(t_n),     G = g + constraint force
+//! q^0 = q_0,   q^1 − q^{−1} = 2 Δt q̇_0.
+//! ```
+//!
+//! # As implemented
+//! Multiplied by `Δt`, the residual is solved by [`NewtonSolver`] with a dense
+//! Jacobian by central differences ([`central_difference_jacobian`]; the systems are small).
+//! The `n − 1/2` terms are those of the previous step, kept; the first step (`n = 0`) has
+//! `q^{−1} = y − 2Δt q̇_0` and recomputes them with `y`. The unknown is the increment `z = q^{n+1} − q^n` (so that the velocity `z/Δt` carries no
+//! cancellation), guessed as the previous increment.
+//!
+//! With an iterative solver (the augmented Lagrangian) each step runs Algorithm 1 of §1.4:
+//! solve (40) with the multipliers fixed, update them by (10) with `c(q^{n+1/2})`, repeat
+//! until the constraint residual at `q^{n+1/2}` is at most [`MultiplierSettings::tolerance`]
+//! ("discretized in time in the same way as (40)"). The multipliers of step `n` start those
+//! of step `n + 1`. The penalty method solves once per step.
+//!
+//! # Energy
+//! The reported energy is `T + V` at the half step, `T(q^{n+1/2}, w^{n+1/2}) + V(q^{n+1/2})`
+//! (the paper's Fig. 5 quantity), with the constraint energy `Σ ψ_k(c_k(q^{n+1/2}))` beside it.
+//! Scheme (40) averages the forces rather than taking a discrete gradient, so unlike
+//! (31) it conserves `T + V` only to `O(Δt²)`.
+
+use fem_constraints::{ConstraintFunction, ConstraintSolver};
+use nalgebra::DMatrix;
+
+use crate::newton::{Jacobian, NewtonSolver, NonlinearProblem, central_difference_jacobian};
+use crate::{NewtonSettings, StepError};
+
+/// A Lagrangian system in the conservation form (39): `d/dt f(q, q̇) + g(q, q̇) = Q(t)`.
+pub trait ConservationFormSystem {
+    /// Number of generalized coordinates.
+    fn n_coordinates(&self) -> usize;
+    /// Writes the generalized momentum `f(q, q̇) = ∂T/∂q̇` into `out`.
+    fn momentum(&self, q: &[f64], q_dot: &[f64], out: &mut [f64]);
+    /// Writes `g(q, q̇) = −∂T/∂q + ∂V/∂q` into `out`.
+    fn force(&self, q: &[f64], q_dot: &[f64], out: &mut [f64]);
+    /// Writes the applied generalized forces `Q(t)` into `out` (zero by default).
+    fn applied_force(&self, t: f64, out: &mut [f64]) {
+        let _ = t;
+        out.fill(0.0);
+    }
+    /// Kinetic energy `T(q, q̇)`.
+    fn kinetic_energy(&self, q: &[f64], q_dot: &[f64]) -> f64;
+    /// Potential energy `V(q)`.
+    fn potential_energy(&self, q: &[f64]) -> f64;
+}
+
+/// A constraint function with the solver that enforces it.
+#[derive(Debug)]
+pub struct EnforcedConstraint {
+    /// `c(q)` and its gradient.
+    pub function: Box<dyn ConstraintFunction>,
+    /// Penalty or augmented Lagrangian.
+    pub solver: Box<dyn ConstraintSolver>,
+}
+
+impl EnforcedConstraint {
+    /// `c(q)` into `c`, `∇c` (row-major) into `grad`.
+    fn evaluate(&self, q: &[f64], c: &mut Vec<f64>, grad: &mut Vec<f64>) {
+        let m = self.function.n_constraints();
+        c.resize(m, 0.0);
+        grad.resize(m * q.len(), 0.0);
+        self.function.evaluate(q, c, grad);
+    }
+
+    /// Adds `Σ_k ψ_k'(c_k(q)) ∇c_k(q)` to `out`.
+    fn add_force(&self, q: &[f64], out: &mut [f64]) {
+        let (mut c, mut grad) = (Vec::new(), Vec::new());
+        self.evaluate(q, &mut c, &mut grad);
+        let n = q.len();
+        for k in 0..c.len() {
+            let w = self.solver.force(k, c[k]);
+            for j in 0..n {
+                out[j] += w * grad[k * n + j];
+            }
+        }
+    }
+}
+
+/// Stopping rule of the multiplier iteration (augmented Lagrangian).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultiplierSettings {
+    /// Converged when the constraint residual at `q^{n+1/2}` is at most this.
+    pub tolerance: f64,
+    /// Multiplier updates allowed per step.
+    pub max_iterations: usize,
+}
+
+impl Default for MultiplierSettings {
+    fn default() -> Self {
+        Self {
+            tolerance: 1e-8,
+            max_iterations: 500,
+        }
+    }
+}
+
+/// Why a constrained step failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConstrainedStepError {
+    /// Newton, bad parameters or data.
+    #[error(transparent)]
+    Step(#[from] StepError),
+    /// The multiplier iteration did not reach its tolerance.
+    #[error(
+        "the augmented-Lagrangian multipliers did not converge at step {step}: constraint residual \
+         {residual:e} after {iterations} updates (tolerance {tolerance:e}); raise the iteration limit, \
+         the tolerance or epsilon, or reduce dt"
+    )]
+    MultipliersNotConverged {
+        /// Step being computed (1-based).
+        step: u64,
+        /// Updates done.
+        iterations: usize,
+        /// Constraint residual reached.
+        residual: f64,
+        /// The tolerance.
+        tolerance: f64,
+    },
+}
+
+/// What one step of (40) did and where it ended.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConservationStepReport {
+    /// Step index `n` after the step (`q^n` is the new state).
+    pub step: u64,
+    /// `t_n`.
+    pub t: f64,
+    /// Newton iterations summed over the multiplier iterations.
+    pub newton_iterations: usize,
+    /// Multiplier iterations (1 for the penalty method or without constraints).
+    pub multiplier_iterations: usize,
+    /// `c(q^n)` at the new node.
+    pub constraint: Vec<f64>,
+    /// `c(q^{n−1/2})` at the half step just solved for.
+    pub constraint_half_step: Vec<f64>,
+    /// The multipliers after the step.
+    pub multipliers: Vec<f64>,
+    /// `T + V` at `q^{n−1/2}`, `w^{n−1/2}`.
+    pub energy: f64,
+    /// `Σ ψ_k(c_k(q^{n−1/2}))`.
+    pub constraint_energy: f64,
+}
+
+/// Scheme (40) on a system it owns, with an optional enforced constraint.
+///
+/// Step contract: after construction the state is `q^0` at `t0`; each
+/// [`ConservationFormScheme::step`] computes `q^{n+1}` (the first one by the start of (40)) and
+/// owns the time `t_n = t0 + n Δt`.
+#[derive(Debug)]
+pub struct ConservationFormScheme<S: ConservationFormSystem> {
+    system: S,
+    constraint: Option<EnforcedConstraint>,
+    dt: f64,
+    t0: f64,
+    step: u64,
+    q: Vec<f64>,
+    /// `d^n = q^n − q^{n−1}`.
+    d: Vec<f64>,
+    /// `q̇_0`, until the first step is taken.
+    start_velocity: Option<Vec<f64>>,
+    /// `f` and `g` (without the constraint force) at `n − 1/2`.
+    prev_momentum: Vec<f64>,
+    prev_force: Vec<f64>,
+    newton: NewtonSolver,
+    multiplier: MultiplierSettings,
+}
+
+/// The residual of (40) times `Δt` in `y = q^{n+1}`.
+struct Equation<'a, S: ConservationFormSystem> {
+    system: &'a S,
+    constraint: Option<&'a EnforcedConstraint>,
+    dt: f64,
+    q: &'a [f64],
+    start_velocity: Option<&'a [f64]>,
+    /// `q^n − q^{n−1}` (unused at the start).
+    d: &'a [f64],
+    prev_momentum: &'a [f64],
+    prev_force: &'a [f64],
+    applied: &'a [f64],
+}
+
+impl<S: ConservationFormSystem> Equation<'_, S> {
+    /// `f` and `G` at the half step `q + z/2` with velocity `z/Δt` (increments kept exact:
+    /// forming `q^{n+1} − q^n` from positions would lose `|q| ε_mach / Δt` in the velocity).
+    fn half_step(&self, z: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let n = z.len();
+        let mid: Vec<f64> = (0..n).map(|i| self.q[i] + 0.5 * z[i]).collect();
+        let w: Vec<f64> = z.iter().map(|z| z / self.dt).collect();
+        let mut p = vec![0.0; n];
+        let mut g = vec![0.0; n];
+        self.system.momentum(&mid, &w, &mut p);
+        self.system.force(&mid, &w, &mut g);
+        if let Some(c) = self.constraint {
+            c.add_force(&mid, &mut g);
+        }
+        (p, g)
+    }
+
+    /// The residual for the increment `z = q^{n+1} − q^n`.
+    fn eval(&self, z: &[f64], r: &mut [f64]) {
+        let n = z.len();
+        let (pp, gp) = self.half_step(z);
+        let (pm, gm) = match self.start_velocity {
+            Some(v0) => {
+                // q^{−1} = q^1 − 2Δt q̇_0: q^{−1/2} = q^0 + (z − 2Δt q̇_0)/2 and
+                // w^{−1/2} = (q^0 − q^{−1})/Δt = (2Δt q̇_0 − z)/Δt.
+                let mid: Vec<f64> = (0..n)
+                    .map(|i| self.q[i] + 0.5 * (z[i] - 2.0 * self.dt * v0[i]))
+                    .collect();
+                let w: Vec<f64> = (0..n).map(|i| 2.0 * v0[i] - z[i] / self.dt).collect();
+                let mut p = vec![0.0; n];
+                let mut g = vec![0.0; n];
+                self.system.momentum(&mid, &w, &mut p);
+                self.system.force(&mid, &w, &mut g);
+                if let Some(c) = self.constraint {
+                    c.add_force(&mid, &mut g);
+                }
+                (p, g)
+            }
+            None => {
+                // The system's terms at n − 1/2 are kept from the previous step; the
+                // constraint force is re-evaluated with the current multipliers.
+                let mut g = self.prev_force.to_vec();
+                if let Some(c) = self.constraint {
+                    let mid: Vec<f64> = (0..n).map(|i| self.q[i] - 0.5 * self.d[i]).collect();
+                    c.add_force(&mid, &mut g);
+                }
+                (self.prev_momentum.to_vec(), g)
+            }
+        };
+        for i in 0..n {
+            r[i] = pp[i] - pm[i] + 0.5 * self.dt * (gp[i] + gm[i]) - self.dt * self.applied[i];
+        }
+    }
+}
+
+impl<S: ConservationFormSystem> NonlinearProblem for Equation<'_, S> {
+    fn n_unknowns(&self) -> usize {
+        self.q.len()
+    }
+    fn residual(&mut self, y: &[f64], r: &mut [f64]) {
+        self.eval(y, r);
+    }
+    fn jacobian(&mut self, y: &[f64]) -> Jacobian {
+        let j: DMatrix<f64> = central_difference_jacobian(y.len(), y, |y, r| self.eval(y, r));
+        Jacobian::Dense(j)
+    }
+}
+
+impl<S: ConservationFormSystem> ConservationFormScheme<S> {
+    /// The scheme from `q(t0) = q0`, `q̇(t0) = v0` with step `dt`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        system: S,
+        constraint: Option<EnforcedConstraint>,
+        dt: f64,
+        t0: f64,
+        q0: &[f64],
+        v0: &[f64],
+        newton: NewtonSettings,
+        multiplier: MultiplierSettings,
+    ) -> Result<Self, StepError> {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(StepError::InvalidParameter {
+                name: "dt",
+                value: dt,
+                expected: "a positive finite time step",
+            });
+        }
+        let n = system.n_coordinates();
+        for (what, v) in [("position", q0), ("velocity", v0)] {
+            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
+                return Err(StepError::BadInitialData {
+                    what,
+                    found: v.len(),
+                    expected: n,
+                });
+            }
+        }
+        if let Some(c) = &constraint
+            && (c.function.n_dofs() != n || c.function.n_constraints() != c.solver.n_constraints())
+        {
+            return Err(StepError::BadInitialData {
+                what: "constraint",
+                found: c.function.n_dofs(),
+                expected: n,
+            });
+        }
+        Ok(Self {
+            system,
+            constraint,
+            dt,
+            t0,
+            step: 0,
+            q: q0.to_vec(),
+            d: v0.iter().map(|v| dt * v).collect(),
+            start_velocity: Some(v0.to_vec()),
+            prev_momentum: vec![0.0; n],
+            prev_force: vec![0.0; n],
+            newton: NewtonSolver::new(newton),
+            multiplier,
+        })
+    }
+
+    /// Computes `q^{n+1}`.
+    pub fn step(&mut self) -> Result<ConservationStepReport, ConstrainedStepError> {
+        let n = self.q.len();
+        let dt = self.dt;
+        let t = self.time();
+        let mut applied = vec![0.0; n];
+        self.system.applied_force(t, &mut applied);
+        let mut z = self.d.clone();
+        let iterative = self
+            .constraint
+            .as_ref()
+            .is_some_and(|c| c.solver.is_iterative());
+        let mut report = ConservationStepReport {
+            step: self.step + 1,
+            t: t + dt,
+            ..Default::default()
+        };
+        let (mut c, mut grad) = (Vec::new(), Vec::new());
+        loop {
+            report.multiplier_iterations += 1;
+            let eq = Equation {
+                system: &self.system,
+                constraint: self.constraint.as_ref(),
+                dt,
+                q: &self.q,
+                start_velocity: self.start_velocity.as_deref(),
+                d: &self.d,
+                prev_momentum: &self.prev_momentum,
+                prev_force: &self.prev_force,
+                applied: &applied,
+            };
+            let scale = {
+                let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                let mut r0 = vec![0.0; n];
+                eq.eval(&vec![0.0; n], &mut r0);
+                inf(&self.prev_momentum) + dt * (inf(&self.prev_force) + inf(&applied)) + inf(&r0)
+            };
+            let mut eq = eq;
+            let newton = self.newton.solve(&mut eq, &mut z, scale, self.step + 1)?;
+            report.newton_iterations += newton.iterations;
+            let Some(constraint) = self.constraint.as_mut() else {
+                break;
+            };
+            let mid: Vec<f64> = (0..n).map(|i| self.q[i] + 0.5 * z[i]).collect();
+            constraint.evaluate(&mid, &mut c, &mut grad);
+            let update = constraint.solver.update_multipliers(&c);
+            if !iterative || update.residual <= self.multiplier.tolerance {
+                break;
+            }
+            if report.multiplier_iterations >= self.multiplier.max_iterations {
+                return Err(ConstrainedStepError::MultipliersNotConverged {
+                    step: self.step + 1,
+                    iterations: report.multiplier_iterations,
+                    residual: update.residual,
+                    tolerance: self.multiplier.tolerance,
+                });
+            }
+        }
+        // The system's n + 1/2 terms become the n − 1/2 terms of the next step.
+        let mid: Vec<f64> = (0..n).map(|i| self.q[i] + 0.5 * z[i]).collect();
+        let w: Vec<f64> = z.iter().map(|z| z / dt).collect();
+        let y: Vec<f64> = (0..n).map(|i| self.q[i] + z[i]).collect();
+        self.system.momentum(&mid, &w, &mut self.prev_momentum);
+        self.system.force(&mid, &w, &mut self.prev_force);
+        if let Some(constraint) = &self.constraint {
+            constraint.evaluate(&mid, &mut c, &mut grad);
+            report.constraint_half_step = c.clone();
+            report.constraint_energy = 0.0;
+            report.constraint_energy = constraint.solver.energy(&c);
+            report.multipliers = constraint.solver.multipliers().to_vec();
+            constraint.evaluate(&y, &mut c, &mut grad);
+            report.constraint = c.clone();
+        }
+        report.energy = self.system.kinetic_energy(&mid, &w) + self.system.potential_energy(&mid);
+        if y.iter().any(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                step: self.step + 1,
+                t: t + dt,
+            }
+            .into());
+        }
+        self.q = y;
+        self.d = z;
+        self.start_velocity = None;
+        self.step += 1;
+        Ok(report)
+    }
+
+    /// `q^n`.
+    pub fn position(&self) -> &[f64] {
+        &self.q
+    }
+    /// `(q^n − q^{n−1}) / Δt` (after construction: `q̇_0`).
+    pub fn velocity(&self) -> Vec<f64> {
+        self.d.iter().map(|d| d / self.dt).collect()
+    }
+    /// `t_n`.
+    pub fn time(&self) -> f64 {
+        self.t0 + self.step as f64 * self.dt
+    }
+    /// The time step `Δt`.
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+    /// Step index `n`.
+    pub fn step_index(&self) -> u64 {
+        self.step
+    }
+    /// The system.
+    pub fn system(&self) -> &S {
+        &self.system
+    }
+    /// The enforced constraint, if any.
+    pub fn constraint(&self) -> Option<&EnforcedConstraint> {
+        self.constraint.as_ref()
+    }
+}
