@@ -8,8 +8,11 @@
 //! |---|---|
 //! | [`quadrature`] | Gauss–Legendre rules on the reference interval |
 //! | [`string`] | the P1 string element (Glowinski–Holmström §3.1, eq. (52)–(55)) |
+//! | [`hermite`] | the Hermite cubic beam element (Glowinski–Holmström §4.3) |
 
+pub mod hermite;
 pub mod quadrature;
 pub mod string;
 
+pub use hermite::HermiteCubic;
 pub use string::{P1String, StringMaterial};

@@ -1,0 +1,709 @@
+//! The dynamic problem (88): the augmented-Lagrangian scheme (97) and the time-discretized
+//! penalty scheme (93), both three-level alpha schemes started by (94).
+//!
+//! # Step contract
+//! A stepper owns `x^{n−1}`, `x^n`, the step index `n` and `t_n = n Δt` (start time 0).
+//! [`AugmentedLagrangianStepper::step`] reads them, computes `x^{n+1}` at `t_{n+1}` (ends
+//! prescribed at `t_{n+1}`), shifts the history and returns a [`StepReport`] for the new level.
+//!
+//! # Start (94)
+//! `x^{−1} = x^1 − 2Δt ẋ₀`. Substituted into the scheme at `n = 0` and halved, the first step
+//! has the *same* matrix as every other step, with the right-hand side
+//! `b⁰ = ½f + M(x⁰ + Δt ẋ₀)/Δt² − ½A((1−2α)x⁰ − 2αΔt ẋ₀)` and constraint forces halved;
+//! so the augmented-Lagrangian run factors its matrix exactly once.
+
+use faer::MatMut;
+use faer::linalg::solvers::Solve;
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use fem_assembly::CsrMatrix;
+
+use crate::error::BeamError;
+use crate::model::{BeamModel, BeamState, DIM, dot, norm};
+use crate::statics::check_state;
+use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
+
+/// Time-step parameters shared by both schemes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeSettings {
+    /// Time step `Δt` (s), > 0.
+    pub dt: f64,
+    /// The alpha of the scheme, `0 < α ≤ 1/2`; `1/4` (the paper's) makes the linear part
+    /// unconditionally stable and energy conserving.
+    pub alpha: f64,
+}
+
+impl TimeSettings {
+    /// `α = 1/4` with the given `Δt`.
+    pub fn energy_conserving(dt: f64) -> Self {
+        Self { dt, alpha: 0.25 }
+    }
+
+    fn check(&self) -> Result<(), BeamError> {
+        if !(self.dt > 0.0 && self.dt.is_finite()) {
+            return Err(BeamError::InvalidParameter {
+                name: "dt",
+                value: self.dt,
+                expected: "a positive finite time step",
+            });
+        }
+        if !(self.alpha > 0.0 && self.alpha <= 0.5) {
+            return Err(BeamError::InvalidParameter {
+                name: "alpha",
+                value: self.alpha,
+                expected: "0 < alpha <= 1/2",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What one dynamic step did, for the new level `t_{n+1}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// The new step index `n + 1`.
+    pub step: u64,
+    /// Its time `t_{n+1}`.
+    pub time: f64,
+    /// Uzawa or Newton iterations.
+    pub iterations: usize,
+    /// Uzawa: `‖x' − p‖_{L²}/√L`; penalty: the final Newton residual (max norm, N).
+    pub residual: f64,
+    /// Uzawa: relative change of the multiplier in the last iteration; penalty: 0.
+    pub multiplier_change: f64,
+    /// `max_j ||x'(s_j)| − 1|` over the constraint points at `t_{n+1}`.
+    pub max_stretch_error: f64,
+    /// The scheme's discrete energy `E^{n+1/2}` (kinetic with `M_α`, bending and load
+    /// potential at the midpoint, penalty energy at the midpoint for the penalty scheme).
+    pub energy: f64,
+    /// Kinetic part `½ vᵀMv`, `v = (x^{n+1} − x^n)/Δt`.
+    pub kinetic_energy: f64,
+    /// Largest nodal speed `|v|` (m/s).
+    pub max_speed: f64,
+}
+
+/// The history shared by both schemes.
+#[derive(Debug)]
+struct History {
+    model: BeamModel,
+    time: TimeSettings,
+    /// `A₀ = M/Δt² + α EI K` (per component, all scalar dofs).
+    a0: CsrMatrix<f64>,
+    x_prev: Vec<f64>,
+    x: Vec<f64>,
+    v0: Vec<f64>,
+    step: u64,
+    last: StepReport,
+}
+
+impl History {
+    fn new(
+        model: BeamModel,
+        x0: &BeamState,
+        v0: Option<&BeamState>,
+        time: TimeSettings,
+    ) -> Result<Self, BeamError> {
+        time.check()?;
+        check_state(&model, x0)?;
+        let x = x0.to_columns();
+        let v0 = match v0 {
+            Some(v) => {
+                check_state(&model, v)?;
+                v.to_columns()
+            }
+            None => vec![0.0; x.len()],
+        };
+        let dt2 = time.dt * time.dt;
+        let a0 = fem_assembly::sparse::linear_combination(
+            &[(1.0 / dt2, model.mass()), (time.alpha, model.bending())],
+            None,
+        );
+        let mut h = Self {
+            model,
+            time,
+            a0,
+            x_prev: x.clone(),
+            x,
+            v0,
+            step: 0,
+            last: StepReport::default(),
+        };
+        let e0 = h.model.bending_energy(&h.x)
+            + h.model.load_potential(&h.x)
+            + h.model.kinetic_energy(&h.v0);
+        h.last.energy = e0;
+        h.last.kinetic_energy = h.model.kinetic_energy(&h.v0);
+        h.last.max_stretch_error = h.stretch_error(&h.x.clone());
+        Ok(h)
+    }
+
+    /// Right-hand side `b` of `A₀ x^{n+1} + s·(constraint forces) = b`, the predictor, and `s`.
+    fn base(&self) -> (Vec<f64>, Vec<f64>, f64) {
+        let (dt, alpha) = (self.time.dt, self.time.alpha);
+        let n_s = self.model.n_scalar();
+        let f = self.model.load();
+        let (m, k) = (self.model.mass(), self.model.bending());
+        let mut b = vec![0.0; DIM * n_s];
+        let mut guess = vec![0.0; DIM * n_s];
+        let first = self.step == 0;
+        let half = if first { 0.5 } else { 1.0 };
+        let mut u = vec![0.0; n_s];
+        let mut w = vec![0.0; n_s];
+        for c in 0..DIM {
+            let r = c * n_s..(c + 1) * n_s;
+            let (x, xp, v) = (
+                &self.x[r.clone()],
+                &self.x_prev[r.clone()],
+                &self.v0[r.clone()],
+            );
+            if first {
+                for i in 0..n_s {
+                    u[i] = x[i] + dt * v[i];
+                    w[i] = (1.0 - 2.0 * alpha) * x[i] - 2.0 * alpha * dt * v[i];
+                }
+            } else {
+                for i in 0..n_s {
+                    u[i] = 2.0 * x[i] - xp[i];
+                    w[i] = (1.0 - 2.0 * alpha) * x[i] + alpha * xp[i];
+                }
+            }
+            guess[r.clone()].copy_from_slice(&u);
+            let bc = &mut b[r.clone()];
+            fem_assembly::sparse::mul_add(0.0, bc, 1.0 / (dt * dt), m, &u);
+            fem_assembly::sparse::mul_add(1.0, bc, -half, k, &w);
+            for (bi, fi) in bc.iter_mut().zip(&f[r]) {
+                *bi += half * fi;
+            }
+        }
+        (b, guess, half)
+    }
+
+    fn stretch_error(&self, x: &[f64]) -> f64 {
+        let mut d = vec![[0.0; 3]; self.model.n_points()];
+        self.model.tangents_at_points(x, &mut d);
+        d.iter().map(|v| (norm(*v) - 1.0).abs()).fold(0.0, f64::max)
+    }
+
+    /// Discrete energy at `n + 1/2` without a penalty term, kinetic part, max speed.
+    fn energy(&self, x_new: &[f64]) -> (f64, f64, f64) {
+        let (dt, alpha) = (self.time.dt, self.time.alpha);
+        let v: Vec<f64> = x_new
+            .iter()
+            .zip(&self.x)
+            .map(|(a, b)| (a - b) / dt)
+            .collect();
+        let mid: Vec<f64> = x_new
+            .iter()
+            .zip(&self.x)
+            .map(|(a, b)| 0.5 * (a + b))
+            .collect();
+        let kin = self.model.kinetic_energy(&v);
+        let e = kin
+            + dt * dt * (alpha - 0.25) * self.model.bending_energy(&v)
+            + self.model.bending_energy(&mid)
+            + self.model.load_potential(&mid);
+        let n_s = self.model.n_scalar();
+        let max_speed = (0..self.model.n_nodes())
+            .map(|i| norm(std::array::from_fn(|c| v[c * n_s + 2 * i])))
+            .fold(0.0, f64::max);
+        (e, kin, max_speed)
+    }
+
+    fn advance(
+        &mut self,
+        x_new: Vec<f64>,
+        mut report: StepReport,
+    ) -> Result<StepReport, BeamError> {
+        if x_new.iter().any(|v| !v.is_finite()) {
+            return Err(BeamError::NonFinite {
+                step: self.step + 1,
+            });
+        }
+        report.step = self.step + 1;
+        report.time = (self.step + 1) as f64 * self.time.dt;
+        report.max_stretch_error = self.stretch_error(&x_new);
+        self.x_prev = std::mem::replace(&mut self.x, x_new);
+        self.step += 1;
+        self.last = report;
+        Ok(report)
+    }
+}
+
+macro_rules! history_accessors {
+    () => {
+        /// The model.
+        pub fn model(&self) -> &BeamModel {
+            &self.h.model
+        }
+        /// Step index `n` of the current level.
+        pub fn step_index(&self) -> u64 {
+            self.h.step
+        }
+        /// Time `t_n = n Δt` of the current level.
+        pub fn time(&self) -> f64 {
+            self.h.step as f64 * self.h.time.dt
+        }
+        /// The time settings.
+        pub fn time_settings(&self) -> TimeSettings {
+            self.h.time
+        }
+        /// Node positions and tangents at the current level.
+        pub fn state(&self) -> BeamState {
+            BeamState::from_columns(&self.h.x)
+        }
+        /// The current level in the model's column-major layout.
+        pub fn columns(&self) -> &[f64] {
+            &self.h.x
+        }
+        /// The report of the last step (step 0: the initial energy `E₀`).
+        pub fn last_report(&self) -> StepReport {
+            self.h.last
+        }
+        /// `|x'|` at every constraint point of the current level.
+        pub fn stretches(&self) -> Vec<f64> {
+            let mut d = vec![[0.0; 3]; self.h.model.n_points()];
+            self.h.model.tangents_at_points(&self.h.x, &mut d);
+            d.iter().map(|v| norm(*v)).collect()
+        }
+    };
+}
+
+/// The augmented-Lagrangian scheme (97) with the start (94), every step solved by the Uzawa
+/// loop of [`crate::uzawa`] with the constant matrix `ρM/Δt² + α EI K + r K_r`, factored once
+/// per run, warm-started from the previous step's `p` and multiplier.
+///
+/// The constraint holds at `x^{n+1}` only; the constraint force therefore does work and the
+/// discrete energy is *not* conserved: it decays at first order in `Δt`
+/// (`docs/theory/inextensible_beam.md`).
+#[derive(Debug)]
+pub struct AugmentedLagrangianStepper {
+    h: History,
+    uzawa: UzawaSettings,
+    solver: UzawaSolver,
+    p: Vec<[f64; 3]>,
+    lambda: Vec<[f64; 3]>,
+    uzawa_report: UzawaReport,
+}
+
+impl AugmentedLagrangianStepper {
+    /// Starts at `t = 0` from `x0` (which should satisfy `|x'| = 1`, e.g. a static solution)
+    /// with initial velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`) and
+    /// optional initial multipliers (for example [`crate::StaticSolution::multipliers`]).
+    pub fn new(
+        model: BeamModel,
+        x0: &BeamState,
+        v0: Option<&BeamState>,
+        multipliers: Option<&[[f64; 3]]>,
+        time: TimeSettings,
+        uzawa: UzawaSettings,
+    ) -> Result<Self, BeamError> {
+        uzawa.check()?;
+        let h = History::new(model, x0, v0, time)?;
+        let solver = UzawaSolver::new(&h.model, &h.a0, uzawa.augmentation)?;
+        let n_p = h.model.n_points();
+        let mut p = vec![[0.0; 3]; n_p];
+        h.model.tangents_at_points(&h.x, &mut p);
+        let lambda = match multipliers {
+            Some(m) if m.len() == n_p => m.to_vec(),
+            Some(m) => {
+                return Err(BeamError::BadState {
+                    what: "initial multipliers",
+                    found: m.len(),
+                    expected: n_p,
+                });
+            }
+            None => vec![[0.0; 3]; n_p],
+        };
+        Ok(Self {
+            h,
+            uzawa,
+            solver,
+            p,
+            lambda,
+            uzawa_report: UzawaReport::default(),
+        })
+    }
+
+    history_accessors!();
+
+    /// Advances one step (see the module's step contract).
+    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+        let (b, mut x_new, half) = self.h.base();
+        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        self.h.model.apply_prescribed(t_new, &mut x_new);
+        let mut lambda: Vec<[f64; 3]> = self.lambda.iter().map(|l| l.map(|e| e * half)).collect();
+        let mut p = self.p.clone();
+        let (report, converged) = self.solver.solve(
+            &self.h.model,
+            &b,
+            &mut x_new,
+            &mut p,
+            &mut lambda,
+            &self.uzawa,
+        );
+        self.uzawa_report = report;
+        if !converged {
+            return Err(BeamError::UzawaNotConverged {
+                step: self.h.step + 1,
+                iterations: report.iterations,
+                constraint_residual: report.constraint_residual,
+                change: report.multiplier_change.max(report.tangent_change),
+            });
+        }
+        self.lambda = lambda.iter().map(|l| l.map(|e| e / half)).collect();
+        self.p = p;
+        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
+        self.h.advance(
+            x_new,
+            StepReport {
+                iterations: report.iterations,
+                residual: report.constraint_residual,
+                multiplier_change: report.multiplier_change,
+                energy,
+                kinetic_energy,
+                max_speed,
+                ..StepReport::default()
+            },
+        )
+    }
+
+    /// The multipliers `λ_j = T_j p_j` at the constraint points of the current level (N).
+    pub fn multipliers(&self) -> &[[f64; 3]] {
+        &self.lambda
+    }
+
+    /// The projected unit tangents `p_j` of the current level.
+    pub fn projected_tangents(&self) -> &[[f64; 3]] {
+        &self.p
+    }
+
+    /// Tension `T_j = λ_j · p_j` at each constraint point (N).
+    pub fn tensions(&self) -> Vec<f64> {
+        self.lambda
+            .iter()
+            .zip(&self.p)
+            .map(|(l, p)| dot(*l, *p))
+            .collect()
+    }
+
+    /// The full Uzawa report of the last step.
+    pub fn uzawa_report(&self) -> UzawaReport {
+        self.uzawa_report
+    }
+
+    /// Numeric factorizations in this run (1).
+    pub fn factorization_count(&self) -> usize {
+        self.solver.factorization_count()
+    }
+
+    /// The Uzawa solver (for timing its three-right-hand-side solve).
+    pub fn solver(&self) -> &UzawaSolver {
+        &self.solver
+    }
+}
+
+/// Parameters of the time-discretized penalty scheme (93).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PenaltySettings {
+    /// Penalty parameter `ε` of `H_ε(w) = w²/(2ε)` (the paper's `1.5e-4`), > 0. The penalty
+    /// energy is `∫ ρ H_ε(|x'|² − 1) ds` (76), integrated at the constraint points.
+    pub epsilon: f64,
+    /// Newton iteration limit.
+    pub max_iterations: usize,
+    /// Newton stops when the update `‖Δx‖_∞ ≤ tolerance · max(1, ‖x‖_∞)`.
+    pub tolerance: f64,
+    /// Direction of the discrete penalty force.
+    pub form: PenaltyForm,
+}
+
+/// The discrete penalty force at a constraint point; both satisfy `g·(x^{n+1} − x^{n−1})' =
+/// 2ρ [H(w^{n+1/2}) − H(w^{n−1/2})]`, so both conserve the discrete energy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PenaltyForm {
+    /// `g = ρ H'(w̄) (x^{n+1} + 2x^n + x^{n−1})'/2`, `w̄ = (w^{n+1/2} + w^{n−1/2})/2`: no
+    /// denominator (`H` is quadratic, so `ΔH = H'(w̄) Δw` and `Δw = (x^{n+1}−x^{n−1})'·(x^{n+1}+2x^n+x^{n−1})'/4`).
+    Midpoint,
+    /// The paper's (93) as printed (with the factor 2 of (30)):
+    /// `g = 2ρ ΔH (x^{n+1}+x^{n−1})' / [(x^{n+1}+x^{n−1})'·(x^{n+1}−x^{n−1})']`. Its denominator
+    /// vanishes for a rotation without stretch (a 0/0 in exact arithmetic, round-off in
+    /// practice); below `1e-8` relative the limit along `(x^{n+1}+x^{n−1})'` is used.
+    Paper,
+}
+
+impl PenaltySettings {
+    /// `ε` with the [`PenaltyForm::Midpoint`] force, 30 Newton iterations and a relative
+    /// tolerance of `1e-10`.
+    pub fn new(epsilon: f64) -> Self {
+        Self {
+            epsilon,
+            max_iterations: 30,
+            tolerance: 1e-10,
+            form: PenaltyForm::Midpoint,
+        }
+    }
+}
+
+/// The time-discretized penalty scheme (93) with the start (94), solved by Newton's method
+/// (its own, with faer's sparse LU on the coupled three-component tangent, which is not
+/// symmetric).
+///
+/// At each constraint point the penalty force `g` (see [`PenaltyForm`]) satisfies
+/// `g·(x^{n+1} − x^{n−1})' = 2ρ [H(w^{n+1/2}) − H(w^{n−1/2})]`, `w^{n±1/2} = |x'^{n±1/2}|² − 1`:
+/// the paper's (93) with the factor 2 of (30) and (89), so that the discrete energy (with
+/// `ρ ∫ H(w^{n+1/2})`) is conserved exactly at `α = 1/4` and fixed ends.
+#[derive(Debug)]
+pub struct PenaltyStepper {
+    h: History,
+    settings: PenaltySettings,
+    free_of: Vec<usize>,
+    free: Vec<usize>,
+}
+
+impl PenaltyStepper {
+    /// Starts at `t = 0` from `x0` with initial velocity `v0` (zero if `None`).
+    pub fn new(
+        model: BeamModel,
+        x0: &BeamState,
+        v0: Option<&BeamState>,
+        time: TimeSettings,
+        settings: PenaltySettings,
+    ) -> Result<Self, BeamError> {
+        if !(settings.epsilon > 0.0 && settings.epsilon.is_finite()) {
+            return Err(BeamError::InvalidParameter {
+                name: "epsilon",
+                value: settings.epsilon,
+                expected: "a positive finite penalty parameter",
+            });
+        }
+        let h = History::new(model, x0, v0, time)?;
+        let n_s = h.model.n_scalar();
+        let mut free_of = vec![usize::MAX; n_s];
+        let mut free = Vec::new();
+        for k in 0..n_s {
+            if !h.model.is_fixed(k) {
+                free_of[k] = free.len();
+                free.push(k);
+            }
+        }
+        Ok(Self {
+            h,
+            settings,
+            free_of,
+            free,
+        })
+    }
+
+    history_accessors!();
+
+    /// Penalty force at one point and its 3×3 Jacobian (central differences).
+    fn point_force(
+        &self,
+        p: [f64; 3],
+        p0: [f64; 3],
+        pm_of: &dyn Fn([f64; 3]) -> [f64; 3],
+    ) -> [f64; 3] {
+        let (rho, eps) = (self.h.model.parameters().density, self.settings.epsilon);
+        let pm = pm_of(p);
+        let a: [f64; 3] = std::array::from_fn(|c| 0.5 * (p[c] + p0[c]));
+        let bm: [f64; 3] = std::array::from_fn(|c| 0.5 * (p0[c] + pm[c]));
+        let (wp, wm) = (dot(a, a) - 1.0, dot(bm, bm) - 1.0);
+        // w+ − w− = d·s/4 with d = p − pm, s = p + 2p0 + pm.
+        let s: [f64; 3] = std::array::from_fn(|c| p[c] + 2.0 * p0[c] + pm[c]);
+        match self.settings.form {
+            PenaltyForm::Midpoint => {
+                // g = ρ H'(w̄) s / 2, H'(w̄) = (w+ + w−)/(2ε): g·d = 2ρ ΔH exactly.
+                let coef = rho * (wp + wm) / (4.0 * eps);
+                s.map(|e| coef * e)
+            }
+            PenaltyForm::Paper => {
+                let d: [f64; 3] = std::array::from_fn(|c| p[c] - pm[c]);
+                let sp: [f64; 3] = std::array::from_fn(|c| p[c] + pm[c]);
+                let den = dot(d, sp);
+                // c = 2ρ ΔH/den = (ρ/ε)(w+ + w−) q, q = (d·s)/(4 den).
+                let q = if den.abs() > 1e-8 * norm(d) * norm(sp) && norm(d) > 0.0 {
+                    dot(d, s) / (4.0 * den)
+                } else {
+                    dot(sp, s) / (4.0 * dot(sp, sp)).max(f64::MIN_POSITIVE)
+                };
+                let coef = rho / eps * (wp + wm) * q;
+                sp.map(|e| coef * e)
+            }
+        }
+    }
+
+    /// Penalty energy `ρ Σ_j w_j H(|x̄'_j|² − 1)` of the midpoint configuration.
+    fn penalty_energy(&self, mid: &[f64]) -> f64 {
+        let (rho, eps) = (self.h.model.parameters().density, self.settings.epsilon);
+        let mut d = vec![[0.0; 3]; self.h.model.n_points()];
+        self.h.model.tangents_at_points(mid, &mut d);
+        d.iter()
+            .zip(self.h.model.point_weights())
+            .map(|(v, w)| {
+                let wv = dot(*v, *v) - 1.0;
+                w * rho * wv * wv / (2.0 * eps)
+            })
+            .sum()
+    }
+
+    /// Advances one step by Newton's method (see the module's step contract).
+    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+        let (b, mut x, half) = self.h.base();
+        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let model = &self.h.model;
+        model.apply_prescribed(t_new, &mut x);
+        let n_s = model.n_scalar();
+        let n_f = self.free.len();
+        let n_p = model.n_points();
+        let dt = self.h.time.dt;
+        let first = self.h.step == 0;
+        let mut p0 = vec![[0.0; 3]; n_p];
+        model.tangents_at_points(&self.h.x, &mut p0);
+        let mut pm_known = vec![[0.0; 3]; n_p];
+        if first {
+            model.tangents_at_points(&self.h.v0, &mut pm_known); // u_j = ẋ₀'
+        } else {
+            model.tangents_at_points(&self.h.x_prev, &mut pm_known);
+        }
+        let weights = model.point_weights().to_vec();
+        let mut p = vec![[0.0; 3]; n_p];
+        let mut forces = vec![[0.0; 3]; n_p];
+        let mut jac = vec![[[0.0; 3]; 3]; n_p];
+        let mut residual = vec![0.0; DIM * n_s];
+        let mut iterations = 0;
+        let mut last_res: f64;
+        let scale_x = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        loop {
+            iterations += 1;
+            model.tangents_at_points(&x, &mut p);
+            for j in 0..n_p {
+                let u = pm_known[j];
+                let pm_of = |q: [f64; 3]| -> [f64; 3] {
+                    if first {
+                        std::array::from_fn(|c| q[c] - 2.0 * dt * u[c])
+                    } else {
+                        u
+                    }
+                };
+                forces[j] = self.point_force(p[j], p0[j], &pm_of).map(|e| e * half);
+                for k in 0..3 {
+                    let hstep = 1e-7 * norm(p[j]).max(1.0);
+                    let (mut up, mut dn) = (p[j], p[j]);
+                    up[k] += hstep;
+                    dn[k] -= hstep;
+                    let fu = self.point_force(up, p0[j], &pm_of);
+                    let fd = self.point_force(dn, p0[j], &pm_of);
+                    for c in 0..3 {
+                        jac[j][c][k] = half * (fu[c] - fd[c]) / (2.0 * hstep);
+                    }
+                }
+            }
+            // Residual R = A₀x − b + P(x) on all dofs.
+            for c in 0..DIM {
+                let r = c * n_s..(c + 1) * n_s;
+                let rc = &mut residual[r.clone()];
+                fem_assembly::sparse::mul_add(0.0, rc, 1.0, &self.h.a0, &x[r.clone()]);
+                for (ri, bi) in rc.iter_mut().zip(&b[r]) {
+                    *ri -= bi;
+                }
+            }
+            model.add_point_forces(&forces, &mut residual);
+            let mut rhs = vec![0.0; DIM * n_f];
+            for c in 0..DIM {
+                for (i, &k) in self.free.iter().enumerate() {
+                    rhs[c * n_f + i] = -residual[c * n_s + k];
+                }
+            }
+            last_res = rhs.iter().fold(0.0, |m, v| m.max(v.abs()));
+            // Tangent on the free dofs: A₀ per component + Σ_j w_j N'_a N'_b J_j.
+            let mut coo = nalgebra_sparse::CooMatrix::new(DIM * n_f, DIM * n_f);
+            for c in 0..DIM {
+                for (i, &k) in self.free.iter().enumerate() {
+                    let row = self.h.a0.row(k);
+                    for (&col, &v) in row.col_indices().iter().zip(row.values()) {
+                        let jf = self.free_of[col];
+                        if jf != usize::MAX {
+                            coo.push(c * n_f + i, c * n_f + jf, v);
+                        }
+                    }
+                }
+            }
+            for j in 0..n_p {
+                let e = j / 2;
+                let dn = model.elements()[e]
+                    .first_derivatives(fem_elements::hermite::constraint_rule().points[j % 2]);
+                for a in 0..4 {
+                    let ka = self.free_of[2 * e + a];
+                    if ka == usize::MAX {
+                        continue;
+                    }
+                    for bb in 0..4 {
+                        let kb = self.free_of[2 * e + bb];
+                        if kb == usize::MAX {
+                            continue;
+                        }
+                        let f = weights[j] * dn[a] * dn[bb];
+                        for c in 0..3 {
+                            for d in 0..3 {
+                                coo.push(c * n_f + ka, d * n_f + kb, f * jac[j][c][d]);
+                            }
+                        }
+                    }
+                }
+            }
+            let csc = nalgebra_sparse::CscMatrix::from(&coo);
+            let n = DIM * n_f;
+            let sym = SymbolicSparseColMatRef::new_checked(
+                n,
+                n,
+                csc.col_offsets(),
+                None,
+                csc.row_indices(),
+            );
+            let mat = SparseColMatRef::new(sym, csc.values());
+            let lu = mat.sp_lu().map_err(|e| {
+                BeamError::Solver(fem_assembly::SolverError::Structure(format!("{e:?}")))
+            })?;
+            lu.solve_in_place(MatMut::from_column_major_slice_mut(&mut rhs, n, 1));
+            let mut dmax = 0.0f64;
+            for c in 0..DIM {
+                for (i, &k) in self.free.iter().enumerate() {
+                    x[c * n_s + k] += rhs[c * n_f + i];
+                    dmax = dmax.max(rhs[c * n_f + i].abs());
+                }
+            }
+            if !dmax.is_finite() {
+                return Err(BeamError::NonFinite {
+                    step: self.h.step + 1,
+                });
+            }
+            if dmax <= self.settings.tolerance * scale_x {
+                break;
+            }
+            if iterations >= self.settings.max_iterations {
+                return Err(BeamError::NewtonDiverged {
+                    step: self.h.step + 1,
+                    iterations,
+                    residual: last_res,
+                    tolerance: self.settings.tolerance * scale_x,
+                });
+            }
+        }
+        let (mut energy, kinetic_energy, max_speed) = self.h.energy(&x);
+        let mid: Vec<f64> = x
+            .iter()
+            .zip(&self.h.x)
+            .map(|(a, b)| 0.5 * (a + b))
+            .collect();
+        energy += self.penalty_energy(&mid);
+        self.h.advance(
+            x,
+            StepReport {
+                iterations,
+                residual: last_res,
+                energy,
+                kinetic_energy,
+                max_speed,
+                ..StepReport::default()
+            },
+        )
+    }
+}
