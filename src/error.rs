@@ -59,6 +59,9 @@ pub enum FemError {
     /// A nonsmooth (contact) run failed after it started.
     #[error("run failed: {0}")]
     Nonsmooth(Box<fem_time::nonsmooth::NonsmoothError>),
+    /// A constrained (augmented-Lagrangian) run failed after it started.
+    #[error("run failed: {0}")]
+    Constrained(Box<fem_time::conservation_form::ConstrainedStepError>),
     /// Writing output failed.
     #[error("output: {0}")]
     Output(#[from] fem_io::OutputError),
@@ -68,7 +71,10 @@ impl FemError {
     /// The process exit code for this error: 2 for bad input, 1 for a failed run.
     pub fn exit_code(&self) -> i32 {
         match self {
-            FemError::Step(_) | FemError::Nonsmooth(_) | FemError::Output(_) => 1,
+            FemError::Step(_)
+            | FemError::Nonsmooth(_)
+            | FemError::Constrained(_)
+            | FemError::Output(_) => 1,
             _ => 2,
         }
     }

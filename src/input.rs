@@ -97,6 +97,107 @@ pub enum ModelInput {
     String(StringInput),
     /// An ideal or stiff string in its modal basis (exact modal Moreau–Jean).
     ModalString(ModalStringInput),
+    /// Two P1 strings on [0, 1], the upper one u kept above the lower one v (u ≥ v) by the
+    /// time-discretized penalty (Glowinski–Holmström §3).
+    CollidingStrings(CollidingStringsInput),
+    /// The double compound pendulum in generalized coordinates (Glowinski–Holmström §2).
+    DoublePendulum(DoublePendulumInput),
+}
+
+/// Two strings colliding, scheme (63).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollidingStringsInput {
+    /// Cells I of each string on [0, 1] (≥ 2); both ends of both strings fixed.
+    pub cells: usize,
+    /// Densities ρ₁ (u) and ρ₂ (v).
+    pub density: [f64; 2],
+    /// Tensions τ₁, τ₂.
+    pub tension: [f64; 2],
+    /// Penalty parameter ε of u ≥ v (> 0).
+    pub epsilon: f64,
+    /// Initial shape of u (a `sine` or `pluck`; default zero).
+    #[serde(default)]
+    pub upper: InitialField,
+    /// Initial shape of v.
+    #[serde(default)]
+    pub lower: InitialField,
+}
+
+/// The double pendulum: the paper's parameter sets or explicit ones, and its constraint.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoublePendulumInput {
+    /// `table1` (the wall problem) or `table3` (the ellipse problem, with the torque (45)).
+    pub parameters: PendulumParameters,
+    /// `none`, `{wall: {distance: d}}` or `ellipse` (Table 3's ellipse).
+    #[serde(default)]
+    pub constraint: PendulumConstraintInput,
+    /// `{penalty: {epsilon}}` or `{augmented_lagrangian: {epsilon, tolerance, max_iterations}}`.
+    #[serde(default)]
+    pub enforcement: Option<EnforcementInput>,
+    /// θ(0) (default: the table's).
+    #[serde(default)]
+    pub angles: Option<[f64; 2]>,
+    /// θ̇(0) (default 0).
+    #[serde(default)]
+    pub angular_velocities: Option<[f64; 2]>,
+}
+
+/// The paper's parameter sets.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PendulumParameters {
+    /// Table 1.
+    Table1,
+    /// Table 3 with the torque (45).
+    Table3,
+}
+
+/// The pendulum's constraint.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum PendulumConstraintInput {
+    /// None.
+    #[default]
+    None,
+    /// The wall y_B ≤ d (an inequality).
+    Wall {
+        /// Distance d of the wall from the pivot (m).
+        distance: f64,
+    },
+    /// Table 3's ellipse (an equality).
+    Ellipse,
+}
+
+/// How a constraint is enforced.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum EnforcementInput {
+    /// Quadratic penalty.
+    Penalty {
+        /// ε > 0.
+        epsilon: f64,
+    },
+    /// Augmented Lagrangian (Hestenes–Powell).
+    AugmentedLagrangian {
+        /// ε > 0.
+        epsilon: f64,
+        /// Constraint tolerance of the multiplier iteration (default 1e-8).
+        #[serde(default = "default_multiplier_tolerance")]
+        tolerance: f64,
+        /// Multiplier updates per step (default 500).
+        #[serde(default = "default_multiplier_iterations")]
+        max_iterations: usize,
+    },
+}
+
+fn default_multiplier_tolerance() -> f64 {
+    1e-8
+}
+
+fn default_multiplier_iterations() -> usize {
+    500
 }
 
 /// A string represented by its sine modes, `ν_j = j c/(2L) sqrt(1 + B j²)`.
@@ -308,7 +409,7 @@ pub enum EnforcementKind {
 }
 
 /// Initial conditions.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct InitialInput {
     /// Initial displacement; default zero.
@@ -437,6 +538,8 @@ pub enum SchemeKind {
     BackwardEuler,
     /// The exact modal Moreau–Jean scheme (modal string, unilateral contact).
     ModalMoreauJean,
+    /// The conservation-form implicit scheme (40) (double pendulum).
+    ConservationForm,
 }
 
 /// What is written.

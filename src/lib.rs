@@ -21,6 +21,7 @@ pub use fem_io as io;
 pub use fem_mesh as mesh;
 pub use fem_time as time;
 
+pub mod constrained;
 pub mod error;
 pub mod input;
 pub mod modal;

@@ -139,6 +139,20 @@ fn cmd_run_modal(
     Ok(())
 }
 
+fn report(summary: &fem::run::RunSummary, cli: &Cli) {
+    if !cli.quiet {
+        println!(
+            "{} steps in {:.2} s; {} frames in {}; history in {}; max relative change of the scheme's energy {:.2e}",
+            summary.steps,
+            summary.wall_seconds,
+            summary.frames,
+            summary.pvd.display(),
+            summary.history.display(),
+            summary.max_energy_drift
+        );
+    }
+}
+
 fn progress_mode(cli: &Cli) -> Progress {
     if cli.quiet {
         Progress::Quiet
@@ -158,6 +172,16 @@ fn cmd_run(
     let problem = match prepare_any(file)? {
         Prepared::FiniteElement(p) => *p,
         Prepared::Modal(p) => return cmd_run_modal(*p, file, output, max_steps, cli),
+        Prepared::Constrained(p) => {
+            let base = base_name(file);
+            let out_dir = output
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("out").join(&base));
+            let summary =
+                fem::constrained::run(*p, &out_dir, &base, progress_mode(cli), max_steps)?;
+            report(&summary, cli);
+            return Ok(());
+        }
     };
     if problem.grid.dt_adjusted() {
         log::warn!(
@@ -197,6 +221,13 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
             }
             return Ok(());
         }
+        Prepared::Constrained(p) => {
+            println!("{}: ok", file.display());
+            for line in fem::constrained::describe(&p) {
+                println!("{line}");
+            }
+            return Ok(());
+        }
     };
     let t = &problem.input.time;
     let stability = match stability(&problem)? {
@@ -232,6 +263,7 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
             "backward-Euler acceleration step (Serac)".to_string()
         }
         fem::input::SchemeKind::ModalMoreauJean => "exact modal Moreau-Jean".to_string(),
+        fem::input::SchemeKind::ConservationForm => "conservation form (40)".to_string(),
     };
     println!(
         "  time: {scheme}, dt = {:e}, {} steps from {} to {}",

@@ -548,6 +548,6 @@ pub fn run(
 fn input_length(input: &Input) -> f64 {
     match &input.model {
         ModelInput::ModalString(m) => m.length,
-        ModelInput::String(_) => 1.0,
+        _ => 1.0,
     }
 }

@@ -137,11 +137,11 @@ pub fn run(
             log::info!("backward-Euler acceleration step (Serac seed)");
             Box::new(s)
         }
-        SchemeKind::ModalMoreauJean => {
+        SchemeKind::ModalMoreauJean | SchemeKind::ConservationForm => {
             return Err(FemError::Invalid {
                 path,
                 field: "time.scheme".into(),
-                message: "modal_moreau_jean steps model.modal_string only".into(),
+                message: "this scheme steps another model (modal_string, double_pendulum)".into(),
             });
         }
     };

@@ -76,6 +76,8 @@ pub enum Prepared {
     FiniteElement(Box<Problem>),
     /// A string in its modal basis, with contact.
     Modal(Box<crate::modal::ModalProblem>),
+    /// The colliding strings or the double pendulum.
+    Constrained(Box<crate::constrained::ConstrainedProblem>),
 }
 
 /// Reads, parses and validates an input file of any model kind.
@@ -88,6 +90,9 @@ pub fn prepare_any(path: &Path) -> Result<Prepared, FemError> {
         ModelInput::String(_) => Ok(Prepared::FiniteElement(Box::new(prepare_input(
             path, input,
         )?))),
+        ModelInput::CollidingStrings(_) | ModelInput::DoublePendulum(_) => Ok(
+            Prepared::Constrained(Box::new(crate::constrained::prepare(path, input)?)),
+        ),
     }
 }
 

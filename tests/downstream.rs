@@ -88,7 +88,10 @@ fn a_downstream_nonlinear_system_driven_by_an_expression() {
             Enforcement::Rate => assert!((stepper.velocity()[0] - fd.rate(t)).abs() <= 1e-12),
             Enforcement::Full => {
                 assert!((stepper.velocity()[0] - fd.rate(t)).abs() <= 1e-12);
-                assert!((stepper.acceleration()[0] - fd.acceleration(t)).abs() <= 1e-12 * fd.acceleration(t).abs().max(1.0));
+                assert!(
+                    (stepper.acceleration()[0] - fd.acceleration(t)).abs()
+                        <= 1e-12 * fd.acceleration(t).abs().max(1.0)
+                );
             }
             Enforcement::Direct => {}
         }
