@@ -62,6 +62,9 @@ pub enum FemError {
     /// A constrained (augmented-Lagrangian) run failed after it started.
     #[error("run failed: {0}")]
     Constrained(Box<fem_time::conservation_form::ConstrainedStepError>),
+    /// A beam run failed after it started.
+    #[error("run failed: {0}")]
+    Beam(Box<fem_beam::BeamError>),
     /// Writing output failed.
     #[error("output: {0}")]
     Output(#[from] fem_io::OutputError),

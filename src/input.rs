@@ -102,6 +102,122 @@ pub enum ModelInput {
     CollidingStrings(CollidingStringsInput),
     /// The double compound pendulum in generalized coordinates (Glowinski–Holmström §2).
     DoublePendulum(DoublePendulumInput),
+    /// An inextensible Hermite-cubic beam in 3D (Glowinski–Holmström §4).
+    Beam(Box<BeamInput>),
+}
+
+/// An inextensible beam (cable, riser, pipeline) in large displacement.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeamInput {
+    /// Number of Hermite elements N (≥ 1).
+    pub elements: usize,
+    /// Length L (m).
+    pub length: f64,
+    /// Bending stiffness EI (N m²).
+    pub bending_stiffness: f64,
+    /// Mass per unit length ρ (kg/m).
+    pub density: f64,
+    /// Gravity (m/s²), default `[0, -9.81, 0]`.
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Support at s = 0 during the run.
+    pub end_a: EndInput,
+    /// Support at s = L during the run.
+    pub end_b: EndInput,
+    /// Point loads `{node, force: [fx, fy, fz]}`.
+    #[serde(default)]
+    pub point_loads: Vec<PointLoadInput>,
+    /// The initial shape: the static equilibrium under the given supports.
+    pub initial: BeamInitialInput,
+    /// How inextensibility is enforced during the run.
+    pub solver: BeamSolverInput,
+    /// Hermite samples per element in the ParaView polyline (default 8).
+    #[serde(default = "default_samples_per_element")]
+    pub samples_per_element: usize,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+
+fn default_samples_per_element() -> usize {
+    8
+}
+
+/// A beam support.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum EndInput {
+    /// No condition.
+    Free,
+    /// Position held at a point.
+    Pinned([f64; 3]),
+    /// Position and unit tangent held.
+    Clamped {
+        /// Position.
+        position: [f64; 3],
+        /// Tangent (normalised).
+        tangent: [f64; 3],
+    },
+}
+
+/// A point load at a node.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PointLoadInput {
+    /// Node index (0..=N).
+    pub node: usize,
+    /// Force (N).
+    pub force: [f64; 3],
+}
+
+/// The beam's initial shape.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum BeamInitialInput {
+    /// Static equilibrium under gravity with these supports (solved by Uzawa from an arc).
+    Static {
+        /// Support at s = 0 for the static problem.
+        end_a: EndInput,
+        /// Support at s = L for the static problem.
+        end_b: EndInput,
+        /// Direction in which the starting arc bulges (default `[0, -1, 0]`).
+        #[serde(default = "default_sag")]
+        sag_direction: [f64; 3],
+    },
+}
+
+fn default_sag() -> [f64; 3] {
+    [0.0, -1.0, 0.0]
+}
+
+/// The beam's dynamic scheme.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum BeamSolverInput {
+    /// The augmented Lagrangian (97), Uzawa iterations (Anderson-accelerated by default).
+    AugmentedLagrangian {
+        /// Augmentation r (an algorithmic parameter, default 1e5).
+        #[serde(default = "default_augmentation")]
+        augmentation: f64,
+        /// Anderson acceleration of the Uzawa loop (default true).
+        #[serde(default = "default_true")]
+        anderson: bool,
+    },
+    /// The time-discretized penalty (93) with Newton.
+    Penalty {
+        /// Penalty parameter ε (the paper's 1.5e-4).
+        epsilon: f64,
+    },
+}
+
+fn default_augmentation() -> f64 {
+    1e5
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// Two strings colliding, scheme (63).

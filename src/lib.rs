@@ -15,12 +15,14 @@
 //! and builds the model, [`run`] steps it and writes the output.
 
 pub use fem_assembly as assembly;
+pub use fem_beam as beam_model;
 pub use fem_constraints as constraints;
 pub use fem_elements as elements;
 pub use fem_io as io;
 pub use fem_mesh as mesh;
 pub use fem_time as time;
 
+pub mod beam;
 pub mod constrained;
 pub mod error;
 pub mod input;

@@ -172,6 +172,15 @@ fn cmd_run(
     let problem = match prepare_any(file)? {
         Prepared::FiniteElement(p) => *p,
         Prepared::Modal(p) => return cmd_run_modal(*p, file, output, max_steps, cli),
+        Prepared::Beam(p) => {
+            let base = base_name(file);
+            let out_dir = output
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("out").join(&base));
+            let summary = fem::beam::run(*p, &out_dir, &base, progress_mode(cli), max_steps)?;
+            report(&summary, cli);
+            return Ok(());
+        }
         Prepared::Constrained(p) => {
             let base = base_name(file);
             let out_dir = output
@@ -217,6 +226,13 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
         Prepared::Modal(p) => {
             println!("{}: ok", file.display());
             for line in fem::modal::describe(&p) {
+                println!("{line}");
+            }
+            return Ok(());
+        }
+        Prepared::Beam(p) => {
+            println!("{}: ok", file.display());
+            for line in fem::beam::describe(&p) {
                 println!("{line}");
             }
             return Ok(());

@@ -78,6 +78,8 @@ pub enum Prepared {
     Modal(Box<crate::modal::ModalProblem>),
     /// The colliding strings or the double pendulum.
     Constrained(Box<crate::constrained::ConstrainedProblem>),
+    /// An inextensible beam.
+    Beam(Box<crate::beam::BeamProblem>),
 }
 
 /// Reads, parses and validates an input file of any model kind.
@@ -93,6 +95,7 @@ pub fn prepare_any(path: &Path) -> Result<Prepared, FemError> {
         ModelInput::CollidingStrings(_) | ModelInput::DoublePendulum(_) => Ok(
             Prepared::Constrained(Box::new(crate::constrained::prepare(path, input)?)),
         ),
+        ModelInput::Beam(_) => Ok(Prepared::Beam(Box::new(crate::beam::prepare(path, input)?))),
     }
 }
 
