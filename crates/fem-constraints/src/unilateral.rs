@@ -51,11 +51,110 @@ pub enum ContactError {
 }
 
 /// Unilateral contacts `y = H q − h ≥ 0` with one restitution coefficient.
+///
+/// # Products with `H`
+/// `H` is stored as CSR. When every row stores all `n` columns in order (as
+/// [`from_dense`](Self::from_dense) builds the modal operators, whose rows are mode shapes at
+/// points), the CSR values *are* the dense row-major matrix, and the products run a dense loop
+/// with [`LANES`] independent partial sums per product: bandwidth-bound instead of bound by the
+/// latency of one dependent add per entry (about 4× faster on a `100 × 1000` operator). Other
+/// operators use the CSR loop with 4 partial sums. The partial sums change the order of the
+/// additions, so results differ from a single running sum by round-off only.
 #[derive(Clone, Debug)]
 pub struct UnilateralContacts {
     operator: CsrMatrix<f64>,
     offsets: Vec<f64>,
     restitution: f64,
+    /// Every row stores all columns in order: `operator.values()` is `H` dense, row-major.
+    dense: bool,
+}
+
+/// Independent partial sums per product in the dense kernels (8 lanes fill four SSE2 or two
+/// AVX registers per product and hide the latency of the adds).
+pub const LANES: usize = 8;
+
+/// `Σ_k row_k x_k` with [`LANES`] partial sums (`row`, `x` of equal length).
+fn dot_dense(row: &[f64], x: &[f64]) -> f64 {
+    debug_assert_eq!(row.len(), x.len());
+    let mut acc = [0.0; LANES];
+    let (rc, xc) = (row.chunks_exact(LANES), x.chunks_exact(LANES));
+    let tail: f64 = rc
+        .remainder()
+        .iter()
+        .zip(xc.remainder())
+        .map(|(h, x)| h * x)
+        .sum();
+    for (h, x) in rc.zip(xc) {
+        for l in 0..LANES {
+            acc[l] += h[l] * x[l];
+        }
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+/// `(Σ_k row_k x_k, Σ_k row_k y_k)` in one pass over `row`, [`LANES`] partial sums each.
+fn dot2_dense(row: &[f64], x: &[f64], y: &[f64]) -> (f64, f64) {
+    debug_assert!(row.len() == x.len() && row.len() == y.len());
+    let (mut ax, mut ay) = ([0.0; LANES], [0.0; LANES]);
+    let (rc, xc, yc) = (
+        row.chunks_exact(LANES),
+        x.chunks_exact(LANES),
+        y.chunks_exact(LANES),
+    );
+    let (mut tx, mut ty) = (0.0, 0.0);
+    for ((h, x), y) in rc
+        .remainder()
+        .iter()
+        .zip(xc.remainder())
+        .zip(yc.remainder())
+    {
+        tx += h * x;
+        ty += h * y;
+    }
+    for ((h, x), y) in rc.zip(xc).zip(yc) {
+        for l in 0..LANES {
+            ax[l] += h[l] * x[l];
+            ay[l] += h[l] * y[l];
+        }
+    }
+    (ax.iter().sum::<f64>() + tx, ay.iter().sum::<f64>() + ty)
+}
+
+/// `Σ vals_k x[cols_k]` over one CSR row, 4 partial sums.
+fn dot_sparse(vals: &[f64], cols: &[usize], x: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (vc, cc) = (vals.chunks_exact(4), cols.chunks_exact(4));
+    let mut tail = 0.0;
+    for (v, &c) in vc.remainder().iter().zip(cc.remainder()) {
+        tail += v * x[c];
+    }
+    for (v, c) in vc.zip(cc) {
+        for l in 0..4 {
+            acc[l] += v[l] * x[c[l]];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `(Σ vals_k x[cols_k], Σ vals_k y[cols_k])` over one CSR row, 4 partial sums each.
+fn dot2_sparse(vals: &[f64], cols: &[usize], x: &[f64], y: &[f64]) -> (f64, f64) {
+    let (mut ax, mut ay) = ([0.0; 4], [0.0; 4]);
+    let (vc, cc) = (vals.chunks_exact(4), cols.chunks_exact(4));
+    let (mut tx, mut ty) = (0.0, 0.0);
+    for (v, &c) in vc.remainder().iter().zip(cc.remainder()) {
+        tx += v * x[c];
+        ty += v * y[c];
+    }
+    for (v, c) in vc.zip(cc) {
+        for l in 0..4 {
+            ax[l] += v[l] * x[c[l]];
+            ay[l] += v[l] * y[c[l]];
+        }
+    }
+    (
+        (ax[0] + ax[1]) + (ax[2] + ax[3]) + tx,
+        (ay[0] + ay[1]) + (ay[2] + ay[3]) + ty,
+    )
 }
 
 impl UnilateralContacts {
@@ -82,10 +181,18 @@ impl UnilateralContacts {
         {
             return Err(ContactError::NonFinite);
         }
+        let n = operator.ncols();
+        let (row_offsets, cols, _) = operator.csr_data();
+        let dense = n > 0
+            && row_offsets.iter().enumerate().all(|(i, &o)| o == i * n)
+            && cols
+                .chunks_exact(n.max(1))
+                .all(|row| row.iter().copied().eq(0..n));
         Ok(Self {
             operator,
             offsets,
             restitution,
+            dense,
         })
     }
 
@@ -164,6 +271,12 @@ impl UnilateralContacts {
         self.restitution
     }
 
+    /// Whether `H` is stored full (every row has all columns), so that the products use the
+    /// dense kernels (see the type's doc).
+    pub fn is_dense(&self) -> bool {
+        self.dense
+    }
+
     /// `y = H q − h` into `out`.
     pub fn gaps(&self, q: &[f64], out: &mut [f64]) {
         self.rates(q, out);
@@ -173,22 +286,52 @@ impl UnilateralContacts {
     /// `ẏ = H v` into `out`.
     pub fn rates(&self, v: &[f64], out: &mut [f64]) {
         let (offsets, cols, vals) = self.operator.csr_data();
-        for (i, o) in out.iter_mut().enumerate() {
-            let mut s = 0.0;
-            for k in offsets[i]..offsets[i + 1] {
-                s += vals[k] * v[cols[k]];
+        let n = self.n_dofs();
+        assert!(v.len() == n && out.len() == self.n_contacts());
+        if self.dense {
+            for (row, o) in vals.chunks_exact(n.max(1)).zip(out.iter_mut()) {
+                *o = dot_dense(row, v);
             }
-            *o = s;
+        } else {
+            for (i, o) in out.iter_mut().enumerate() {
+                let r = offsets[i]..offsets[i + 1];
+                *o = dot_sparse(&vals[r.clone()], &cols[r], v);
+            }
+        }
+    }
+
+    /// `y = H q − h` into `gaps` and `ẏ = H v` into `rates`, in one pass over `H` (the two
+    /// products a step needs; as fast as one [`rates`](Self::rates) when `H` is large).
+    pub fn gaps_and_rates(&self, q: &[f64], v: &[f64], gaps: &mut [f64], rates: &mut [f64]) {
+        let (offsets, cols, vals) = self.operator.csr_data();
+        let (m, n) = (self.n_contacts(), self.n_dofs());
+        assert!(q.len() == n && v.len() == n && gaps.len() == m && rates.len() == m);
+        for i in 0..m {
+            let (hq, hv) = if self.dense {
+                dot2_dense(&vals[i * n..(i + 1) * n], q, v)
+            } else {
+                let r = offsets[i]..offsets[i + 1];
+                dot2_sparse(&vals[r.clone()], &cols[r], q, v)
+            };
+            gaps[i] = hq - self.offsets[i];
+            rates[i] = hv;
         }
     }
 
     /// `p += Hᵀ λ`.
     pub fn add_impulse(&self, lambda: &[f64], p: &mut [f64]) {
         let (offsets, cols, vals) = self.operator.csr_data();
+        let n = self.n_dofs();
+        assert!(p.len() == n && lambda.len() == self.n_contacts());
         for (i, &l) in lambda.iter().enumerate() {
             if l != 0.0 {
-                for k in offsets[i]..offsets[i + 1] {
-                    p[cols[k]] += vals[k] * l;
+                let r = offsets[i]..offsets[i + 1];
+                if self.dense {
+                    p.iter_mut().zip(&vals[r]).for_each(|(p, h)| *p += h * l);
+                } else {
+                    for (&c, h) in cols[r.clone()].iter().zip(&vals[r]) {
+                        p[c] += h * l;
+                    }
                 }
             }
         }
@@ -255,6 +398,10 @@ pub struct ImpactReport {
 /// discrete energy through elastic impacts (clipping `ẏ⁻` was tried and injects energy).
 ///
 /// `lambda` holds a warm start on entry (used by iterative solvers) and the impulses on exit.
+///
+/// A step with no predicted contact (the common case) returns at once, without allocating;
+/// otherwise the active set, its sub-Delassus matrix and right-hand side are allocated per
+/// solve (`O(k²)`, small next to the products with `H` that form the data).
 #[allow(clippy::too_many_arguments)]
 pub fn solve_impact(
     delassus: &DMatrix<f64>,
@@ -267,6 +414,10 @@ pub fn solve_impact(
     lambda: &mut [f64],
 ) -> Result<ImpactReport, LcpError> {
     let n = predicted_gap.len();
+    if predicted_gap.iter().all(|&y| y > 0.0) {
+        lambda.fill(0.0);
+        return Ok(ImpactReport::default());
+    }
     let mut is_active: Vec<bool> = predicted_gap.iter().map(|&y| y <= 0.0).collect();
     let warm: Vec<f64> = lambda.to_vec();
     lambda.fill(0.0);
