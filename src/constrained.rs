@@ -9,7 +9,7 @@
 //!   `step,t,kinetic,elastic,penalty,total,penetration,iterations`.
 //! - Double pendulum: frames hold the links O–A–B as a polyline and the constraint (wall or
 //!   ellipse) as a second polyline, drawn with gravity pointing down (paper coordinates
-//!   `(x, y)` shown at `(y, −x)`), cell data `part` (0 pendulum, 1 constraint); `history.csv`
+//!   `(x, y)` shown at `(y, −x)`), point and cell data `part` (0 pendulum, 1 constraint); `history.csv`
 //!   has `step,t,theta1,theta2,tip_x,tip_y,constraint,constraint_half_step,multiplier,energy,
 //!   constraint_energy,newton_iterations,multiplier_iterations` (paper coordinates).
 
@@ -579,12 +579,15 @@ fn run_pendulum(
     let part: Vec<f64> = std::iter::once(0.0)
         .chain(if outline.is_empty() { None } else { Some(1.0) })
         .collect();
+    let point_part: Vec<f64> = (0..3 + outline.len()).map(|i| if i < 3 { 0.0 } else { 1.0 }).collect();
     let l = setup.pendulum.l;
     let write_frame = |series: &mut FrameSeries, r: &PendulumRecord| -> Result<(), FemError> {
         let hinge = [l[0] * r.theta[0].cos(), l[0] * r.theta[0].sin()];
         let mut points = vec![screen([0.0, 0.0]), screen(hinge), screen(r.tip)];
         points.extend(outline.iter().map(|&p| screen(p)));
-        let frame = Frame::new(&points, &cells).with_cell_field(Field::scalar("part", &part));
+        let frame = Frame::new(&points, &cells)
+            .with_point_field(Field::scalar("part", &point_part))
+            .with_cell_field(Field::scalar("part", &part));
         series.write_frame(r.t, &frame)?;
         Ok(())
     };
