@@ -9,10 +9,14 @@
 //! and the ratio (step) / (iterations × solve), the loop's overhead over its linear solves.
 //! Steps for N above `BEAM_BENCH_MAX_N` (default 10 000; a step at N = 1e5 takes tens of
 //! seconds) are left out of the table and of the `al_step` bench.
+//!
+//! A second table and the `newton_kkt_step` group time the same steps solved by Newton on the
+//! KKT system ([`fem_beam::NewtonKktStepper`]), for every size including 1e5
+//! (`BEAM_BENCH_SKIP_UZAWA=1` skips the Uzawa table).
 
 use fem_beam::{
-    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, TimeSettings,
-    UzawaSettings,
+    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, NewtonKktSettings,
+    NewtonKktStepper, TimeSettings, UzawaSettings,
 };
 
 const SIZES: [usize; 5] = [20, 100, 1_000, 10_000, 100_000];
@@ -28,7 +32,8 @@ fn augmentation(n: usize) -> f64 {
     }
 }
 
-fn stepper(n: usize) -> AugmentedLagrangianStepper {
+/// The released (95) beam with `n` elements and its circular-arc start.
+fn start(n: usize) -> (BeamModel, BeamState) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
     let model = BeamModel::new(p).expect("valid parameters");
@@ -36,6 +41,11 @@ fn stepper(n: usize) -> AugmentedLagrangianStepper {
     let released = model
         .with_ends(End::pinned([0.0; 3]), End::Free)
         .expect("valid ends");
+    (released, x0)
+}
+
+fn stepper(n: usize) -> AugmentedLagrangianStepper {
+    let (released, x0) = start(n);
     AugmentedLagrangianStepper::new(
         released,
         &x0,
@@ -85,8 +95,51 @@ fn table() {
     }
 }
 
+fn newton_stepper(n: usize) -> NewtonKktStepper {
+    let (released, x0) = start(n);
+    NewtonKktStepper::new(
+        released,
+        &x0,
+        None,
+        None,
+        TimeSettings::energy_conserving(0.01),
+        NewtonKktSettings::default(),
+    )
+    .expect("stepper")
+}
+
+/// The same table for the Newton–KKT stepper: per-step time, Newton iterations (= numeric
+/// factorizations of the KKT matrix) and the time per iteration. All sizes, `1e5` included.
+fn newton_table() {
+    eprintln!(
+        "Newton-KKT: N   KKT unknowns  nnz        setup (s)   step (s)    its/step  s/iteration"
+    );
+    for n in SIZES {
+        let t = std::time::Instant::now();
+        let mut st = newton_stepper(n);
+        let setup = t.elapsed().as_secs_f64();
+        let steps = if n <= 10_000 { 5 } else { 3 };
+        let t = std::time::Instant::now();
+        let mut its = 0;
+        for _ in 0..steps {
+            its += st.step().expect("step").iterations;
+        }
+        let step = t.elapsed().as_secs_f64() / steps as f64;
+        let mean = its as f64 / steps as f64;
+        eprintln!(
+            "{n:<15} {:<13} {:<10} {setup:<11.3e} {step:<11.3e} {mean:<9.1} {:.3e}",
+            st.solver().n_unknowns(),
+            st.solver().nnz(),
+            step / mean
+        );
+    }
+}
+
 fn main() {
-    table();
+    if std::env::var("BEAM_BENCH_SKIP_UZAWA").is_err() {
+        table();
+    }
+    newton_table();
     divan::main();
 }
 
@@ -105,5 +158,12 @@ fn al_step(bencher: divan::Bencher, n: usize) {
         return;
     }
     let mut st = stepper(n);
+    bencher.bench_local(|| st.step().expect("step"));
+}
+
+/// One dynamic step solved by Newton on the KKT system (successive steps of one run).
+#[divan::bench(args = SIZES, sample_count = 3, sample_size = 1)]
+fn newton_kkt_step(bencher: divan::Bencher, n: usize) {
+    let mut st = newton_stepper(n);
     bencher.bench_local(|| st.step().expect("step"));
 }

@@ -18,6 +18,7 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use fem_assembly::CsrMatrix;
 
 use crate::error::BeamError;
+use crate::kkt::{NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 use crate::model::{BeamModel, BeamState, DIM, dot, norm};
 use crate::statics::check_state;
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
@@ -175,6 +176,28 @@ impl History {
             }
         }
         (b, guess, half)
+    }
+
+    /// The pieces of `A₀x − b = M(x − u)/Δt² + K(αx + s·w) − s·f` (`K = EI K_bend`):
+    /// the predictor `u`, `s·w` and `s` (see [`History::base`]), for a residual without the
+    /// cancellation of `A₀x − b` formed from its two large terms.
+    fn split(&self) -> (Vec<f64>, Vec<f64>, f64) {
+        let (dt, alpha) = (self.time.dt, self.time.alpha);
+        let first = self.step == 0;
+        let half = if first { 0.5 } else { 1.0 };
+        let mut u = vec![0.0; self.x.len()];
+        let mut w = vec![0.0; self.x.len()];
+        for i in 0..self.x.len() {
+            let (x, xp, v) = (self.x[i], self.x_prev[i], self.v0[i]);
+            if first {
+                u[i] = x + dt * v;
+                w[i] = half * ((1.0 - 2.0 * alpha) * x - 2.0 * alpha * dt * v);
+            } else {
+                u[i] = 2.0 * x - xp;
+                w[i] = (1.0 - 2.0 * alpha) * x + alpha * xp;
+            }
+        }
+        (u, w, half)
     }
 
     fn stretch_error(&self, x: &[f64]) -> f64 {
@@ -397,6 +420,182 @@ impl AugmentedLagrangianStepper {
 
     /// The Uzawa solver (for timing its three-right-hand-side solve).
     pub fn solver(&self) -> &UzawaSolver {
+        &self.solver
+    }
+}
+
+/// The same scheme as [`AugmentedLagrangianStepper`] — (97) with the start (94), `|x'| = 1` at
+/// the constraint points of `x^{n+1}` — with every step solved by Newton on its KKT system
+/// ([`crate::kkt`]) instead of the Uzawa loop: same positions and multipliers at convergence,
+/// an iteration count independent of `N`, but one numeric factorization of the (banded,
+/// symmetric indefinite) KKT matrix per Newton iteration instead of one per run.
+///
+/// Warm start: the predictor `2x^n − x^{n−1}` and the previous step's tensions.
+#[derive(Debug)]
+pub struct NewtonKktStepper {
+    h: History,
+    settings: NewtonKktSettings,
+    solver: NewtonKktSolver,
+    tension: Vec<f64>,
+    report: NewtonKktReport,
+}
+
+impl NewtonKktStepper {
+    /// Starts at `t = 0` from `x0` with initial velocity `v0` (zero if `None`) and optional
+    /// initial multipliers `λ_j` (for example [`crate::StaticSolution::multipliers`]; the
+    /// tensions `T_j = λ_j · x'_j/|x'_j|` are taken from them).
+    pub fn new(
+        model: BeamModel,
+        x0: &BeamState,
+        v0: Option<&BeamState>,
+        multipliers: Option<&[[f64; 3]]>,
+        time: TimeSettings,
+        settings: NewtonKktSettings,
+    ) -> Result<Self, BeamError> {
+        settings.check()?;
+        let h = History::new(model, x0, v0, time)?;
+        let solver = NewtonKktSolver::new(&h.model, &h.a0)?;
+        let n_p = h.model.n_points();
+        let mut d = vec![[0.0; 3]; n_p];
+        h.model.tangents_at_points(&h.x, &mut d);
+        let tension = match multipliers {
+            Some(m) if m.len() == n_p => m
+                .iter()
+                .zip(&d)
+                .map(|(l, t)| {
+                    let n = norm(*t);
+                    if n > 0.0 { dot(*l, *t) / n } else { 0.0 }
+                })
+                .collect(),
+            Some(m) => {
+                return Err(BeamError::BadState {
+                    what: "initial multipliers",
+                    found: m.len(),
+                    expected: n_p,
+                });
+            }
+            None => vec![0.0; n_p],
+        };
+        Ok(Self {
+            h,
+            settings,
+            solver,
+            tension,
+            report: NewtonKktReport::default(),
+        })
+    }
+
+    history_accessors!();
+
+    /// Advances one step (see the module's step contract).
+    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+        let (_, mut x_new, half) = self.h.base();
+        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        self.h.model.apply_prescribed(t_new, &mut x_new);
+        let mut tension: Vec<f64> = self.tension.iter().map(|t| t * half).collect();
+        let (u, w, _) = self.h.split();
+        let model = &self.h.model;
+        let (n_s, dt2, alpha) = (model.n_scalar(), self.h.time.dt.powi(2), self.h.time.alpha);
+        let ei = model.parameters().bending_stiffness;
+        let f = model.load();
+        let kel: Vec<_> = model
+            .elements()
+            .iter()
+            .map(|e| (e.length, e.bending(ei)))
+            .collect();
+        let residual = |x: &[f64], res: &mut [f64]| {
+            // M(x − u)/Δt² − s f, then the bending force K z, z = αx + s·w, element by
+            // element on the local values minus the linear field through the element's ends
+            // (which K annihilates).
+            let diff: Vec<f64> = x.iter().zip(&u).map(|(a, b)| a - b).collect();
+            for c in 0..DIM {
+                let r = c * n_s..(c + 1) * n_s;
+                fem_assembly::sparse::mul_add(
+                    0.0,
+                    &mut res[r.clone()],
+                    1.0 / dt2,
+                    model.mass(),
+                    &diff[r.clone()],
+                );
+                for (ri, fi) in res[r.clone()].iter_mut().zip(&f[r]) {
+                    *ri -= half * fi;
+                }
+            }
+            for c in 0..DIM {
+                let base = c * n_s;
+                for (e, (h, k)) in kel.iter().enumerate() {
+                    let z: [f64; 4] =
+                        std::array::from_fn(|a| alpha * x[base + 2 * e + a] + w[base + 2 * e + a]);
+                    let g = (z[2] - z[0]) / h;
+                    let (s1, s3) = (z[1] - g, z[3] - g);
+                    for a in 0..4 {
+                        res[base + 2 * e + a] += k[a][1] * s1 + k[a][3] * s3;
+                    }
+                }
+            }
+        };
+        let (report, converged) =
+            self.solver
+                .solve_with(model, &residual, &mut x_new, &mut tension, &self.settings)?;
+        self.report = report;
+        if !converged {
+            return Err(BeamError::NewtonDiverged {
+                step: self.h.step + 1,
+                iterations: report.iterations,
+                residual: report
+                    .step_change
+                    .max(report.multiplier_change)
+                    .max(report.max_constraint_violation),
+                tolerance: self.settings.step_tolerance,
+            });
+        }
+        self.tension = tension.iter().map(|t| t / half).collect();
+        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
+        self.h.advance(
+            x_new,
+            StepReport {
+                iterations: report.iterations,
+                residual: report.constraint_residual,
+                multiplier_change: report.multiplier_change,
+                energy,
+                kinetic_energy,
+                max_speed,
+                ..StepReport::default()
+            },
+        )
+    }
+
+    /// Tension `T_j` at each constraint point of the current level (N).
+    pub fn tensions(&self) -> &[f64] {
+        &self.tension
+    }
+
+    /// The multipliers `λ_j = T_j x'_j/|x'_j|` of the current level (N), comparable to
+    /// [`AugmentedLagrangianStepper::multipliers`].
+    pub fn multipliers(&self) -> Vec<[f64; 3]> {
+        let mut d = vec![[0.0; 3]; self.h.model.n_points()];
+        self.h.model.tangents_at_points(&self.h.x, &mut d);
+        d.iter()
+            .zip(&self.tension)
+            .map(|(t, &tj)| {
+                let n = norm(*t);
+                t.map(|e| if n > 0.0 { tj * e / n } else { 0.0 })
+            })
+            .collect()
+    }
+
+    /// The full Newton–KKT report of the last step.
+    pub fn kkt_report(&self) -> NewtonKktReport {
+        self.report
+    }
+
+    /// Numeric factorizations of the KKT matrix in this run (one per Newton iteration).
+    pub fn factorization_count(&self) -> usize {
+        self.solver.factorization_count()
+    }
+
+    /// The Newton–KKT solver (its size and pattern).
+    pub fn solver(&self) -> &NewtonKktSolver {
         &self.solver
     }
 }

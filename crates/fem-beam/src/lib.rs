@@ -8,8 +8,9 @@
 //! |---|---|
 //! | [`model`] | [`BeamParameters`], [`End`] supports, [`BeamModel`] (mesh, matrices, sampling), [`BeamState`] |
 //! | [`uzawa`] | Algorithm 2 (Uzawa) with `p = x'`, plain or Anderson-accelerated |
+//! | [`kkt`] | Newton (SQP) on the KKT system of the same constrained problem |
 //! | [`statics`] | the static problem (68)–(87) |
-//! | [`dynamics`] | the augmented-Lagrangian scheme (97) and the time-discretized penalty (93) |
+//! | [`dynamics`] | the augmented-Lagrangian scheme (97) (Uzawa or Newton–KKT per step) and the time-discretized penalty (93) |
 //!
 //! Sign convention, derivation and the closed-form checks: `docs/theory/inextensible_beam.md`.
 //!
@@ -23,15 +24,17 @@
 
 pub mod dynamics;
 pub mod error;
+pub mod kkt;
 pub mod model;
 pub mod statics;
 pub mod uzawa;
 
 pub use dynamics::{
-    AugmentedLagrangianStepper, PenaltyForm, PenaltySettings, PenaltyStepper, StepReport,
-    TimeSettings,
+    AugmentedLagrangianStepper, NewtonKktStepper, PenaltyForm, PenaltySettings, PenaltyStepper,
+    StepReport, TimeSettings,
 };
 pub use error::BeamError;
+pub use kkt::{NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 pub use model::{BeamModel, BeamParameters, BeamState, End, Placement, PointLoad, Sample};
 pub use statics::{StaticSolution, solve_static, solve_static_at};
 pub use uzawa::{Acceleration, UzawaReport, UzawaSettings, UzawaSolver};

@@ -383,6 +383,11 @@ impl BeamModel {
         &self.point_weight
     }
 
+    /// `N_a'(s_j)` (the four local shape-function derivatives) at each constraint point.
+    pub(crate) fn point_derivatives(&self) -> &[[f64; N_LOCAL]] {
+        &self.point_dn
+    }
+
     /// Element of constraint point `j`.
     pub fn point_element(j: usize) -> usize {
         j / 2

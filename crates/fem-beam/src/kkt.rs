@@ -1,0 +1,509 @@
+//! Newton (SQP) on the KKT system of one constrained quadratic problem: the alternative to the
+//! Uzawa loop of [`crate::uzawa`] for every step of the dynamic scheme (97).
+//!
+//! The problem is the one the Uzawa loop solves,
+//!
+//! ```text
+//! min ½ xᵀA₀x − bᵀx   subject to   c_j(x) = ½ (|x'_j|² − 1) = 0 at the constraint points,
+//! ```
+//!
+//! with the Lagrangian `ℒ(x, T) = ½xᵀA₀x − bᵀx + Σ_j w_j T_j c_j(x)` (`w_j` the quadrature
+//! weight of point `j`, `T_j` the tension). Its stationarity
+//! `A₀x − b + Σ_j w_j T_j N'_j ⊗ x'_j = 0` is the Uzawa fixed point with `λ_j = T_j x'_j`
+//! (at convergence `x'_j = p_j`), so both solvers have the same solution.
+//!
+//! One Newton step solves the symmetric indefinite KKT system
+//!
+//! ```text
+//! [ I₃ ⊗ (A₀ + K_T)   Bᵀ ] [ δx ]     [ A₀x − b + Bᵀ T ]
+//! [ B                 0  ] [ δT ] = − [ w_j c_j(x)     ],
+//! ```
+//!
+//! `K_T = Σ_j w_j T_j N'_j N'_jᵀ` (the geometric stiffness of the tension, per component),
+//! `B_j = w_j x'_jᵀ ⊗ N'_jᵀ`. Its pattern never changes: it is analysed once (faer's sparse
+//! LU, COLAMD ordering) and refactored numerically at every Newton iteration. The matrix is
+//! banded (each block couples one element's dofs and its two multipliers), so a factorization
+//! costs `O(N)`; from the warm start of the previous time step Newton converges quadratically in
+//! a few iterations, independent of `N`. Unlike the Uzawa loop the matrix depends on the iterate:
+//! **one numeric factorization per Newton iteration**.
+
+use faer::MatMut;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::linalg::lu::{LuSymbolicParams, NumericLu, SymbolicLu, factorize_symbolic_lu};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, Par};
+use fem_assembly::CsrMatrix;
+use fem_elements::hermite::N_LOCAL;
+
+use crate::error::BeamError;
+use crate::model::{BeamModel, DIM, norm};
+
+/// Parameters of the Newton–KKT solve of one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NewtonKktSettings {
+    /// Newton iteration limit (each iteration one numeric factorization).
+    pub max_iterations: usize,
+    /// Bound on the last position update, `‖δx‖_∞ / max(1, ‖x‖_∞)`.
+    pub step_tolerance: f64,
+    /// Bound on the last multiplier update, `‖δT‖_∞ / max(1, ‖T‖_∞)`. Looser than
+    /// `step_tolerance`: the round-off floor of `T` grows with the conditioning of the KKT
+    /// matrix (the bending term `EI/h³`), about `1e-9` relative at `N = 200`.
+    pub multiplier_tolerance: f64,
+    /// Bound on `max_j ||x'_j| − 1|` after the last update.
+    pub constraint_tolerance: f64,
+}
+
+impl Default for NewtonKktSettings {
+    /// 25 iterations, step tolerance `1e-10`, multiplier tolerance `1e-6`, constraint
+    /// tolerance `1e-10` (the Uzawa loop's).
+    fn default() -> Self {
+        Self {
+            max_iterations: 25,
+            step_tolerance: 1e-10,
+            multiplier_tolerance: 1e-6,
+            constraint_tolerance: 1e-10,
+        }
+    }
+}
+
+impl NewtonKktSettings {
+    pub(crate) fn check(&self) -> Result<(), BeamError> {
+        let bad = |name, value| {
+            Err(BeamError::InvalidParameter {
+                name,
+                value,
+                expected: "> 0",
+            })
+        };
+        if self.max_iterations == 0 {
+            return bad("max_iterations", 0.0);
+        }
+        if self.step_tolerance.is_nan() || self.step_tolerance <= 0.0 {
+            return bad("step_tolerance", self.step_tolerance);
+        }
+        if self.multiplier_tolerance.is_nan() || self.multiplier_tolerance <= 0.0 {
+            return bad("multiplier_tolerance", self.multiplier_tolerance);
+        }
+        if self.constraint_tolerance.is_nan() || self.constraint_tolerance <= 0.0 {
+            return bad("constraint_tolerance", self.constraint_tolerance);
+        }
+        Ok(())
+    }
+}
+
+/// What one Newton–KKT solve did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NewtonKktReport {
+    /// Newton iterations (= numeric factorizations of the KKT matrix).
+    pub iterations: usize,
+    /// `‖δx‖_∞ / max(1, ‖x‖_∞)` of the last update.
+    pub step_change: f64,
+    /// `‖δT‖_∞ / max(1, ‖T‖_∞)` of the last update.
+    pub multiplier_change: f64,
+    /// `max_j ||x'_j| − 1|` after the last update.
+    pub max_constraint_violation: f64,
+    /// `‖(|x'| − 1)‖_{L²} / √L` after the last update (comparable to the Uzawa
+    /// `constraint_residual`).
+    pub constraint_residual: f64,
+    /// `‖A₀x − b + Bᵀ T‖_∞` on the free dofs before the last update (N).
+    pub stationarity_residual: f64,
+}
+
+/// The Newton–KKT solver of one constrained quadratic problem: the KKT pattern analysed once,
+/// the matrix refactored at every iteration.
+#[derive(Debug)]
+pub struct NewtonKktSolver {
+    n_s: usize,
+    free: Vec<usize>,
+    /// Constant part of the KKT values (`A₀` on the free dofs, per component).
+    base: Vec<f64>,
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    /// Per element: the value slot of `(3 k_a + c, 3 k_b + c)`, index `(a · 4 + b) · 3 + c`
+    /// (`u32::MAX` for a fixed dof).
+    h_slot: Vec<[u32; N_LOCAL * N_LOCAL * DIM]>,
+    /// Per point: the slots of `B` (row `m_j`) and `Bᵀ` (column `m_j`), index `a · 3 + c`.
+    b_slot: Vec<[u32; N_LOCAL * DIM]>,
+    bt_slot: Vec<[u32; N_LOCAL * DIM]>,
+    symbolic: SymbolicLu<usize>,
+    numeric: NumericLu<usize, f64>,
+    factorizations: usize,
+}
+
+fn slot_of(col_ptr: &[usize], row_idx: &[usize], row: usize, col: usize) -> u32 {
+    let rows = &row_idx[col_ptr[col]..col_ptr[col + 1]];
+    let i = rows.binary_search(&row).expect("entry in the KKT pattern");
+    u32::try_from(col_ptr[col] + i).expect("KKT pattern fits u32 slots")
+}
+
+impl NewtonKktSolver {
+    /// Analyses the KKT pattern of `model` (free dofs, constraint points); `a0` is the
+    /// per-component matrix on all scalar dofs (`ρM/Δt² + α EI K` for the dynamic step).
+    pub fn new(model: &BeamModel, a0: &CsrMatrix<f64>) -> Result<Self, BeamError> {
+        let n_s = model.n_scalar();
+        let mut free_of = vec![usize::MAX; n_s];
+        let mut free = Vec::new();
+        for (k, f) in free_of.iter_mut().enumerate() {
+            if !model.is_fixed(k) {
+                *f = free.len();
+                free.push(k);
+            }
+        }
+        let n_f = free.len();
+        let n_p = model.n_points();
+        let n = DIM * n_f + n_p;
+        let n_el = model.n_elements();
+        let local_free: Vec<[usize; N_LOCAL]> = (0..n_el)
+            .map(|e| std::array::from_fn(|a| free_of[2 * e + a]))
+            .collect();
+        // Column lists: x unknown (free i, component c) is 3i + c, multiplier j is 3 n_f + j.
+        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (e, lf) in local_free.iter().enumerate() {
+            for &ka in lf {
+                if ka == usize::MAX {
+                    continue;
+                }
+                for &kb in lf {
+                    if kb == usize::MAX {
+                        continue;
+                    }
+                    for c in 0..DIM {
+                        cols[DIM * kb + c].push(DIM * ka + c);
+                    }
+                }
+            }
+            for q in 0..2 {
+                let m = DIM * n_f + 2 * e + q;
+                if lf.iter().all(|&k| k == usize::MAX) {
+                    return Err(BeamError::InvalidParameter {
+                        name: "free dofs of an element",
+                        value: 0.0,
+                        expected: "at least one free dof per element for the Newton-KKT solver",
+                    });
+                }
+                for &ka in lf {
+                    if ka == usize::MAX {
+                        continue;
+                    }
+                    for c in 0..DIM {
+                        cols[m].push(DIM * ka + c);
+                        cols[DIM * ka + c].push(m);
+                    }
+                }
+            }
+        }
+        let mut col_ptr = Vec::with_capacity(n + 1);
+        let mut row_idx = Vec::new();
+        col_ptr.push(0);
+        for col in cols.iter_mut() {
+            col.sort_unstable();
+            col.dedup();
+            row_idx.extend_from_slice(col);
+            col_ptr.push(row_idx.len());
+        }
+        drop(cols);
+        let mut base = vec![0.0; row_idx.len()];
+        for (i, &k) in free.iter().enumerate() {
+            let row = a0.row(k);
+            for (&l, &v) in row.col_indices().iter().zip(row.values()) {
+                let lf = free_of[l];
+                if lf == usize::MAX {
+                    continue;
+                }
+                for c in 0..DIM {
+                    base[slot_of(&col_ptr, &row_idx, DIM * i + c, DIM * lf + c) as usize] += v;
+                }
+            }
+        }
+        let h_slot = local_free
+            .iter()
+            .map(|lf| {
+                std::array::from_fn(|idx| {
+                    let (a, b, c) = (idx / (N_LOCAL * DIM), (idx / DIM) % N_LOCAL, idx % DIM);
+                    if lf[a] == usize::MAX || lf[b] == usize::MAX {
+                        u32::MAX
+                    } else {
+                        slot_of(&col_ptr, &row_idx, DIM * lf[a] + c, DIM * lf[b] + c)
+                    }
+                })
+            })
+            .collect();
+        let mut b_slot = Vec::with_capacity(n_p);
+        let mut bt_slot = Vec::with_capacity(n_p);
+        for j in 0..n_p {
+            let lf = &local_free[j / 2];
+            let m = DIM * n_f + j;
+            b_slot.push(std::array::from_fn(|idx| {
+                let (a, c) = (idx / DIM, idx % DIM);
+                if lf[a] == usize::MAX {
+                    u32::MAX
+                } else {
+                    slot_of(&col_ptr, &row_idx, m, DIM * lf[a] + c)
+                }
+            }));
+            bt_slot.push(std::array::from_fn(|idx| {
+                let (a, c) = (idx / DIM, idx % DIM);
+                if lf[a] == usize::MAX {
+                    u32::MAX
+                } else {
+                    slot_of(&col_ptr, &row_idx, DIM * lf[a] + c, m)
+                }
+            }));
+        }
+        let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
+        let params = LuSymbolicParams {
+            // Banded: the simplicial factorization is as fast as the supernodal one.
+            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+            ..Default::default()
+        };
+        let symbolic = factorize_symbolic_lu(sym, params).map_err(|e| {
+            BeamError::Solver(fem_assembly::SolverError::Structure(format!("{e:?}")))
+        })?;
+        Ok(Self {
+            n_s,
+            free,
+            base,
+            col_ptr,
+            row_idx,
+            h_slot,
+            b_slot,
+            bt_slot,
+            symbolic,
+            numeric: NumericLu::new(),
+            factorizations: 0,
+        })
+    }
+
+    /// Numeric factorizations of the KKT matrix so far (one per Newton iteration).
+    pub fn factorization_count(&self) -> usize {
+        self.factorizations
+    }
+
+    /// Number of unknowns of the KKT system (`3 n_free + n_points`).
+    pub fn n_unknowns(&self) -> usize {
+        self.col_ptr.len() - 1
+    }
+
+    /// Nonzeros of the KKT matrix.
+    pub fn nnz(&self) -> usize {
+        self.row_idx.len()
+    }
+
+    /// Solves `min ½xᵀA₀x − bᵀx` s.t. `|x'_j| = 1` by Newton on the KKT system.
+    ///
+    /// `a0` must be the matrix given to [`NewtonKktSolver::new`]. `x` (column-major, all dofs)
+    /// holds the prescribed values in its fixed entries and the initial guess elsewhere;
+    /// `tension` (one per constraint point) the initial multipliers `T_j`. On return both
+    /// hold the last iterate (also when not converged: the flag tells).
+    pub fn solve(
+        &mut self,
+        model: &BeamModel,
+        a0: &CsrMatrix<f64>,
+        b: &[f64],
+        x: &mut [f64],
+        tension: &mut [f64],
+        settings: &NewtonKktSettings,
+    ) -> Result<(NewtonKktReport, bool), BeamError> {
+        let n_s = self.n_s;
+        let residual = |x: &[f64], res: &mut [f64]| {
+            for c in 0..DIM {
+                let r = c * n_s..(c + 1) * n_s;
+                let rc = &mut res[r.clone()];
+                fem_assembly::sparse::mul_add(0.0, rc, 1.0, a0, &x[r.clone()]);
+                for (ri, bi) in rc.iter_mut().zip(&b[r]) {
+                    *ri -= bi;
+                }
+            }
+        };
+        self.solve_with(model, &residual, x, tension, settings)
+    }
+
+    /// As [`NewtonKktSolver::solve`], with the linear part of the residual, `A₀x − b` on all
+    /// dofs (column-major), computed by `linear_residual(x, out)`. The dynamic stepper uses it
+    /// to evaluate the bending force element by element on translation- and
+    /// rotation-free local values: `A₀x − b` formed directly has a round-off floor
+    /// `≈ ε EI/h³ |x|` (0.3 N at `N = 1e5`) that the multipliers amplify by `O(1/h)`.
+    pub fn solve_with(
+        &mut self,
+        model: &BeamModel,
+        linear_residual: &dyn Fn(&[f64], &mut [f64]),
+        x: &mut [f64],
+        tension: &mut [f64],
+        settings: &NewtonKktSettings,
+    ) -> Result<(NewtonKktReport, bool), BeamError> {
+        let (n_s, n_f) = (self.n_s, self.free.len());
+        let n_p = model.n_points();
+        let n = self.n_unknowns();
+        let w = model.point_weights();
+        let dn = model.point_derivatives();
+        let l = model.length();
+        let mut d = vec![[0.0; 3]; n_p];
+        let mut forces = vec![[0.0; 3]; n_p];
+        let mut res = vec![0.0; DIM * n_s];
+        let mut rhs = vec![0.0; n];
+        let mut vals = vec![0.0; self.base.len()];
+        let mut scale = vec![1.0; n];
+        let mut report = NewtonKktReport::default();
+        let (mut dx_prev, mut dt_prev) = (f64::INFINITY, f64::INFINITY);
+        model.tangents_at_points(x, &mut d);
+        for it in 1..=settings.max_iterations {
+            // Residual: A₀x − b + Σ_j w_j T_j N'_j ⊗ x'_j on the free dofs; w_j c_j.
+            linear_residual(x, &mut res);
+            for j in 0..n_p {
+                forces[j] = d[j].map(|e| e * tension[j]);
+            }
+            model.add_point_forces(&forces, &mut res);
+            let mut stat = 0.0f64;
+            for (i, &k) in self.free.iter().enumerate() {
+                for c in 0..DIM {
+                    let v = res[c * n_s + k];
+                    stat = stat.max(v.abs());
+                    rhs[DIM * i + c] = -v;
+                }
+            }
+            for j in 0..n_p {
+                let dj = d[j];
+                rhs[DIM * n_f + j] =
+                    -w[j] * 0.5 * (dj[0] * dj[0] + dj[1] * dj[1] + dj[2] * dj[2] - 1.0);
+            }
+            // KKT values.
+            vals.copy_from_slice(&self.base);
+            for (e, hs) in self.h_slot.iter().enumerate() {
+                let (j0, j1) = (2 * e, 2 * e + 1);
+                let (t0, t1) = (w[j0] * tension[j0], w[j1] * tension[j1]);
+                for a in 0..N_LOCAL {
+                    for bb in 0..N_LOCAL {
+                        let kt = t0 * dn[j0][a] * dn[j0][bb] + t1 * dn[j1][a] * dn[j1][bb];
+                        for c in 0..DIM {
+                            let s = hs[(a * N_LOCAL + bb) * DIM + c];
+                            if s != u32::MAX {
+                                vals[s as usize] += kt;
+                            }
+                        }
+                    }
+                }
+            }
+            for j in 0..n_p {
+                for a in 0..N_LOCAL {
+                    let f = w[j] * dn[j][a];
+                    for c in 0..DIM {
+                        let idx = a * DIM + c;
+                        let s = self.b_slot[j][idx];
+                        if s != u32::MAX {
+                            vals[s as usize] = f * d[j][c];
+                            vals[self.bt_slot[j][idx] as usize] = f * d[j][c];
+                        }
+                    }
+                }
+            }
+            // Symmetric scaling D K D: x columns by 1/√max|H|, multiplier columns so that the
+            // scaled constraint rows have unit max norm (the raw B is O(1), H up to EI/h³).
+            let nx = DIM * n_f;
+            for col in 0..n {
+                let (lo, hi) = (self.col_ptr[col], self.col_ptr[col + 1]);
+                if col < nx {
+                    let m = (lo..hi)
+                        .filter(|&k| self.row_idx[k] < nx)
+                        .fold(0.0f64, |m, k| m.max(vals[k].abs()));
+                    scale[col] = if m > 0.0 { 1.0 / m.sqrt() } else { 1.0 };
+                }
+            }
+            for col in nx..n {
+                let (lo, hi) = (self.col_ptr[col], self.col_ptr[col + 1]);
+                let m = (lo..hi).fold(0.0f64, |m, k| {
+                    m.max((vals[k] * scale[self.row_idx[k]]).abs())
+                });
+                scale[col] = if m > 0.0 { 1.0 / m } else { 1.0 };
+            }
+            for col in 0..n {
+                for k in self.col_ptr[col]..self.col_ptr[col + 1] {
+                    vals[k] *= scale[col] * scale[self.row_idx[k]];
+                }
+            }
+            for (r, s) in rhs.iter_mut().zip(&scale) {
+                *r *= s;
+            }
+            let sym =
+                SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx);
+            let mat = SparseColMatRef::new(sym, &vals);
+            // Sequential: a banded factorization has no parallelism worth the overhead.
+            let par = Par::Seq;
+            let req = self
+                .symbolic
+                .factorize_numeric_lu_scratch::<f64>(par, Default::default())
+                .or(self.symbolic.solve_in_place_scratch::<f64>(1, par));
+            let mut mem = MemBuffer::try_new(req).map_err(|_| {
+                BeamError::Solver(fem_assembly::SolverError::Structure("out of memory".into()))
+            })?;
+            let stack = MemStack::new(&mut mem);
+            let lu = self
+                .symbolic
+                .factorize_numeric_lu(&mut self.numeric, mat, par, stack, Default::default())
+                .map_err(|e| {
+                    BeamError::Solver(fem_assembly::SolverError::Structure(format!("{e:?}")))
+                })?;
+            self.factorizations += 1;
+            lu.solve_in_place_with_conj(
+                Conj::No,
+                MatMut::from_column_major_slice_mut(&mut rhs, n, 1),
+                par,
+                stack,
+            );
+            for (r, s) in rhs.iter_mut().zip(&scale) {
+                *r *= s;
+            }
+            // Update.
+            let (mut dxm, mut xm, mut dtm, mut tm) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+            for (i, &k) in self.free.iter().enumerate() {
+                for c in 0..DIM {
+                    let v = &mut x[c * n_s + k];
+                    *v += rhs[DIM * i + c];
+                    dxm = dxm.max(rhs[DIM * i + c].abs());
+                    xm = xm.max(v.abs());
+                }
+            }
+            for (j, t) in tension.iter_mut().enumerate() {
+                *t += rhs[DIM * n_f + j];
+                dtm = dtm.max(rhs[DIM * n_f + j].abs());
+                tm = tm.max(t.abs());
+            }
+            model.tangents_at_points(x, &mut d);
+            let (mut cmax, mut c2) = (0.0f64, 0.0);
+            for j in 0..n_p {
+                let e = norm(d[j]) - 1.0;
+                cmax = cmax.max(e.abs());
+                c2 += w[j] * e * e;
+            }
+            report = NewtonKktReport {
+                iterations: it,
+                step_change: dxm / xm.max(1.0),
+                multiplier_change: dtm / tm.max(1.0),
+                max_constraint_violation: cmax,
+                constraint_residual: (c2 / l).sqrt(),
+                stationarity_residual: stat,
+            };
+            if !(report.step_change.is_finite() && report.multiplier_change.is_finite()) {
+                return Ok((report, false));
+            }
+            // Converged when the constraint holds and both updates are below their tolerances
+            // or have reached their round-off floor (no longer contracting; Newton contracts
+            // quadratically until then). Positions must be within 1e4 of their tolerance; the
+            // multipliers have no such guard: on fine meshes the difference of the two `T_j` of
+            // an element is nearly unobservable (its force is `O(h)` smaller than that of the
+            // mean), and its round-off floor grows like `1/h` (see the theory doc).
+            let stalled = |now: f64, prev: f64| it >= 2 && now > 0.1 * prev;
+            let x_ok = report.step_change <= settings.step_tolerance
+                || (report.step_change <= 1e4 * settings.step_tolerance
+                    && stalled(report.step_change, dx_prev));
+            let t_ok = report.multiplier_change <= settings.multiplier_tolerance
+                || stalled(report.multiplier_change, dt_prev);
+            if report.max_constraint_violation <= settings.constraint_tolerance && x_ok && t_ok {
+                return Ok((report, true));
+            }
+            dx_prev = report.step_change;
+            dt_prev = report.multiplier_change;
+        }
+        Ok((report, false))
+    }
+}
