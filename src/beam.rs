@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fem_beam::{
-    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, PenaltySettings,
-    PenaltyStepper, PointLoad, StepReport, TimeSettings, UzawaSettings, solve_static,
+    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, NewtonKktSettings,
+    NewtonKktStepper, PenaltySettings, PenaltyStepper, PointLoad, StepReport, TimeSettings,
+    UzawaSettings, solve_static,
 };
 use fem_io::{Compression, Field, Frame, FrameSeries, HistoryWriter, VtkCells};
 use fem_time::TimeGrid;
@@ -255,6 +256,7 @@ pub fn describe(p: &BeamProblem) -> Vec<String> {
 /// One of the two dynamic beam schemes.
 enum Scheme {
     Augmented(Box<AugmentedLagrangianStepper>),
+    Kkt(Box<NewtonKktStepper>),
     Penalty(Box<PenaltyStepper>),
 }
 
@@ -262,24 +264,28 @@ impl Scheme {
     fn step(&mut self) -> Result<StepReport, fem_beam::BeamError> {
         match self {
             Scheme::Augmented(s) => s.step(),
+            Scheme::Kkt(s) => s.step(),
             Scheme::Penalty(s) => s.step(),
         }
     }
     fn state(&self) -> BeamState {
         match self {
             Scheme::Augmented(s) => s.state(),
+            Scheme::Kkt(s) => s.state(),
             Scheme::Penalty(s) => s.state(),
         }
     }
     fn last_report(&self) -> StepReport {
         match self {
             Scheme::Augmented(s) => s.last_report(),
+            Scheme::Kkt(s) => s.last_report(),
             Scheme::Penalty(s) => s.last_report(),
         }
     }
     fn tensions(&self) -> Option<Vec<f64>> {
         match self {
             Scheme::Augmented(s) => Some(s.tensions()),
+            Scheme::Kkt(s) => Some(s.tensions().to_vec()),
             Scheme::Penalty(_) => None,
         }
     }
@@ -318,6 +324,17 @@ pub fn run(
     let length = b.length;
     let sample_model = model.clone();
     let mut scheme = match b.solver {
+        BeamSolverInput::NewtonKkt => Scheme::Kkt(Box::new(
+            NewtonKktStepper::new(
+                model,
+                &state,
+                None,
+                Some(&multipliers),
+                time,
+                NewtonKktSettings::default(),
+            )
+            .map_err(setup)?,
+        )),
         BeamSolverInput::AugmentedLagrangian {
             augmentation,
             anderson,

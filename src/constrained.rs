@@ -579,7 +579,9 @@ fn run_pendulum(
     let part: Vec<f64> = std::iter::once(0.0)
         .chain(if outline.is_empty() { None } else { Some(1.0) })
         .collect();
-    let point_part: Vec<f64> = (0..3 + outline.len()).map(|i| if i < 3 { 0.0 } else { 1.0 }).collect();
+    let point_part: Vec<f64> = (0..3 + outline.len())
+        .map(|i| if i < 3 { 0.0 } else { 1.0 })
+        .collect();
     let l = setup.pendulum.l;
     let write_frame = |series: &mut FrameSeries, r: &PendulumRecord| -> Result<(), FemError> {
         let hinge = [l[0] * r.theta[0].cos(), l[0] * r.theta[0].sin()];

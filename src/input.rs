@@ -205,6 +205,9 @@ pub enum BeamSolverInput {
         #[serde(default = "default_true")]
         anderson: bool,
     },
+    /// The same augmented-Lagrangian step (97) solved by Newton on its KKT system (about four
+    /// iterations per step at any N; refactors every iteration).
+    NewtonKkt,
     /// The time-discretized penalty (93) with Newton.
     Penalty {
         /// Penalty parameter ε (the paper's 1.5e-4).
