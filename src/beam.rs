@@ -16,13 +16,11 @@ use fem_beam::{
     NewtonKktStepper, PenaltySettings, PenaltyStepper, PointLoad, StepReport, TimeSettings,
     UzawaSettings, solve_static,
 };
-use fem_io::{Compression, Field, Frame, FrameSeries, HistoryWriter, VtkCells};
+use fem_io::{Field, Frame, FrameSeries, HistoryWriter, VtkCells};
 use fem_time::TimeGrid;
 
 use crate::error::FemError;
-use crate::input::{
-    BeamInitialInput, BeamSolverInput, CompressionKind, EndInput, Input, ModelInput, SchemeKind,
-};
+use crate::input::{BeamInitialInput, BeamSolverInput, EndInput, Input, ModelInput, SchemeKind};
 use crate::run::{Progress, ProgressReport, RunSummary};
 
 /// Columns of the beam's `history.csv`.
@@ -361,11 +359,7 @@ pub fn run(
                 .map_err(setup)?,
         )),
     };
-    let compression = match input.output.compression {
-        CompressionKind::None => Compression::None,
-        CompressionKind::Lz4 => Compression::Lz4,
-        CompressionKind::Zlib => Compression::Zlib,
-    };
+    let compression = crate::run::compression(input.output.compression);
     let mut series = FrameSeries::create(out_dir, base, compression)?;
     let history_path = out_dir.join("history.csv");
     let mut history = HistoryWriter::create(&history_path, &HISTORY_COLUMNS)?;

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fem_io::{Compression, Field, Frame, FrameSeries, HistoryWriter, VtkCells};
+use fem_io::{Field, Frame, FrameSeries, HistoryWriter, VtkCells};
 use fem_time::colliding_strings::{CollidingStrings, CollidingStringsParameters};
 use fem_time::conservation_form::MultiplierSettings;
 use fem_time::double_pendulum::{
@@ -27,8 +27,8 @@ use fem_time::{NewtonSettings, TimeGrid};
 
 use crate::error::FemError;
 use crate::input::{
-    CompressionKind, EnforcementInput, InitialField, Input, ModelInput, PendulumConstraintInput,
-    PendulumParameters, SchemeKind,
+    EnforcementInput, InitialField, Input, ModelInput, PendulumConstraintInput, PendulumParameters,
+    SchemeKind,
 };
 use crate::run::{Progress, ProgressReport, RunSummary};
 
@@ -389,14 +389,6 @@ pub fn describe(problem: &ConstrainedProblem) -> Vec<String> {
     }
 }
 
-fn compression(input: &Input) -> Compression {
-    match input.output.compression {
-        CompressionKind::None => Compression::None,
-        CompressionKind::Lz4 => Compression::Lz4,
-        CompressionKind::Zlib => Compression::Zlib,
-    }
-}
-
 /// Steps the problem and writes its output.
 pub fn run(
     problem: ConstrainedProblem,
@@ -447,7 +439,11 @@ fn run_strings(
         path: path.to_path_buf(),
         source: Box::new(e),
     })?;
-    let mut series = FrameSeries::create(out_dir, base, compression(input))?;
+    let mut series = FrameSeries::create(
+        out_dir,
+        base,
+        crate::run::compression(input.output.compression),
+    )?;
     let history_path = out_dir.join("history.csv");
     let mut history = HistoryWriter::create(&history_path, &STRINGS_COLUMNS)?;
     let n = parameters.n_cells;
@@ -550,7 +546,11 @@ fn run_pendulum(
         path: path.to_path_buf(),
         source: Box::new(e),
     })?;
-    let mut series = FrameSeries::create(out_dir, base, compression(input))?;
+    let mut series = FrameSeries::create(
+        out_dir,
+        base,
+        crate::run::compression(input.output.compression),
+    )?;
     let history_path = out_dir.join("history.csv");
     let columns: Vec<&str> = PendulumRecord::CSV_HEADER.split(',').collect();
     let mut history = HistoryWriter::create(&history_path, &columns)?;

@@ -12,16 +12,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts};
-use fem_io::{Compression, Field, Frame, FrameSeries, HistoryWriter, VtkCells};
+use fem_io::{Field, Frame, FrameSeries, HistoryWriter, VtkCells};
 use fem_time::TimeGrid;
 use fem_time::nonsmooth::{
     ModalCoefficients, ModalDamping, ModalMoreauJean, ModalSystem, StringModes,
 };
 
 use crate::error::FemError;
-use crate::input::{
-    CompressionKind, DampingInput, InitialField, Input, LcpSolverKind, ModelInput, SchemeKind,
-};
+use crate::input::{DampingInput, InitialField, Input, LcpSolverKind, ModelInput, SchemeKind};
 use crate::run::{Progress, ProgressReport, RunSummary};
 
 /// Columns of the modal string's `history.csv`.
@@ -401,11 +399,7 @@ pub fn run(
             .map_err(|e| setup(e.to_string()))?;
     }
 
-    let compression = match input.output.compression {
-        CompressionKind::None => Compression::None,
-        CompressionKind::Lz4 => Compression::Lz4,
-        CompressionKind::Zlib => Compression::Zlib,
-    };
+    let compression = crate::run::compression(input.output.compression);
     let mut series = FrameSeries::create(out_dir, base, compression)?;
     let history_path = out_dir.join("history.csv");
     let mut history = HistoryWriter::create(&history_path, &HISTORY_COLUMNS)?;

@@ -34,6 +34,15 @@ pub const HISTORY_COLUMNS: [&str; 9] = [
     "iterations",
 ];
 
+/// The `.vtu` compression an input asks for.
+pub(crate) fn compression(kind: CompressionKind) -> Compression {
+    match kind {
+        CompressionKind::None => Compression::None,
+        CompressionKind::Lz4 => Compression::Lz4,
+        CompressionKind::Zlib => Compression::Zlib,
+    }
+}
+
 /// How the run reports progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
@@ -152,11 +161,7 @@ pub fn run(
         grid.n_steps()
     );
 
-    let compression = match input.output.compression {
-        CompressionKind::None => Compression::None,
-        CompressionKind::Lz4 => Compression::Lz4,
-        CompressionKind::Zlib => Compression::Zlib,
-    };
+    let compression = crate::run::compression(input.output.compression);
     let mut series = FrameSeries::create(out_dir, base, compression)?;
     let history_path = out_dir.join("history.csv");
     let mut history = HistoryWriter::create(&history_path, &HISTORY_COLUMNS)?;

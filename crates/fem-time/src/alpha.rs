@@ -39,6 +39,7 @@ use fem_assembly::{SolverError, SparseCholesky, sparse};
 use nalgebra_sparse::CsrMatrix;
 
 pub use crate::error::StepError;
+use crate::error::{check_alpha, check_dt, check_initial};
 use crate::partition::Partition;
 use crate::stability::{LargestEigenvalue, largest_eigenvalue};
 use crate::{LinearSecondOrderSystem, Mass};
@@ -229,30 +230,10 @@ impl<S: LinearSecondOrderSystem> AlphaScheme<S> {
         v0: &[f64],
         dirichlet: DirichletConditions,
     ) -> Result<Self, StepError> {
-        if !(0.0..=0.5).contains(&alpha) {
-            return Err(StepError::InvalidParameter {
-                name: "alpha",
-                value: alpha,
-                expected: "0 <= alpha <= 0.5",
-            });
-        }
-        if !(dt > 0.0 && dt.is_finite()) {
-            return Err(StepError::InvalidParameter {
-                name: "dt",
-                value: dt,
-                expected: "a positive finite time step",
-            });
-        }
+        check_alpha(alpha)?;
+        check_dt(dt)?;
         let n = system.n_dofs();
-        for (what, v) in [("position", x0), ("velocity", v0)] {
-            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
-                return Err(StepError::BadInitialData {
-                    what,
-                    found: v.len(),
-                    expected: n,
-                });
-            }
-        }
+        check_initial(n, x0, v0)?;
         let partition = if dirichlet.is_empty() {
             None
         } else {

@@ -27,6 +27,7 @@
 use fem_assembly::{SparseCholesky, sparse};
 use fem_constraints::{DirichletConditions, Enforcement};
 
+use crate::error::{check_dt, check_initial};
 use crate::partition::Partition;
 use crate::{Mass, SecondOrderSystem, StepError};
 
@@ -100,23 +101,9 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         dirichlet: DirichletConditions,
         newton: NewtonSettings,
     ) -> Result<Self, StepError> {
-        if !(dt > 0.0 && dt.is_finite()) {
-            return Err(StepError::InvalidParameter {
-                name: "dt",
-                value: dt,
-                expected: "a positive finite time step",
-            });
-        }
+        check_dt(dt)?;
         let n = system.n_dofs();
-        for (what, v) in [("position", x0), ("velocity", v0)] {
-            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
-                return Err(StepError::BadInitialData {
-                    what,
-                    found: v.len(),
-                    expected: n,
-                });
-            }
-        }
+        check_initial(n, x0, v0)?;
         let partition = Partition::new(n, &dirichlet)?;
         let mut x = x0.to_vec();
         let mut v = v0.to_vec();

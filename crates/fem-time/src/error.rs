@@ -78,3 +78,43 @@ pub enum StepError {
         t: f64,
     },
 }
+
+/// Refuses a time step that is not positive and finite.
+pub(crate) fn check_dt(dt: f64) -> Result<(), StepError> {
+    if dt > 0.0 && dt.is_finite() {
+        Ok(())
+    } else {
+        Err(StepError::InvalidParameter {
+            name: "dt",
+            value: dt,
+            expected: "a positive finite time step",
+        })
+    }
+}
+
+/// Refuses the alpha scheme's parameter outside `[0, ½]`.
+pub(crate) fn check_alpha(alpha: f64) -> Result<(), StepError> {
+    if (0.0..=0.5).contains(&alpha) {
+        Ok(())
+    } else {
+        Err(StepError::InvalidParameter {
+            name: "alpha",
+            value: alpha,
+            expected: "0 <= alpha <= 0.5",
+        })
+    }
+}
+
+/// Refuses initial position and velocity vectors of the wrong length or with non-finite entries.
+pub(crate) fn check_initial(n: usize, x0: &[f64], v0: &[f64]) -> Result<(), StepError> {
+    for (what, v) in [("position", x0), ("velocity", v0)] {
+        if v.len() != n || v.iter().any(|e| !e.is_finite()) {
+            return Err(StepError::BadInitialData {
+                what,
+                found: v.len(),
+                expected: n,
+            });
+        }
+    }
+    Ok(())
+}

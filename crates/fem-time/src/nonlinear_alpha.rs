@@ -44,6 +44,7 @@ use fem_assembly::sparse;
 use fem_constraints::{ConstraintSolver, MultiplierUpdate};
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 
+use crate::error::{check_alpha, check_dt, check_initial};
 use crate::newton::{Jacobian, NewtonReport, NewtonSolver, NonlinearProblem};
 use crate::{LinearSecondOrderSystem, Mass, NewtonSettings, StepError};
 
@@ -397,30 +398,10 @@ impl<S: LinearSecondOrderSystem, P: DiscreteGradientPotential> NonlinearAlphaSch
         v0: &[f64],
         newton: NewtonSettings,
     ) -> Result<Self, StepError> {
-        if !(0.0..=0.5).contains(&alpha) {
-            return Err(StepError::InvalidParameter {
-                name: "alpha",
-                value: alpha,
-                expected: "0 <= alpha <= 0.5",
-            });
-        }
-        if !(dt > 0.0 && dt.is_finite()) {
-            return Err(StepError::InvalidParameter {
-                name: "dt",
-                value: dt,
-                expected: "a positive finite time step",
-            });
-        }
+        check_alpha(alpha)?;
+        check_dt(dt)?;
         let n = system.n_dofs();
-        for (what, v) in [("position", x0), ("velocity", v0)] {
-            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
-                return Err(StepError::BadInitialData {
-                    what,
-                    found: v.len(),
-                    expected: n,
-                });
-            }
-        }
+        check_initial(n, x0, v0)?;
         if potential.n_dofs() != n {
             return Err(StepError::BadInitialData {
                 what: "potential",
