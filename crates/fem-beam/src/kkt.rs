@@ -20,10 +20,12 @@
 //! ```
 //!
 //! `K_T = Σ_j w_j T_j N'_j N'_jᵀ` (the geometric stiffness of the tension, per component),
-//! `B_j = w_j x'_jᵀ ⊗ N'_jᵀ`. Its pattern never changes: it is analysed once (faer's sparse
-//! LU, COLAMD ordering) and refactored numerically at every Newton iteration. The matrix is
-//! banded (each block couples one element's dofs and its two multipliers), so a factorization
-//! costs `O(N)`; from the warm start of the previous time step Newton converges quadratically in
+//! `B_j = w_j x'_jᵀ ⊗ N'_jᵀ`. Its pattern never changes and it is refactored numerically at
+//! every Newton iteration. In the natural ordering (per node its 6 dofs and the previous
+//! element's 2 multipliers) it is block tridiagonal with 8×8 blocks; by default it is
+//! factorized by a dedicated block LU (partial pivoting inside the blocks,
+//! [`KktFactorization::BlockTridiagonal`]), with faer's general sparse LU (COLAMD,
+//! [`KktFactorization::SparseLu`]) as the alternative and the fallback. Either costs `O(N)`; from the warm start of the previous time step Newton converges quadratically in
 //! a few iterations, independent of `N`. Unlike the Uzawa loop the matrix depends on the iterate:
 //! **one numeric factorization per Newton iteration**.
 
@@ -36,8 +38,22 @@ use faer::{Conj, Par};
 use fem_assembly::CsrMatrix;
 use fem_elements::hermite::N_LOCAL;
 
+use crate::block_tridiag::{BS, BlockTridiagonal};
 use crate::error::BeamError;
 use crate::model::{BeamModel, DIM, norm};
+
+/// How the KKT matrix of each Newton iteration is factorized.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KktFactorization {
+    /// Block-tridiagonal LU in the natural ordering (8×8 blocks: a node's 6 dofs and the
+    /// previous element's 2 multipliers), partial pivoting inside the blocks; falls back to
+    /// [`KktFactorization::SparseLu`] if the pattern is not block tridiagonal or a pivot block
+    /// is singular.
+    #[default]
+    BlockTridiagonal,
+    /// faer's general sparse LU (COLAMD ordering, simplicial).
+    SparseLu,
+}
 
 /// Parameters of the Newton–KKT solve of one step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,17 +68,20 @@ pub struct NewtonKktSettings {
     pub multiplier_tolerance: f64,
     /// Bound on `max_j ||x'_j| − 1|` after the last update.
     pub constraint_tolerance: f64,
+    /// The factorization of the KKT matrix.
+    pub factorization: KktFactorization,
 }
 
 impl Default for NewtonKktSettings {
     /// 25 iterations, step tolerance `1e-10`, multiplier tolerance `1e-6`, constraint
-    /// tolerance `1e-10` (the Uzawa loop's).
+    /// tolerance `1e-10` (the Uzawa loop's), block-tridiagonal factorization.
     fn default() -> Self {
         Self {
             max_iterations: 25,
             step_tolerance: 1e-10,
             multiplier_tolerance: 1e-6,
             constraint_tolerance: 1e-10,
+            factorization: KktFactorization::BlockTridiagonal,
         }
     }
 }
@@ -126,9 +145,16 @@ pub struct NewtonKktSolver {
     /// Per point: the slots of `B` (row `m_j`) and `Bᵀ` (column `m_j`), index `a · 3 + c`.
     b_slot: Vec<[u32; N_LOCAL * DIM]>,
     bt_slot: Vec<[u32; N_LOCAL * DIM]>,
-    symbolic: SymbolicLu<usize>,
+    /// faer's symbolic LU, analysed on first use (the sparse path or a fallback).
+    symbolic: Option<SymbolicLu<usize>>,
     numeric: NumericLu<usize, f64>,
+    /// The block-tridiagonal factorization (`None` if the pattern is not block tridiagonal).
+    block: Option<BlockTridiagonal>,
     factorizations: usize,
+    sparse_factorizations: usize,
+    /// Scratch kept between solves: the KKT values and the block solve's work vector.
+    vals: Vec<f64>,
+    work: Vec<f64>,
 }
 
 fn slot_of(col_ptr: &[usize], row_idx: &[usize], row: usize, col: usize) -> u32 {
@@ -251,15 +277,19 @@ impl NewtonKktSolver {
                 }
             }));
         }
-        let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-        let params = LuSymbolicParams {
-            // Banded: the simplicial factorization is as fast as the supernodal one.
-            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
-            ..Default::default()
-        };
-        let symbolic = factorize_symbolic_lu(sym, params).map_err(|e| {
-            BeamError::Solver(fem_assembly::SolverError::Structure(format!("{e:?}")))
-        })?;
+        // Natural block ordering: free dof k = 2 node + s (s = 0 position, 1 tangent),
+        // component c at local 3 s + c of block `node`; multiplier j at local 6 + j % 2 of
+        // block j / 2 + 1 (the element's second node).
+        let loc: Option<Vec<u32>> = (0..n_f)
+            .flat_map(|i| (0..DIM).map(move |c| (i, c)))
+            .map(|(i, c)| {
+                let k = free[i];
+                (k / 2) * BS + DIM * (k % 2) + c
+            })
+            .chain((0..n_p).map(|j| (j / 2 + 1) * BS + 2 * DIM + j % 2))
+            .map(|l| u32::try_from(l).ok())
+            .collect();
+        let block = loc.and_then(|loc| BlockTridiagonal::new(n_el + 1, loc, &col_ptr, &row_idx));
         Ok(Self {
             n_s,
             free,
@@ -269,10 +299,44 @@ impl NewtonKktSolver {
             h_slot,
             b_slot,
             bt_slot,
-            symbolic,
+            symbolic: None,
             numeric: NumericLu::new(),
+            block,
             factorizations: 0,
+            sparse_factorizations: 0,
+            vals: Vec::new(),
+            work: Vec::new(),
         })
+    }
+
+    /// The symbolic sparse LU of the pattern (analysed on first use).
+    fn symbolic(&mut self) -> Result<&SymbolicLu<usize>, BeamError> {
+        if self.symbolic.is_none() {
+            let n = self.n_unknowns();
+            let sym =
+                SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx);
+            let params = LuSymbolicParams {
+                // Banded: the simplicial factorization is as fast as the supernodal one.
+                supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+                ..Default::default()
+            };
+            let symbolic = factorize_symbolic_lu(sym, params).map_err(|e| {
+                BeamError::Solver(fem_assembly::SolverError::Structure(format!("{e:?}")))
+            })?;
+            self.symbolic = Some(symbolic);
+        }
+        Ok(self.symbolic.as_ref().expect("analysed above"))
+    }
+
+    /// Whether the KKT pattern maps onto the block-tridiagonal factorization.
+    pub fn has_block_factorization(&self) -> bool {
+        self.block.is_some()
+    }
+
+    /// Numeric factorizations done by faer's sparse LU (the [`KktFactorization::SparseLu`]
+    /// setting, or fallbacks of the block-tridiagonal one).
+    pub fn sparse_factorization_count(&self) -> usize {
+        self.sparse_factorizations
     }
 
     /// Numeric factorizations of the KKT matrix so far (one per Newton iteration).
@@ -288,6 +352,37 @@ impl NewtonKktSolver {
     /// Nonzeros of the KKT matrix.
     pub fn nnz(&self) -> usize {
         self.row_idx.len()
+    }
+
+    /// Factorizes the (scaled) KKT values `vals` with faer's sparse LU and solves in place.
+    fn sparse_solve(&mut self, vals: &[f64], rhs: &mut [f64]) -> Result<(), BeamError> {
+        let n = self.n_unknowns();
+        self.symbolic()?;
+        let symbolic = self.symbolic.as_ref().expect("analysed");
+        let sym = SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx);
+        let mat = SparseColMatRef::new(sym, vals);
+        // Sequential: a banded factorization has no parallelism worth the overhead.
+        let par = Par::Seq;
+        let req = symbolic
+            .factorize_numeric_lu_scratch::<f64>(par, Default::default())
+            .or(symbolic.solve_in_place_scratch::<f64>(1, par));
+        let mut mem = MemBuffer::try_new(req).map_err(|_| {
+            BeamError::Solver(fem_assembly::SolverError::Structure("out of memory".into()))
+        })?;
+        let stack = MemStack::new(&mut mem);
+        let lu = symbolic
+            .factorize_numeric_lu(&mut self.numeric, mat, par, stack, Default::default())
+            .map_err(|e| {
+                BeamError::Solver(fem_assembly::SolverError::Structure(format!("{e:?}")))
+            })?;
+        self.sparse_factorizations += 1;
+        lu.solve_in_place_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(rhs, n, 1),
+            par,
+            stack,
+        );
+        Ok(())
     }
 
     /// Solves `min ½xᵀA₀x − bᵀx` s.t. `|x'_j| = 1` by Newton on the KKT system.
@@ -342,8 +437,10 @@ impl NewtonKktSolver {
         let mut forces = vec![[0.0; 3]; n_p];
         let mut res = vec![0.0; DIM * n_s];
         let mut rhs = vec![0.0; n];
-        let mut vals = vec![0.0; self.base.len()];
+        let mut vals = std::mem::take(&mut self.vals);
+        vals.resize(self.base.len(), 0.0);
         let mut scale = vec![1.0; n];
+        let mut work = std::mem::take(&mut self.work);
         let mut report = NewtonKktReport::default();
         let (mut dx_prev, mut dt_prev) = (f64::INFINITY, f64::INFINITY);
         model.tangents_at_points(x, &mut d);
@@ -424,32 +521,21 @@ impl NewtonKktSolver {
             for (r, s) in rhs.iter_mut().zip(&scale) {
                 *r *= s;
             }
-            let sym =
-                SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx);
-            let mat = SparseColMatRef::new(sym, &vals);
-            // Sequential: a banded factorization has no parallelism worth the overhead.
-            let par = Par::Seq;
-            let req = self
-                .symbolic
-                .factorize_numeric_lu_scratch::<f64>(par, Default::default())
-                .or(self.symbolic.solve_in_place_scratch::<f64>(1, par));
-            let mut mem = MemBuffer::try_new(req).map_err(|_| {
-                BeamError::Solver(fem_assembly::SolverError::Structure("out of memory".into()))
-            })?;
-            let stack = MemStack::new(&mut mem);
-            let lu = self
-                .symbolic
-                .factorize_numeric_lu(&mut self.numeric, mat, par, stack, Default::default())
-                .map_err(|e| {
-                    BeamError::Solver(fem_assembly::SolverError::Structure(format!("{e:?}")))
-                })?;
+            let use_block = settings.factorization == KktFactorization::BlockTridiagonal;
+            let done = match self.block.as_mut() {
+                Some(block) if use_block => {
+                    let ok = block.factorize(&vals);
+                    if ok {
+                        block.solve_in_place(&mut rhs, &mut work);
+                    }
+                    ok
+                }
+                _ => false,
+            };
+            if !done {
+                self.sparse_solve(&vals, &mut rhs)?;
+            }
             self.factorizations += 1;
-            lu.solve_in_place_with_conj(
-                Conj::No,
-                MatMut::from_column_major_slice_mut(&mut rhs, n, 1),
-                par,
-                stack,
-            );
             for (r, s) in rhs.iter_mut().zip(&scale) {
                 *r *= s;
             }
@@ -484,6 +570,7 @@ impl NewtonKktSolver {
                 stationarity_residual: stat,
             };
             if !(report.step_change.is_finite() && report.multiplier_change.is_finite()) {
+                (self.vals, self.work) = (vals, work);
                 return Ok((report, false));
             }
             // Converged when the constraint holds and both updates are below their tolerances
@@ -499,11 +586,13 @@ impl NewtonKktSolver {
             let t_ok = report.multiplier_change <= settings.multiplier_tolerance
                 || stalled(report.multiplier_change, dt_prev);
             if report.max_constraint_violation <= settings.constraint_tolerance && x_ok && t_ok {
+                (self.vals, self.work) = (vals, work);
                 return Ok((report, true));
             }
             dx_prev = report.step_change;
             dt_prev = report.multiplier_change;
         }
+        (self.vals, self.work) = (vals, work);
         Ok((report, false))
     }
 }

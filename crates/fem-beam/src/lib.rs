@@ -22,6 +22,7 @@
 //! assert!(sol.report.max_constraint_violation < 1e-8);
 //! ```
 
+mod block_tridiag;
 pub mod dynamics;
 pub mod error;
 pub mod kkt;
@@ -34,7 +35,7 @@ pub use dynamics::{
     StepReport, TimeSettings,
 };
 pub use error::BeamError;
-pub use kkt::{NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+pub use kkt::{KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 pub use model::{BeamModel, BeamParameters, BeamState, End, Placement, PointLoad, Sample};
 pub use statics::{StaticSolution, solve_static, solve_static_at};
 pub use uzawa::{Acceleration, UzawaReport, UzawaSettings, UzawaSolver};
