@@ -9,7 +9,6 @@
 //! `step,t,energy,kinetic,max_stretch_error,iterations,residual,multiplier_change,max_speed`.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use fem_beam::{
     AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, NewtonKktSettings,
@@ -21,7 +20,7 @@ use fem_time::TimeGrid;
 
 use crate::error::FemError;
 use crate::input::{BeamInitialInput, BeamSolverInput, EndInput, Input, ModelInput, SchemeKind};
-use crate::run::{Progress, ProgressReport, RunSummary};
+use crate::run::{Progress, RunSummary, step_loop, steps_to_run};
 
 /// Columns of the beam's `history.csv`.
 pub const HISTORY_COLUMNS: [&str; 9] = [
@@ -408,32 +407,26 @@ pub fn run(
     let first = scheme.last_report();
     history.write_row(&row(&first, 0))?;
     write_frame(&mut series, &scheme, grid.t0())?;
-    let n_steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
-    let bar = ProgressReport::new(progress, n_steps);
-    let start = Instant::now();
+    let n_steps = steps_to_run(&grid, max_steps);
     let e0 = first.energy;
     let mut max_change: f64 = 0.0;
-    for n in 1..=n_steps {
-        let r = scheme.step().map_err(|e| {
-            bar.abandon();
-            FemError::Beam(Box::new(e))
-        })?;
+    let wall_seconds = step_loop(n_steps, &input.output, progress, |n, due| {
+        let r = scheme.step().map_err(|e| FemError::Beam(Box::new(e)))?;
         max_change = max_change.max((r.energy - e0).abs() / e0.abs().max(f64::MIN_POSITIVE));
-        if n % input.output.history_every == 0 || n == n_steps {
+        if due.row {
             history.write_row(&row(&r, n))?;
         }
-        if n % input.output.every == 0 || n == n_steps {
+        if due.frame {
             write_frame(&mut series, &scheme, grid.time(n))?;
         }
-        bar.at(n);
-    }
-    bar.finish();
+        Ok(())
+    })?;
     Ok(RunSummary {
         steps: n_steps,
         frames: series.n_frames(),
         pvd: series.pvd_path().to_path_buf(),
         history: history_path,
         max_energy_drift: max_change,
-        wall_seconds: start.elapsed().as_secs_f64(),
+        wall_seconds,
     })
 }

@@ -14,7 +14,6 @@
 //!   constraint_energy,newton_iterations,multiplier_iterations` (paper coordinates).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use fem_io::{Field, Frame, FrameSeries, HistoryWriter, VtkCells};
 use fem_time::colliding_strings::{CollidingStrings, CollidingStringsParameters};
@@ -30,7 +29,7 @@ use crate::input::{
     EnforcementInput, InitialField, Input, ModelInput, PendulumConstraintInput, PendulumParameters,
     SchemeKind,
 };
-use crate::run::{Progress, ProgressReport, RunSummary};
+use crate::run::{Progress, RunSummary, step_loop, steps_to_run};
 
 /// Columns of the colliding strings' history.
 pub const STRINGS_COLUMNS: [&str; 8] = [
@@ -486,19 +485,14 @@ fn run_strings(
         0.0,
     ])?;
     write_frame(&mut series, &strings, 0)?;
-    let n_steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
-    let bar = ProgressReport::new(progress, n_steps);
-    let start = Instant::now();
+    let n_steps = steps_to_run(&grid, max_steps);
     let mut max_drift: f64 = 0.0;
-    for k in 1..=n_steps {
-        let report = strings.step().map_err(|e| {
-            bar.abandon();
-            FemError::Step(Box::new(e))
-        })?;
+    let wall_seconds = step_loop(n_steps, &input.output, progress, |k, due| {
+        let report = strings.step().map_err(|e| FemError::Step(Box::new(e)))?;
         let e = report.energy;
         max_drift =
             max_drift.max((e.total - e0.total).abs() / e0.total.abs().max(f64::MIN_POSITIVE));
-        if k % input.output.history_every == 0 || k == n_steps {
+        if due.row {
             history.write_row(&[
                 k as f64,
                 grid.time(k),
@@ -510,19 +504,18 @@ fn run_strings(
                 report.newton.iterations as f64,
             ])?;
         }
-        if k % input.output.every == 0 || k == n_steps {
+        if due.frame {
             write_frame(&mut series, &strings, k)?;
         }
-        bar.at(k);
-    }
-    bar.finish();
+        Ok(())
+    })?;
     Ok(RunSummary {
         steps: n_steps,
         frames: series.n_frames(),
         pvd: series.pvd_path().to_path_buf(),
         history: history_path,
         max_energy_drift: max_drift,
-        wall_seconds: start.elapsed().as_secs_f64(),
+        wall_seconds,
     })
 }
 
@@ -613,33 +606,27 @@ fn run_pendulum(
     let first = sim.initial_record();
     write_row(&mut history, &first)?;
     write_frame(&mut series, &first)?;
-    let n_steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
-    let bar = ProgressReport::new(progress, n_steps);
-    let start = Instant::now();
+    let n_steps = steps_to_run(&grid, max_steps);
     let e0 = first.energy;
     let mut max_drift: f64 = 0.0;
-    for k in 1..=n_steps {
-        let mut r = sim.step().map_err(|e| {
-            bar.abandon();
-            FemError::Constrained(Box::new(e))
-        })?;
+    let wall_seconds = step_loop(n_steps, &input.output, progress, |k, due| {
+        let mut r = sim.step().map_err(|e| FemError::Constrained(Box::new(e)))?;
         r.t = grid.time(k);
         max_drift = max_drift.max((r.energy - e0).abs() / e0.abs().max(f64::MIN_POSITIVE));
-        if k % input.output.history_every == 0 || k == n_steps {
+        if due.row {
             write_row(&mut history, &r)?;
         }
-        if k % input.output.every == 0 || k == n_steps {
+        if due.frame {
             write_frame(&mut series, &r)?;
         }
-        bar.at(k);
-    }
-    bar.finish();
+        Ok(())
+    })?;
     Ok(RunSummary {
         steps: n_steps,
         frames: series.n_frames(),
         pvd: series.pvd_path().to_path_buf(),
         history: history_path,
         max_energy_drift: max_drift,
-        wall_seconds: start.elapsed().as_secs_f64(),
+        wall_seconds,
     })
 }

@@ -9,7 +9,6 @@
 //! `DIR/probes.csv` has `t` and the displacement at each `output.probes` position.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts};
 use fem_io::{Field, Frame, FrameSeries, HistoryWriter, VtkCells};
@@ -20,7 +19,7 @@ use fem_time::nonsmooth::{
 
 use crate::error::FemError;
 use crate::input::{DampingInput, InitialField, Input, LcpSolverKind, ModelInput, SchemeKind};
-use crate::run::{Progress, ProgressReport, RunSummary};
+use crate::run::{Progress, RunSummary, step_loop, steps_to_run};
 
 /// Columns of the modal string's `history.csv`.
 pub const HISTORY_COLUMNS: [&str; 9] = [
@@ -506,36 +505,29 @@ pub fn run(
     write_probes(&mut probes, &stepper, 0)?;
     let e0 = stepper.energy().discrete;
     let mut max_drift: f64 = 0.0;
-    let n_steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
-    let bar = ProgressReport::new(progress, n_steps);
-    let start = Instant::now();
-    for n in 1..=n_steps {
-        let report = match stepper.step() {
-            Ok(r) => r,
-            Err(e) => {
-                bar.abandon();
-                return Err(FemError::Nonsmooth(Box::new(e)));
-            }
-        };
+    let n_steps = steps_to_run(&grid, max_steps);
+    let wall_seconds = step_loop(n_steps, &input.output, progress, |n, due| {
+        let report = stepper
+            .step()
+            .map_err(|e| FemError::Nonsmooth(Box::new(e)))?;
         max_drift =
             max_drift.max((stepper.energy().discrete - e0).abs() / e0.abs().max(f64::MIN_POSITIVE));
         write_probes(&mut probes, &stepper, n)?;
-        if n % input.output.history_every == 0 || n == n_steps {
+        if due.row {
             history.write_row(&row(&stepper, n, &report))?;
         }
-        if n % input.output.every == 0 || n == n_steps {
+        if due.frame {
             write_frame(&mut series, &stepper, n)?;
         }
-        bar.at(n);
-    }
-    bar.finish();
+        Ok(())
+    })?;
     Ok(RunSummary {
         steps: n_steps,
         frames: series.n_frames(),
         pvd: series.pvd_path().to_path_buf(),
         history: history_path,
         max_energy_drift: max_drift,
-        wall_seconds: start.elapsed().as_secs_f64(),
+        wall_seconds,
     })
 }
 

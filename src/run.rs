@@ -43,6 +43,46 @@ pub(crate) fn compression(kind: CompressionKind) -> Compression {
     }
 }
 
+/// Which outputs are due after a step.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Due {
+    /// A `history.csv` row (every `output.history_every` steps and the last step).
+    pub row: bool,
+    /// A ParaView frame (every `output.every` steps and the last step).
+    pub frame: bool,
+}
+
+/// The number of steps a run takes: the grid's, or fewer with `--max-steps`.
+pub(crate) fn steps_to_run(grid: &fem_time::TimeGrid, max_steps: Option<u64>) -> u64 {
+    max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()))
+}
+
+/// The stepping loop every driver shares: calls `step(n, due)` for `n = 1..=n_steps`, reports
+/// progress, and abandons the progress bar at the first error, which it returns. Returns the
+/// loop's wall time in seconds.
+pub(crate) fn step_loop(
+    n_steps: u64,
+    output: &crate::input::OutputInput,
+    progress: Progress,
+    mut step: impl FnMut(u64, Due) -> Result<(), FemError>,
+) -> Result<f64, FemError> {
+    let bar = ProgressReport::new(progress, n_steps);
+    let start = Instant::now();
+    for n in 1..=n_steps {
+        let due = Due {
+            row: n % output.history_every == 0 || n == n_steps,
+            frame: n % output.every == 0 || n == n_steps,
+        };
+        if let Err(e) = step(n, due) {
+            bar.abandon();
+            return Err(e);
+        }
+        bar.at(n);
+    }
+    bar.finish();
+    Ok(start.elapsed().as_secs_f64())
+}
+
 /// How the run reports progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
@@ -201,18 +241,10 @@ pub fn run(
 
     write_row(&mut history, scheme.as_ref(), 0, &mut max_drift)?;
     write_frame(&mut series, &mut writer, scheme.as_ref())?;
-    let n_steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
-    let bar = ProgressReport::new(progress, n_steps);
-    let start = Instant::now();
-    for n in 1..=n_steps {
-        let info = match scheme.advance() {
-            Ok(info) => info,
-            Err(e) => {
-                bar.abandon();
-                return Err(Box::new(e).into());
-            }
-        };
-        if n % input.output.history_every == 0 || n == n_steps {
+    let n_steps = steps_to_run(&grid, max_steps);
+    let wall_seconds = step_loop(n_steps, &input.output, progress, |_, due| {
+        let info = scheme.advance().map_err(|e| FemError::Step(Box::new(e)))?;
+        if due.row {
             write_row(
                 &mut history,
                 scheme.as_ref(),
@@ -220,19 +252,18 @@ pub fn run(
                 &mut max_drift,
             )?;
         }
-        if n % input.output.every == 0 || n == n_steps {
+        if due.frame {
             write_frame(&mut series, &mut writer, scheme.as_ref())?;
         }
-        bar.at(n);
-    }
-    bar.finish();
+        Ok(())
+    })?;
     Ok(RunSummary {
         steps: n_steps,
         frames: series.n_frames(),
         pvd: series.pvd_path().to_path_buf(),
         history: history_path,
         max_energy_drift: max_drift,
-        wall_seconds: start.elapsed().as_secs_f64(),
+        wall_seconds,
     })
 }
 
