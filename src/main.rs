@@ -113,32 +113,6 @@ fn base_name(file: &std::path::Path) -> String {
         .unwrap_or_else(|| "fem".into())
 }
 
-fn cmd_run_modal(
-    problem: fem::modal::ModalProblem,
-    file: &std::path::Path,
-    output: Option<&PathBuf>,
-    max_steps: Option<u64>,
-    cli: &Cli,
-) -> Result<(), FemError> {
-    let base = base_name(file);
-    let out_dir = output
-        .cloned()
-        .unwrap_or_else(|| PathBuf::from("out").join(&base));
-    let summary = fem::modal::run(problem, &out_dir, &base, progress_mode(cli), max_steps)?;
-    if !cli.quiet {
-        println!(
-            "{} steps in {:.2} s; {} frames in {}; history in {}; max relative change of the scheme's energy {:.2e}",
-            summary.steps,
-            summary.wall_seconds,
-            summary.frames,
-            summary.pvd.display(),
-            summary.history.display(),
-            summary.max_energy_drift
-        );
-    }
-    Ok(())
-}
-
 fn report(summary: &fem::run::RunSummary, cli: &Cli) {
     if !cli.quiet {
         println!(
@@ -169,54 +143,31 @@ fn cmd_run(
     max_steps: Option<u64>,
     cli: &Cli,
 ) -> Result<(), FemError> {
-    let problem = match prepare_any(file)? {
-        Prepared::FiniteElement(p) => *p,
-        Prepared::Modal(p) => return cmd_run_modal(*p, file, output, max_steps, cli),
-        Prepared::Beam(p) => {
-            let base = base_name(file);
-            let out_dir = output
-                .cloned()
-                .unwrap_or_else(|| PathBuf::from("out").join(&base));
-            let summary = fem::beam::run(*p, &out_dir, &base, progress_mode(cli), max_steps)?;
-            report(&summary, cli);
-            return Ok(());
-        }
-        Prepared::Constrained(p) => {
-            let base = base_name(file);
-            let out_dir = output
-                .cloned()
-                .unwrap_or_else(|| PathBuf::from("out").join(&base));
-            let summary =
-                fem::constrained::run(*p, &out_dir, &base, progress_mode(cli), max_steps)?;
-            report(&summary, cli);
-            return Ok(());
-        }
-    };
-    if problem.grid.dt_adjusted() {
-        log::warn!(
-            "time.dt = {} does not divide t_end - t0; using dt = {:e} ({} steps)",
-            problem.grid.requested_dt(),
-            problem.grid.dt(),
-            problem.grid.n_steps()
-        );
-    }
+    let prepared = prepare_any(file)?;
     let base = base_name(file);
     let out_dir = output
         .cloned()
         .unwrap_or_else(|| PathBuf::from("out").join(&base));
     let progress = progress_mode(cli);
-    let summary = run(problem, &out_dir, &base, progress, max_steps)?;
-    if !cli.quiet {
-        println!(
-            "{} steps in {:.2} s; {} frames in {}; history in {}; max relative energy drift {:.2e}",
-            summary.steps,
-            summary.wall_seconds,
-            summary.frames,
-            summary.pvd.display(),
-            summary.history.display(),
-            summary.max_energy_drift
-        );
-    }
+    let summary = match prepared {
+        Prepared::FiniteElement(p) => {
+            if p.grid.dt_adjusted() {
+                log::warn!(
+                    "time.dt = {} does not divide t_end - t0; using dt = {:e} ({} steps)",
+                    p.grid.requested_dt(),
+                    p.grid.dt(),
+                    p.grid.n_steps()
+                );
+            }
+            run(*p, &out_dir, &base, progress, max_steps)?
+        }
+        Prepared::Modal(p) => fem::modal::run(*p, &out_dir, &base, progress, max_steps)?,
+        Prepared::Beam(p) => fem::beam::run(*p, &out_dir, &base, progress, max_steps)?,
+        Prepared::Constrained(p) => {
+            fem::constrained::run(*p, &out_dir, &base, progress, max_steps)?
+        }
+    };
+    report(&summary, cli);
     Ok(())
 }
 
