@@ -15,7 +15,7 @@ use fem_beam::{
     NewtonKktStepper, PenaltySettings, PenaltyStepper, PointLoad, StepReport, TimeSettings,
     UzawaSettings, solve_static,
 };
-use fem_io::{Field, Frame, FrameSeries, HistoryWriter, VtkCells};
+use fem_io::{Field, Frame, FrameSeries, VtkCells};
 use fem_time::TimeGrid;
 
 use crate::error::FemError;
@@ -358,10 +358,8 @@ pub fn run(
                 .map_err(setup)?,
         )),
     };
-    let compression = crate::run::compression(input.output.compression);
-    let mut series = FrameSeries::create(out_dir, base, compression)?;
-    let history_path = out_dir.join("history.csv");
-    let mut history = HistoryWriter::create(&history_path, &HISTORY_COLUMNS)?;
+    let (mut series, mut history) =
+        crate::run::open_outputs(out_dir, base, &input.output, &HISTORY_COLUMNS)?;
     let k = b.samples_per_element;
     let n_samples = k * n_elements + 1;
     let mut cells = VtkCells::new();
@@ -421,12 +419,11 @@ pub fn run(
         }
         Ok(())
     })?;
-    Ok(RunSummary {
-        steps: n_steps,
-        frames: series.n_frames(),
-        pvd: series.pvd_path().to_path_buf(),
-        history: history_path,
-        max_energy_drift: max_change,
+    Ok(RunSummary::new(
+        n_steps,
+        &series,
+        &history,
+        max_change,
         wall_seconds,
-    })
+    ))
 }

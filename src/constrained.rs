@@ -438,13 +438,8 @@ fn run_strings(
         path: path.to_path_buf(),
         source: Box::new(e),
     })?;
-    let mut series = FrameSeries::create(
-        out_dir,
-        base,
-        crate::run::compression(input.output.compression),
-    )?;
-    let history_path = out_dir.join("history.csv");
-    let mut history = HistoryWriter::create(&history_path, &STRINGS_COLUMNS)?;
+    let (mut series, mut history) =
+        crate::run::open_outputs(out_dir, base, &input.output, &STRINGS_COLUMNS)?;
     let n = parameters.n_cells;
     let mut cells = VtkCells::new();
     cells.push_polyline(&(0..=n).collect::<Vec<_>>());
@@ -509,14 +504,13 @@ fn run_strings(
         }
         Ok(())
     })?;
-    Ok(RunSummary {
-        steps: n_steps,
-        frames: series.n_frames(),
-        pvd: series.pvd_path().to_path_buf(),
-        history: history_path,
-        max_energy_drift: max_drift,
+    Ok(RunSummary::new(
+        n_steps,
+        &series,
+        &history,
+        max_drift,
         wall_seconds,
-    })
+    ))
 }
 
 /// Paper coordinates (x along gravity, y across) shown with gravity pointing down.
@@ -539,14 +533,9 @@ fn run_pendulum(
         path: path.to_path_buf(),
         source: Box::new(e),
     })?;
-    let mut series = FrameSeries::create(
-        out_dir,
-        base,
-        crate::run::compression(input.output.compression),
-    )?;
-    let history_path = out_dir.join("history.csv");
     let columns: Vec<&str> = PendulumRecord::CSV_HEADER.split(',').collect();
-    let mut history = HistoryWriter::create(&history_path, &columns)?;
+    let (mut series, mut history) =
+        crate::run::open_outputs(out_dir, base, &input.output, &columns)?;
     // The constraint's geometry, fixed in time.
     let outline: Vec<[f64; 2]> = match setup.constraint {
         PendulumConstraint::Free => Vec::new(),
@@ -621,12 +610,11 @@ fn run_pendulum(
         }
         Ok(())
     })?;
-    Ok(RunSummary {
-        steps: n_steps,
-        frames: series.n_frames(),
-        pvd: series.pvd_path().to_path_buf(),
-        history: history_path,
-        max_energy_drift: max_drift,
+    Ok(RunSummary::new(
+        n_steps,
+        &series,
+        &history,
+        max_drift,
         wall_seconds,
-    })
+    ))
 }

@@ -398,10 +398,8 @@ pub fn run(
             .map_err(|e| setup(e.to_string()))?;
     }
 
-    let compression = crate::run::compression(input.output.compression);
-    let mut series = FrameSeries::create(out_dir, base, compression)?;
-    let history_path = out_dir.join("history.csv");
-    let mut history = HistoryWriter::create(&history_path, &HISTORY_COLUMNS)?;
+    let (mut series, mut history) =
+        crate::run::open_outputs(out_dir, base, &input.output, &HISTORY_COLUMNS)?;
     let probe_columns: Vec<String> = std::iter::once("t".to_string())
         .chain(input.output.probes.iter().map(|x| format!("u({x})")))
         .collect();
@@ -521,14 +519,13 @@ pub fn run(
         }
         Ok(())
     })?;
-    Ok(RunSummary {
-        steps: n_steps,
-        frames: series.n_frames(),
-        pvd: series.pvd_path().to_path_buf(),
-        history: history_path,
-        max_energy_drift: max_drift,
+    Ok(RunSummary::new(
+        n_steps,
+        &series,
+        &history,
+        max_drift,
         wall_seconds,
-    })
+    ))
 }
 
 fn input_length(input: &Input) -> f64 {

@@ -111,6 +111,38 @@ pub struct RunSummary {
     pub wall_seconds: f64,
 }
 
+impl RunSummary {
+    /// The summary of a finished run from its output files.
+    pub(crate) fn new(
+        steps: u64,
+        series: &FrameSeries,
+        history: &HistoryWriter,
+        max_energy_drift: f64,
+        wall_seconds: f64,
+    ) -> Self {
+        Self {
+            steps,
+            frames: series.n_frames(),
+            pvd: series.pvd_path().to_path_buf(),
+            history: history.path().to_path_buf(),
+            max_energy_drift,
+            wall_seconds,
+        }
+    }
+}
+
+/// Opens a run's outputs: `DIR/BASE.pvd` with its frames, and `DIR/history.csv` with `columns`.
+pub(crate) fn open_outputs(
+    out_dir: &Path,
+    base: &str,
+    output: &crate::input::OutputInput,
+    columns: &[&str],
+) -> Result<(FrameSeries, HistoryWriter), FemError> {
+    let series = FrameSeries::create(out_dir, base, compression(output.compression))?;
+    let history = HistoryWriter::create(out_dir.join("history.csv"), columns)?;
+    Ok((series, history))
+}
+
 /// The stability bound of the problem's scheme, for `fem check` (`None` when unconditional).
 pub fn stability(problem: &Problem) -> Result<Option<f64>, FemError> {
     if problem.input.time.scheme != SchemeKind::Alpha {
@@ -201,10 +233,8 @@ pub fn run(
         grid.n_steps()
     );
 
-    let compression = crate::run::compression(input.output.compression);
-    let mut series = FrameSeries::create(out_dir, base, compression)?;
-    let history_path = out_dir.join("history.csv");
-    let mut history = HistoryWriter::create(&history_path, &HISTORY_COLUMNS)?;
+    let (mut series, mut history) =
+        crate::run::open_outputs(out_dir, base, &input.output, &HISTORY_COLUMNS)?;
     let cells = VtkCells::from_mesh(&mesh);
     let mut writer = FieldWriter::new(&dofmap, &directions);
 
@@ -257,14 +287,13 @@ pub fn run(
         }
         Ok(())
     })?;
-    Ok(RunSummary {
-        steps: n_steps,
-        frames: series.n_frames(),
-        pvd: series.pvd_path().to_path_buf(),
-        history: history_path,
-        max_energy_drift: max_drift,
+    Ok(RunSummary::new(
+        n_steps,
+        &series,
+        &history,
+        max_drift,
         wall_seconds,
-    })
+    ))
 }
 
 /// Turns free-dof vectors into 3-vector point fields for ParaView.
