@@ -27,10 +27,10 @@
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use fem_assembly::string::StringMatrices;
 use fem_assembly::{CsrMatrix, DofMap, SparseCholesky, sparse};
 use fem_elements::StringMaterial;
-use fem_time::{AlphaScheme, LinearSystem, Mass};
+use fem_string::StringMatrices;
+use fem_time::{AlphaScheme, LinearSystem, Mass, StepSettings, Stepper};
 
 /// Numbers of free nodes `I`.
 const SIZES: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
@@ -90,8 +90,14 @@ impl StringModel {
     }
 
     fn scheme(&self, alpha: f64) -> AlphaScheme<LinearSystem> {
-        AlphaScheme::new(self.system(), alpha, self.dt, 0.0, &self.x0, &self.v0)
-            .expect("the string scheme starts")
+        AlphaScheme::new(
+            self.system(),
+            alpha,
+            StepSettings::new(self.dt),
+            &self.x0,
+            &self.v0,
+        )
+        .expect("the string scheme starts")
     }
 
     /// `M + Δt²/4 K`, the matrix the `α = ¼` scheme factors.
@@ -295,8 +301,14 @@ mod setup {
             .counter(ItemsCount::new(n))
             .with_inputs(|| model.system())
             .bench_local_values(|system| {
-                AlphaScheme::new(system, alpha, model.dt, 0.0, &model.x0, &model.v0)
-                    .expect("the string scheme starts")
+                AlphaScheme::new(
+                    system,
+                    alpha,
+                    StepSettings::new(model.dt),
+                    &model.x0,
+                    &model.v0,
+                )
+                .expect("the string scheme starts")
             });
     }
 

@@ -1,10 +1,12 @@
-//! Errors of the run driver, each with the exit code the CLI returns.
+//! Everything `fem` can refuse or fail with, each with the exit code the CLI returns.
 //!
-//! Exit code 2: the input is wrong (YAML, mesh, parameters) and nothing was run.
-//! Exit code 1: the run started and failed (numerical failure, output I/O); the frames
+//! Exit code 2: the input is wrong (YAML, mesh, parameters, output location) and nothing was
+//! run. Exit code 1: the run started and failed (numerical failure, output I/O); the frames
 //! already written stay valid.
 
 use std::path::PathBuf;
+
+use crate::drive::RunError;
 
 /// Everything `fem` can refuse or fail with.
 #[derive(Debug, thiserror::Error)]
@@ -25,59 +27,32 @@ pub enum FemError {
         /// The parser's message, with line and column.
         message: String,
     },
-    /// A value out of its range, or inconsistent with the rest of the input.
-    #[error("{path}: {field}: {message}")]
-    Invalid {
+    /// A section refused by its model: the YAML path and what was expected.
+    #[error("{path}: {source}")]
+    Input {
         /// Input file.
         path: PathBuf,
-        /// YAML path of the offending value (`time.dt`).
-        field: String,
-        /// What is wrong and what was expected.
-        message: String,
+        /// What is wrong, where.
+        source: fem_model::InputError,
     },
-    /// The mesh could not be read or generated, or is invalid.
-    #[error("{path}: {field}: {source}")]
+    /// A mesh named on the command line could not be read.
+    #[error("{path}: {source}")]
     Mesh {
-        /// Input file.
+        /// The mesh file.
         path: PathBuf,
-        /// YAML path that named the mesh.
-        field: String,
-        /// The mesh error (it names the mesh file).
+        /// Why.
         source: Box<fem_mesh::MeshError>,
     },
-    /// The time stepper could not start (a step above the stability bound, say).
-    #[error("{path}: time: {source}")]
-    Setup {
-        /// Input file.
-        path: PathBuf,
-        /// Why the stepper refused.
-        source: Box<fem_time::StepError>,
-    },
-    /// The run failed after it started.
-    #[error("run failed: {0}")]
-    Step(#[from] Box<fem_time::StepError>),
-    /// A nonsmooth (contact) run failed after it started.
-    #[error("run failed: {0}")]
-    Nonsmooth(Box<fem_time::nonsmooth::NonsmoothError>),
-    /// A constrained (augmented-Lagrangian) run failed after it started.
-    #[error("run failed: {0}")]
-    Constrained(Box<fem_time::conservation_form::ConstrainedStepError>),
-    /// A beam run failed after it started.
-    #[error("run failed: {0}")]
-    Beam(Box<fem_beam::BeamError>),
-    /// Writing output failed.
-    #[error("output: {0}")]
-    Output(#[from] fem_io::OutputError),
+    /// The run could not start or failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
 }
 
 impl FemError {
     /// The process exit code for this error: 2 for bad input, 1 for a failed run.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> u8 {
         match self {
-            FemError::Step(_)
-            | FemError::Nonsmooth(_)
-            | FemError::Constrained(_)
-            | FemError::Output(_) => 1,
+            FemError::Run(e) => e.exit_code(),
             _ => 2,
         }
     }

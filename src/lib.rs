@@ -7,25 +7,59 @@
 //! | [`mesh`] (`fem-mesh`) | mesh type, Gmsh reader, generators |
 //! | [`io`] (`fem-io`) | ParaView `.vtu`/`.pvd`, CSV histories |
 //! | [`elements`] (`fem-elements`) | quadrature and element kernels |
-//! | [`assembly`] (`fem-assembly`) | dof maps, parallel assembly, lumping, sparse Cholesky |
+//! | [`assembly`] (`fem-assembly`) | dof maps, parallel assembly, lumping, sparse Cholesky and LU |
 //! | [`constraints`] (`fem-constraints`) | Dirichlet sets and time functions, LCP solvers, unilateral contact |
-//! | [`time`] (`fem-time`) | second-order systems and time steppers |
+//! | [`time`] (`fem-time`) | the second-order system, the `Stepper` interface and the steppers |
+//! | [`model`] (`fem-model`) | the `Model` interface, the shared input sections and their builders |
+//! | [`string`], [`modal`], [`pendulum`], [`beam`] | the model families |
 //!
-//! The modules here turn a YAML file into a run: [`input`] is the schema, [`setup`] validates it
-//! and builds the model, [`run`] steps it and writes the output.
+//! The modules here turn a YAML file into a run: [`input`] is the file's schema and the
+//! registry of models, [`drive`] the one run loop (which a downstream program calls with a
+//! model of its own: `examples/`).
 
 pub use fem_assembly as assembly;
-pub use fem_beam as beam_model;
+pub use fem_beam as beam;
 pub use fem_constraints as constraints;
 pub use fem_elements as elements;
 pub use fem_io as io;
 pub use fem_mesh as mesh;
+pub use fem_modal as modal;
+pub use fem_model as model;
+pub use fem_pendulum as pendulum;
+pub use fem_string as string;
 pub use fem_time as time;
+/// Dense small matrices (`DMatrix` for dense tangents and masses).
+pub use nalgebra;
+/// Sparse matrices (`CsrMatrix`).
+pub use nalgebra_sparse;
 
-pub mod beam;
-pub mod constrained;
+pub mod drive;
 pub mod error;
 pub mod input;
-pub mod modal;
-pub mod run;
-pub mod setup;
+
+use std::path::Path;
+
+use error::FemError;
+use input::Input;
+
+/// Reads and parses an input file.
+pub fn load(path: &Path) -> Result<Input, FemError> {
+    let text = std::fs::read_to_string(path).map_err(|source| FemError::ReadInput {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_saphyr::from_str::<Input>(&text).map_err(|e| FemError::Yaml {
+        path: path.to_path_buf(),
+        message: e.to_string().trim_start_matches("error: ").to_string(),
+    })
+}
+
+/// Reads, parses and validates an input file and builds its model (stepper included).
+pub fn prepare(path: &Path) -> Result<(Input, Box<dyn model::Model>), FemError> {
+    let input = load(path)?;
+    let model = input.build(path).map_err(|source| FemError::Input {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((input, model))
+}

@@ -5,10 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use fem::drive::{Progress, RunOptions, RunSummary, drive};
 use fem::error::FemError;
-use fem::run::{Progress, run, stability};
-use fem::setup::{Prepared, prepare_any};
-
 const ABOUT: &str =
     "Finite-element structural dynamics: strings, beams, solids, constrained motion.";
 
@@ -49,8 +47,8 @@ enum Command {
     /// Run a simulation and write ParaView files and a CSV history.
     #[command(
         long_about = "Run a simulation.\n\nWrites DIR/NAME.pvd (a ParaView collection), DIR/NAME_000000.vtu, ... (one file per \
-                      output frame) and DIR/history.csv (step, t, kinetic, potential, total, external_work, dissipated, \
-                      max_displacement), where NAME is the input file's name without .yaml. The .pvd is rewritten after \
+                      output frame) and DIR/history.csv (step, t, kinetic, potential, total, then the model's own \
+                      columns), where NAME is the input file's name without .yaml. The .pvd is rewritten after \
                       every frame, so an interrupted run still opens in ParaView."
     )]
     Run {
@@ -101,7 +99,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(e.exit_code() as u8)
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -113,17 +111,29 @@ fn base_name(file: &std::path::Path) -> String {
         .unwrap_or_else(|| "fem".into())
 }
 
-fn report(summary: &fem::run::RunSummary, cli: &Cli) {
-    if !cli.quiet {
-        println!(
-            "{} steps in {:.2} s; {} frames in {}; history in {}; max relative change of the scheme's energy {:.2e}",
-            summary.steps,
-            summary.wall_seconds,
-            summary.frames,
-            summary.pvd.display(),
-            summary.history.display(),
-            summary.max_energy_drift
-        );
+fn report(summary: &RunSummary, cli: &Cli) {
+    if cli.quiet {
+        return;
+    }
+    println!(
+        "{} steps in {:.2} s; {} frames in {}; history in {}",
+        summary.steps,
+        summary.wall_seconds,
+        summary.frames,
+        summary.pvd.display(),
+        summary.history.display(),
+    );
+    match &summary.energy {
+        Some(e) => println!(
+            "energy balance (total + dissipated - external work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e})",
+            e.invariant.describe(),
+            e.max_change,
+            e.relative_change(),
+            e.scale
+        ),
+        None => {
+            println!("energy: this model has none (its force is not the gradient of a potential)")
+        }
     }
 }
 
@@ -143,132 +153,52 @@ fn cmd_run(
     max_steps: Option<u64>,
     cli: &Cli,
 ) -> Result<(), FemError> {
-    let prepared = prepare_any(file)?;
+    let (input, mut model) = fem::prepare(file)?;
     let base = base_name(file);
-    let out_dir = output
-        .cloned()
-        .unwrap_or_else(|| PathBuf::from("out").join(&base));
-    let progress = progress_mode(cli);
-    let summary = match prepared {
-        Prepared::FiniteElement(p) => {
-            if p.grid.dt_adjusted() {
-                log::warn!(
-                    "time.dt = {} does not divide t_end - t0; using dt = {:e} ({} steps)",
-                    p.grid.requested_dt(),
-                    p.grid.dt(),
-                    p.grid.n_steps()
-                );
-            }
-            run(*p, &out_dir, &base, progress, max_steps)?
-        }
-        Prepared::Modal(p) => fem::modal::run(*p, &out_dir, &base, progress, max_steps)?,
-        Prepared::Beam(p) => fem::beam::run(*p, &out_dir, &base, progress, max_steps)?,
-        Prepared::Constrained(p) => {
-            fem::constrained::run(*p, &out_dir, &base, progress, max_steps)?
-        }
+    let grid = model.grid();
+    if grid.dt_adjusted() {
+        log::warn!(
+            "time.dt = {} does not divide t_end - t0; using dt = {:e} ({} steps)",
+            grid.requested_dt(),
+            grid.dt(),
+            grid.n_steps()
+        );
+    }
+    let options = RunOptions {
+        out_dir: output
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("out").join(&base)),
+        base,
+        every: input.output.every,
+        history_every: input.output.history_every,
+        compression: fem::model::build::compression(input.output.compression),
+        progress: progress_mode(cli),
+        max_steps,
     };
+    let summary = drive(model.as_mut(), &options)?;
     report(&summary, cli);
     Ok(())
 }
 
 fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
-    let problem = match prepare_any(file)? {
-        Prepared::FiniteElement(p) => *p,
-        Prepared::Modal(p) => {
-            println!("{}: ok", file.display());
-            for line in fem::modal::describe(&p) {
-                println!("{line}");
-            }
-            return Ok(());
-        }
-        Prepared::Beam(p) => {
-            println!("{}: ok", file.display());
-            for line in fem::beam::describe(&p) {
-                println!("{line}");
-            }
-            return Ok(());
-        }
-        Prepared::Constrained(p) => {
-            println!("{}: ok", file.display());
-            for line in fem::constrained::describe(&p) {
-                println!("{line}");
-            }
-            return Ok(());
-        }
-    };
-    let t = &problem.input.time;
-    let stability = match stability(&problem)? {
-        None => "unconditional (alpha >= 1/4)".to_string(),
-        Some(b) if problem.grid.dt() <= b => format!("dt <= {b:e} (bound (23)) holds"),
-        Some(b) => {
-            return Err(FemError::Invalid {
-                path: file.to_path_buf(),
-                field: "time.dt".into(),
-                message: format!(
-                    "dt = {:e} exceeds the stability bound (23) of the alpha scheme, dt < {b:e}; reduce dt or use alpha = 0.25",
-                    problem.grid.dt()
-                ),
-            });
-        }
-    };
+    let (input, model) = fem::prepare(file)?;
     println!("{}: ok", file.display());
-    println!(
-        "  mesh: {} nodes, {} cells ({} string cells)",
-        problem.mesh.n_nodes(),
-        problem.mesh.n_cells(),
-        problem.n_string_cells
-    );
-    println!(
-        "  dofs: {} free of {} ({} per node)",
-        problem.dofmap.n_free(),
-        problem.dofmap.n_dofs(),
-        problem.dofmap.n_comp()
-    );
-    let scheme = match t.scheme {
-        fem::input::SchemeKind::Alpha => format!("alpha scheme (16), alpha = {}", t.alpha),
-        fem::input::SchemeKind::BackwardEuler => {
-            "backward-Euler acceleration step (Serac)".to_string()
-        }
-        fem::input::SchemeKind::ModalMoreauJean => "exact modal Moreau-Jean".to_string(),
-        fem::input::SchemeKind::ConservationForm => "conservation form (40)".to_string(),
-    };
-    println!(
-        "  time: {scheme}, dt = {:e}, {} steps from {} to {}",
-        problem.grid.dt(),
-        problem.grid.n_steps(),
-        problem.grid.t0(),
-        problem.grid.t_end()
-    );
-    if problem.grid.dt_adjusted() {
+    for line in model.describe() {
+        println!("{line}");
+    }
+    let grid = model.grid();
+    if grid.dt_adjusted() {
         println!(
             "  warning: time.dt = {} does not divide t_end - t0; dt is shortened to land on t_end",
-            t.dt
+            grid.requested_dt()
         );
     }
-    println!("  stability: {stability}");
-    if !problem.dirichlet.is_empty() {
-        println!(
-            "  prescribed: {} dofs in {} dirichlet sets",
-            problem.dirichlet.len(),
-            problem.input.dirichlet.len()
-        );
-        if problem
-            .input
-            .dirichlet
-            .iter()
-            .any(|d| d.method == fem::input::EnforcementKind::Rate)
-        {
-            println!(
-                "  note: rate control holds velocities; positions drift by the integration error of the prescribed rate (docs/theory/dirichlet.md)"
-            );
-        }
-    }
-    let every = problem.input.output.every;
+    let every = input.output.every;
     println!(
         "  output: {} frames (every {} steps), a history row every {} steps",
-        problem.grid.n_steps().div_ceil(every) + 1,
+        grid.n_steps().div_ceil(every) + 1,
         every,
-        problem.input.output.history_every
+        input.output.history_every
     );
     Ok(())
 }
@@ -276,7 +206,6 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
 fn cmd_mesh(file: &std::path::Path) -> Result<(), FemError> {
     let mesh = fem::mesh::read_msh(file).map_err(|source| FemError::Mesh {
         path: file.to_path_buf(),
-        field: "mesh".into(),
         source: Box::new(source),
     })?;
     print!("{}", mesh.summary());

@@ -7,8 +7,11 @@ use std::sync::Arc;
 use fem::constraints::{
     DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal, TimeFunction,
 };
-use fem::time::{AlphaScheme, BackwardEuler, Mass, NewtonSettings, SecondOrderSystem};
-use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use fem::nalgebra::DMatrix;
+use fem::time::{
+    AlphaScheme, BackwardEuler, Mass, Matrix, NewtonSettings, NodalStepper, SecondOrderSystem,
+    StepSettings, Stepper,
+};
 
 /// Two masses on a nonlinear (stiffening) spring, the first one driven:
 /// `m ẍ₁ + k(x₁ − x₂) + κ(x₁ − x₂)³ = r`, `m ẍ₂ − k(x₁ − x₂) − κ(x₁ − x₂)³ = 0`.
@@ -31,19 +34,14 @@ impl SecondOrderSystem for DrivenPair {
         f[0] = spring;
         f[1] = -spring;
     }
-    fn tangent_stiffness(&self, x: &[f64]) -> CsrMatrix<f64> {
+    fn tangent(&self, x: &[f64]) -> Matrix {
         let s = x[0] - x[1];
         let kt = self.k + 3.0 * self.kappa * s * s;
-        let mut coo = CooMatrix::new(2, 2);
-        coo.push(0, 0, kt);
-        coo.push(0, 1, -kt);
-        coo.push(1, 0, -kt);
-        coo.push(1, 1, kt);
-        CsrMatrix::from(&coo)
+        Matrix::Dense(DMatrix::from_row_slice(2, 2, &[kt, -kt, -kt, kt]))
     }
-    fn potential_energy(&self, x: &[f64]) -> f64 {
+    fn potential_energy(&self, x: &[f64]) -> Option<f64> {
         let s = x[0] - x[1];
-        0.5 * self.k * s * s + 0.25 * self.kappa * s.powi(4)
+        Some(0.5 * self.k * s * s + 0.25 * self.kappa * s.powi(4))
     }
 }
 
@@ -68,18 +66,17 @@ fn a_downstream_nonlinear_system_driven_by_an_expression() {
         };
         let mut stepper = BackwardEuler::new(
             system,
-            1e-3,
-            0.0,
+            StepSettings::new(1e-3)
+                .with_dirichlet(drive(method))
+                .with_newton(NewtonSettings::default()),
             &[0.0, 0.0],
             &[0.0, 0.0],
-            drive(method),
-            NewtonSettings::default(),
         )
         .expect("valid setup");
         for _ in 0..2000 {
             stepper.step().expect("Newton converges");
         }
-        let t = stepper.time();
+        let t: f64 = stepper.time();
         let g = 0.2 * (3.0 * t).sin();
         let gdot = 0.6 * (3.0 * t).cos();
         // Against the very central differences the stepper used, enforcement is exact.
@@ -115,24 +112,14 @@ fn a_downstream_nonlinear_system_driven_by_an_expression() {
 
 #[test]
 fn a_downstream_linear_system_on_the_alpha_scheme() {
-    let mut k = CooMatrix::new(2, 2);
-    for (i, j, v) in [(0, 0, 4.0), (0, 1, -4.0), (1, 0, -4.0), (1, 1, 4.0)] {
-        k.push(i, j, v);
-    }
-    let system = fem::time::LinearSystem {
-        mass: Mass::Lumped(vec![1.0, 2.0]),
-        stiffness: CsrMatrix::from(&k),
-        damping: None,
-        force: None,
-    };
-    let mut scheme = AlphaScheme::with_dirichlet(
+    let k = DMatrix::from_row_slice(2, 2, &[4.0, -4.0, -4.0, 4.0]);
+    let system = fem::time::LinearSystem::new(Mass::Lumped(vec![1.0, 2.0]), k);
+    let mut scheme = AlphaScheme::new(
         system,
         0.25,
-        1e-3,
-        0.0,
+        StepSettings::new(1e-3).with_dirichlet(drive(Enforcement::Direct)),
         &[0.0, 0.0],
         &[0.0, 0.0],
-        drive(Enforcement::Direct),
     )
     .expect("valid setup");
     for _ in 0..1000 {

@@ -2,10 +2,16 @@
 //!
 //! Wraps faer's supernodal/simplicial `L Lᵀ` (with its fill-reducing ordering). The symbolic
 //! analysis is computed once from a matrix's pattern and kept; [`SparseCholesky::refactor`]
-//! computes a new numeric factor for new values on the same pattern. After every numeric
-//! factorization the factor is checked on a test right-hand side: the relative residual
-//! `‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞)` must stay below [`RESIDUAL_TOLERANCE`], so a
-//! numerically broken factor is refused rather than silently used.
+//! computes a new numeric factor for new values on the same pattern.
+//!
+//! # Accuracy check
+//! The first numeric factorization of a pattern is checked on a test right-hand side: the
+//! normwise backward error `‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞)` must stay below
+//! [`RESIDUAL_TOLERANCE`], so a numerically broken factor is refused rather than silently used.
+//! Refactorizations are not checked by default ([`CheckPolicy::FirstFactorization`]): a
+//! Cholesky factorization that meets only positive pivots is backward stable, and the check
+//! (two products and a solve) would cost as much again as the numeric factorization of a banded
+//! matrix. [`CheckPolicy::EveryFactorization`] restores the check after every refactorization.
 //!
 //! The matrix is given in CSR form and must be symmetric (both triangles stored); faer reads
 //! its lower triangle. A symmetric CSR matrix *is* its own CSC transpose, so the CSR arrays are
@@ -17,8 +23,18 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{MatMut, Side};
 use nalgebra_sparse::CsrMatrix;
 
-/// Bound on the relative residual of the check solve after each factorization.
+/// Bound on the relative residual of the check solve after a factorization.
 pub const RESIDUAL_TOLERANCE: f64 = 1e-10;
+
+/// When a factorization is checked by a test solve (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CheckPolicy {
+    /// Only the first numeric factorization of a pattern (the default).
+    #[default]
+    FirstFactorization,
+    /// Every numeric factorization, refactorizations included.
+    EveryFactorization,
+}
 
 /// Why a factorization or solve was refused.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -44,8 +60,17 @@ pub enum SolverError {
         tolerance: f64,
     },
     /// A matrix that is not square, or another structural problem reported by faer.
-    #[error("sparse Cholesky: {0}")]
+    #[error("sparse factorization: {0}")]
     Structure(String),
+    /// The check solve gave values that are not finite: the matrix is singular (or nearly).
+    #[error("the matrix is singular: a test solve gave non-finite values")]
+    NonFiniteSolution,
+    /// The sparse LU met a zero pivot: the (unsymmetric) matrix is singular.
+    #[error("matrix is singular (no usable pivot at elimination step {index})")]
+    Singular {
+        /// Elimination step where no pivot was found.
+        index: usize,
+    },
 }
 
 /// A sparse `L Lᵀ` factorization whose symbolic part is kept across refactorizations.
@@ -58,6 +83,7 @@ pub struct SparseCholesky {
     numeric: Llt<usize, f64>,
     n_factorizations: usize,
     last_residual: f64,
+    policy: CheckPolicy,
 }
 
 impl SparseCholesky {
@@ -85,9 +111,16 @@ impl SparseCholesky {
             numeric,
             n_factorizations: 1,
             last_residual: 0.0,
+            policy: CheckPolicy::default(),
         };
         chol.check(a)?;
         Ok(chol)
+    }
+
+    /// Sets when refactorizations are checked (the first factorization always is).
+    pub fn with_check_policy(mut self, policy: CheckPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// Factors new values on the analysed pattern (symbolic analysis reused).
@@ -112,7 +145,10 @@ impl SparseCholesky {
         );
         self.numeric = factor(&self.symbolic, pattern, a.values())?;
         self.n_factorizations += 1;
-        self.check(a)
+        match self.policy {
+            CheckPolicy::EveryFactorization => self.check(a),
+            CheckPolicy::FirstFactorization => Ok(()),
+        }
     }
 
     /// Order of the matrix.
@@ -125,7 +161,7 @@ impl SparseCholesky {
         self.n_factorizations
     }
 
-    /// Relative residual of the check solve after the last factorization.
+    /// Relative residual of the last check solve.
     pub fn last_check_residual(&self) -> f64 {
         self.last_residual
     }
@@ -146,30 +182,42 @@ impl SparseCholesky {
 
     /// Solves a deterministic test system and records its relative residual.
     fn check(&mut self, a: &CsrMatrix<f64>) -> Result<(), SolverError> {
-        // A right-hand side with all scales and signs, reproducible.
-        let x_true: Vec<f64> = (0..self.n)
-            .map(|i| 1.0 + 0.5 * ((i as f64) * 0.754_877_666).sin())
-            .collect();
-        let b = crate::sparse::mul(a, &x_true);
-        let mut x = b.clone();
-        self.solve_in_place(&mut x);
-        let r = crate::sparse::mul(a, &x);
-        let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, e| m.max(e.abs()));
-        let a_norm = a
-            .row_iter()
-            .map(|row| row.values().iter().map(|v| v.abs()).sum::<f64>())
-            .fold(0.0, f64::max);
-        let diff: Vec<f64> = r.iter().zip(&b).map(|(ri, bi)| ri - bi).collect();
-        let residual = inf(&diff) / (a_norm * inf(&x) + inf(&b)).max(f64::MIN_POSITIVE);
-        self.last_residual = residual;
-        if residual.is_nan() || residual > RESIDUAL_TOLERANCE {
-            return Err(SolverError::InaccurateFactor {
-                residual,
-                tolerance: RESIDUAL_TOLERANCE,
-            });
-        }
+        self.last_residual = check_solve(a, |x| self.solve_in_place(x))?;
         Ok(())
     }
+}
+
+/// Backward error of a solve on a reproducible right-hand side with all scales and signs:
+/// `‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞)`, refused above [`RESIDUAL_TOLERANCE`].
+pub(crate) fn check_solve(
+    a: &CsrMatrix<f64>,
+    solve: impl FnOnce(&mut [f64]),
+) -> Result<f64, SolverError> {
+    let n = a.nrows();
+    let x_true: Vec<f64> = (0..n)
+        .map(|i| 1.0 + 0.5 * ((i as f64) * 0.754_877_666).sin())
+        .collect();
+    let b = crate::sparse::mul(a, &x_true);
+    let mut x = b.clone();
+    solve(&mut x);
+    if x.iter().any(|v| !v.is_finite()) {
+        return Err(SolverError::NonFiniteSolution);
+    }
+    let r = crate::sparse::mul(a, &x);
+    let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, e| m.max(e.abs()));
+    let a_norm = a
+        .row_iter()
+        .map(|row| row.values().iter().map(|v| v.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let diff: Vec<f64> = r.iter().zip(&b).map(|(ri, bi)| ri - bi).collect();
+    let residual = inf(&diff) / (a_norm * inf(&x) + inf(&b)).max(f64::MIN_POSITIVE);
+    if residual.is_nan() || residual > RESIDUAL_TOLERANCE {
+        return Err(SolverError::InaccurateFactor {
+            residual,
+            tolerance: RESIDUAL_TOLERANCE,
+        });
+    }
+    Ok(residual)
 }
 
 fn factor(

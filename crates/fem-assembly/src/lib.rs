@@ -7,17 +7,21 @@
 //! | [`lumping`] | row-sum mass lumping over any consistent mass |
 //! | [`sparse`] | small CSR helpers: matrix–vector products, quadratic forms, linear combinations |
 //! | [`cholesky`] | faer's sparse Cholesky: symbolic analysis kept, numeric refactorization, residual check |
-//! | [`string`] | the P1 string assembled on a mesh's line cells |
+//! | [`lu`] | faer's sparse LU for unsymmetric matrices, with the same life cycle |
+//! | [`factor`] | [`Factorization`]: Cholesky or LU chosen by the matrix's [`Symmetry`], errors that name the method |
 
 pub mod cholesky;
 pub mod dofmap;
+pub mod factor;
+pub mod lu;
 pub mod lumping;
 pub mod plan;
 pub mod sparse;
-pub mod string;
 
-pub use cholesky::{SolverError, SparseCholesky};
+pub use cholesky::{CheckPolicy, SolverError, SparseCholesky};
 pub use dofmap::DofMap;
+pub use factor::{FactorError, FactorMethod, Factorization, Symmetry};
+pub use lu::SparseLu;
 pub use lumping::lump_row_sum;
 pub use nalgebra_sparse::CsrMatrix;
 pub use plan::AssemblyPlan;

@@ -906,3 +906,58 @@ impl PenaltyStepper {
         )
     }
 }
+
+/// The framework's [`fem_time::Stepper`] interface of a beam stepper, delegating to its own
+/// `step`: the iterations and residual of the step's solver, the stretch error as the
+/// constraint violation, the discrete energy `E^{n+1/2}` split into its kinetic part and the
+/// rest (bending, load and, for the penalty, penalty energy).
+macro_rules! framework_stepper {
+    ($stepper:ty, $invariant:expr) => {
+        impl fem_time::Stepper for $stepper {
+            fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
+                let t = self.time();
+                let step = self.step_index() + 1;
+                let r = <$stepper>::step(self).map_err(|e| fem_time::StepError::Failed {
+                    step,
+                    t,
+                    message: e.to_string(),
+                })?;
+                Ok(fem_time::StepReport {
+                    iterations: r.iterations,
+                    residual: r.residual,
+                    constraint_violation: r.max_stretch_error,
+                })
+            }
+            fn time(&self) -> f64 {
+                <$stepper>::time(self)
+            }
+            fn step_index(&self) -> u64 {
+                <$stepper>::step_index(self)
+            }
+            fn dt(&self) -> f64 {
+                self.h.time.dt
+            }
+            fn energy(&self) -> Option<fem_time::Energy> {
+                let r = self.h.last;
+                let mut e = fem_time::Energy::new(r.kinetic_energy, r.energy - r.kinetic_energy);
+                e.total = r.energy;
+                Some(e)
+            }
+            fn invariant(&self) -> fem_time::Invariant {
+                $invariant
+            }
+            fn state(&self) -> Vec<fem_time::StateField<'_>> {
+                vec![
+                    fem_time::StateField::dofs("position", &self.h.x),
+                    fem_time::StateField::dofs("previous_position", &self.h.x_prev),
+                ]
+            }
+        }
+    };
+}
+
+// The augmented Lagrangian (97) loses energy through its constraint force (first order in Δt).
+framework_stepper!(AugmentedLagrangianStepper, fem_time::Invariant::None);
+framework_stepper!(NewtonKktStepper, fem_time::Invariant::None);
+// The time-discretized penalty (93) holds its energy to the scheme's truncation error.
+framework_stepper!(PenaltyStepper, fem_time::Invariant::Truncation);

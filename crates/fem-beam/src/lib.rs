@@ -10,6 +10,7 @@
 //! | [`uzawa`] | Algorithm 2 (Uzawa) with `p = x'`, plain or Anderson-accelerated |
 //! | [`kkt`] | Newton (SQP) on the KKT system of the same constrained problem |
 //! | [`statics`] | the static problem (68)–(87) |
+//! | [`section`] | the `model.beam` input section and [`BeamRun`], the beam as a `fem_model::Model` |
 //! | [`dynamics`] | the augmented-Lagrangian scheme (97) (Uzawa or Newton–KKT per step) and the time-discretized penalty (93) |
 //!
 //! Sign convention, derivation and the closed-form checks: `docs/theory/inextensible_beam.md`.
@@ -27,6 +28,7 @@ pub mod dynamics;
 pub mod error;
 pub mod kkt;
 pub mod model;
+pub mod section;
 pub mod statics;
 pub mod uzawa;
 
@@ -37,5 +39,6 @@ pub use dynamics::{
 pub use error::BeamError;
 pub use kkt::{KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 pub use model::{BeamModel, BeamParameters, BeamState, End, Placement, PointLoad, Sample};
+pub use section::{BeamRun, BeamSection};
 pub use statics::{StaticSolution, solve_static, solve_static_at};
 pub use uzawa::{Acceleration, UzawaReport, UzawaSettings, UzawaSolver};

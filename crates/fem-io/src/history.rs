@@ -19,6 +19,7 @@ use crate::{OutputError, format_f64};
 #[derive(Debug)]
 pub struct HistoryWriter {
     path: PathBuf,
+    columns: Vec<String>,
     n_columns: usize,
     out: BufWriter<File>,
     line: String,
@@ -49,12 +50,42 @@ impl HistoryWriter {
         line.push('\n');
         let mut writer = HistoryWriter {
             path,
+            columns: columns.iter().map(|c| c.to_string()).collect(),
             n_columns: columns.len(),
             out: BufWriter::new(file),
             line,
         };
         writer.flush_line()?;
         Ok(writer)
+    }
+
+    /// Appends one row in which `None` is an empty cell (a value the writer does not have),
+    /// and flushes it.
+    ///
+    /// # Errors
+    /// As [`write_row`](Self::write_row).
+    pub fn write_row_with_gaps(&mut self, values: &[Option<f64>]) -> Result<(), OutputError> {
+        if values.len() != self.n_columns {
+            return Err(OutputError::invalid(
+                &self.path,
+                format!(
+                    "a row has {} values but the header has {} columns",
+                    values.len(),
+                    self.n_columns
+                ),
+            ));
+        }
+        self.line.clear();
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                self.line.push(',');
+            }
+            if let Some(v) = v {
+                self.line.push_str(&format_f64(*v));
+            }
+        }
+        self.line.push('\n');
+        self.flush_line()
     }
 
     /// Appends one row and flushes it.
@@ -87,6 +118,11 @@ impl HistoryWriter {
     /// The CSV file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The column names.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
     }
 
     /// Number of columns.

@@ -286,6 +286,18 @@ impl<'a> Frame<'a> {
         self
     }
 
+    /// The name of the first field (or `points`) holding a value that is not finite.
+    pub fn first_non_finite_field(&self) -> Option<&'a str> {
+        if self.points.iter().flatten().any(|v| !v.is_finite()) {
+            return Some("points");
+        }
+        self.point_data
+            .iter()
+            .chain(&self.cell_data)
+            .find(|f| f.values.iter().any(|v| !v.is_finite()))
+            .map(|f| f.name)
+    }
+
     /// Checks lengths, indices and names; the message says what is wrong.
     fn validate(&self) -> Result<(), String> {
         if let Some(e) = &self.cells.error {

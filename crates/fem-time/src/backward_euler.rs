@@ -24,49 +24,27 @@
 //!
 //! The scheme is first-order accurate and unconditionally stable (and dissipative).
 
-use fem_assembly::{SparseCholesky, sparse};
-use fem_constraints::{DirichletConditions, Enforcement};
+use std::borrow::Cow;
 
-use crate::error::{check_dt, check_initial};
-use crate::partition::Partition;
-use crate::{Mass, SecondOrderSystem, StepError};
+use fem_assembly::sparse;
+use fem_constraints::Enforcement;
+use nalgebra_sparse::CsrMatrix;
 
-/// Newton's method settings: converged when `‖R_free‖∞ ≤ absolute + relative · scale`, with
-/// `scale` the size of the forces in the step (`‖f_int(x_n)‖∞ + ‖f(t+Δt)‖∞ + ‖M a_n‖∞`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NewtonSettings {
-    /// Iterations allowed per step.
-    pub max_iterations: usize,
-    /// Tolerance relative to the force scale.
-    pub relative_tolerance: f64,
-    /// Absolute tolerance.
-    pub absolute_tolerance: f64,
-}
-
-impl Default for NewtonSettings {
-    fn default() -> Self {
-        Self {
-            max_iterations: 25,
-            relative_tolerance: 1e-10,
-            absolute_tolerance: 1e-14,
-        }
-    }
-}
-
-/// What the last step did.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepStats {
-    /// Newton iterations (1 for a linear system).
-    pub iterations: usize,
-    /// Final residual norm of the free rows.
-    pub residual: f64,
-}
+use crate::control::{Control, free_inf_norm};
+use crate::effective::{Coefficients, StepMatrix};
+use crate::error::{check_dt, check_initial, check_t0};
+use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::system::damping_csr;
+use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings};
 
 /// The backward-Euler acceleration step (Serac seed) on a system it owns.
 ///
-/// Step contract: the state `(x, ẋ, ẍ)` is at `t_n = t0 + n Δt`; [`BackwardEuler::step`]
-/// advances it by one step. Prescribed dofs are set to `g(t0)`, `ġ(t0)` at construction (the
-/// seed assumes the constraints consistent with the initial conditions).
+/// Step contract: the state `(x, ẋ, ẍ)` is at `t_n = t0 + n Δt`; [`Stepper::step`] advances it
+/// by one step and reports the Newton iterations and the final residual of the free rows
+/// (`‖R_free‖∞`). Newton converges when `‖R_free‖∞ ≤ absolute + relative · scale`, `scale`
+/// the size of the forces in the step (`‖f_int(x_n)‖∞ + ‖f(t+Δt)‖∞ + ‖M a_n‖∞`). Prescribed
+/// dofs are set to `g(t0)`, `ġ(t0)` at construction (the seed assumes the constraints
+/// consistent with the initial conditions).
 #[derive(Debug)]
 pub struct BackwardEuler<S: SecondOrderSystem> {
     system: S,
@@ -76,12 +54,15 @@ pub struct BackwardEuler<S: SecondOrderSystem> {
     x: Vec<f64>,
     v: Vec<f64>,
     a: Vec<f64>,
-    dirichlet: DirichletConditions,
-    partition: Partition,
+    control: Option<Control>,
     newton: NewtonSettings,
-    /// Factor of the free block of `M + C Δt + K Δt²` (kept for the whole run when linear).
-    factor: Option<SparseCholesky>,
-    stats: StepStats,
+    damping: Option<CsrMatrix<f64>>,
+    /// The free block of `M + C Δt + K Δt²` (factored once for the run when linear).
+    matrix: Option<StepMatrix>,
+    last: StepReport,
+    /// `Σ (f^{n+1}, x^{n+1} − x^n)` and `Σ Δt (C v^{n+1}, v^{n+1})` over the steps taken.
+    external_work: f64,
+    dissipated: f64,
     /// Scratch.
     xp: Vec<f64>,
     vp: Vec<f64>,
@@ -91,28 +72,34 @@ pub struct BackwardEuler<S: SecondOrderSystem> {
 }
 
 impl<S: SecondOrderSystem> BackwardEuler<S> {
-    /// The stepper from `x(t0) = x0`, `ẋ(t0) = v0` with step `dt` and the given conditions.
+    /// The stepper from `x(t0) = x0`, `ẋ(t0) = v0`.
     pub fn new(
         system: S,
-        dt: f64,
-        t0: f64,
+        settings: StepSettings,
         x0: &[f64],
         v0: &[f64],
-        dirichlet: DirichletConditions,
-        newton: NewtonSettings,
     ) -> Result<Self, StepError> {
+        let StepSettings {
+            dt,
+            t0,
+            dirichlet,
+            newton,
+        } = settings;
         check_dt(dt)?;
+        check_t0(t0)?;
         let n = system.n_dofs();
         check_initial(n, x0, v0)?;
-        let partition = Partition::new(n, &dirichlet)?;
+        let control = Control::new(n, dirichlet)?;
         let mut x = x0.to_vec();
         let mut v = v0.to_vec();
         let mut a = vec![0.0; n];
-        for (dof, signal, _) in dirichlet.iter() {
-            x[dof] = signal.value(t0);
-            v[dof] = signal.rate(t0);
-            a[dof] = signal.acceleration(t0);
+        if let Some(c) = &control {
+            c.impose_initial(t0, &mut x, &mut v);
+            for (dof, signal, _) in c.iter() {
+                a[dof] = signal.acceleration(t0);
+            }
         }
+        let damping = damping_csr(&system);
         let mut stepper = Self {
             system,
             dt,
@@ -121,11 +108,13 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
             x,
             v,
             a,
-            dirichlet,
-            partition,
+            control,
             newton,
-            factor: None,
-            stats: StepStats::default(),
+            damping,
+            matrix: None,
+            last: StepReport::default(),
+            external_work: 0.0,
+            dissipated: 0.0,
             xp: vec![0.0; n],
             vp: vec![0.0; n],
             residual: vec![0.0; n],
@@ -142,22 +131,29 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
     /// Factors the free block of `M + C Δt + K_T(x) Δt²`.
     fn refactor(&mut self, x: &[f64]) -> Result<(), StepError> {
         let dt = self.dt;
-        let k = self.system.tangent_stiffness(x);
-        let mut terms = vec![(dt * dt, &k)];
-        if let Some(c) = self.system.damping() {
-            terms.push((dt, c));
-        }
-        let full = match self.system.mass() {
-            Mass::Lumped(m) => sparse::linear_combination(&terms, Some((1.0, m))),
-            Mass::Consistent(m) => {
-                terms.push((1.0, m));
-                sparse::linear_combination(&terms, None)
+        let k = self.system.tangent(x);
+        let k = k.to_csr();
+        match &mut self.matrix {
+            Some(m) => m.refactor(
+                self.system.mass(),
+                self.damping.as_ref(),
+                &k,
+                self.control.as_ref(),
+            )?,
+            None => {
+                self.matrix = Some(StepMatrix::new(
+                    self.system.mass(),
+                    self.damping.as_ref(),
+                    Some(&k),
+                    Coefficients {
+                        mass: 1.0,
+                        damping: dt,
+                        stiffness: dt * dt,
+                    },
+                    self.system.tangent_symmetry(),
+                    self.control.as_ref(),
+                )?)
             }
-        };
-        let block = self.partition.restrict(&full);
-        match &mut self.factor {
-            Some(f) => f.refactor(&block)?,
-            None => self.factor = Some(SparseCholesky::new(&block)?),
         }
         Ok(())
     }
@@ -177,18 +173,15 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         for i in 0..n {
             self.residual[i] += ma[i] - self.work[i];
         }
-        if let Some(c) = self.system.damping() {
+        if let Some(c) = &self.damping {
             let v_end: Vec<f64> = (0..n).map(|i| self.vp[i] + dt * self.a[i]).collect();
             sparse::mul_add(1.0, &mut self.residual, 1.0, c, &v_end);
         }
-        self.partition
-            .free()
-            .iter()
-            .fold(0.0f64, |m, &i| m.max(self.residual[i].abs()))
+        free_inf_norm(self.control.as_ref(), &self.residual)
     }
 
     /// Advances from `t_n` to `t_{n+1}`.
-    pub fn step(&mut self) -> Result<StepStats, StepError> {
+    fn advance(&mut self) -> Result<StepReport, StepError> {
         let dt = self.dt;
         let t1 = self.t0 + dt * (self.step + 1) as f64;
         let n = self.x.len();
@@ -197,19 +190,21 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
             self.xp[i] = self.x[i] + dt * self.v[i];
             self.vp[i] = self.v[i];
         }
-        for (dof, signal, method) in self.dirichlet.iter() {
-            self.a[dof] = match method {
-                Enforcement::Direct => {
-                    (signal.value(t1) - self.x[dof] - dt * self.v[dof]) / (dt * dt)
-                }
-                Enforcement::Rate => (signal.rate(t1) - self.v[dof]) / dt,
-                Enforcement::Full => {
-                    let g2 = signal.acceleration(t1);
-                    self.xp[dof] = signal.value(t1) - dt * dt * g2;
-                    self.vp[dof] = signal.rate(t1) - dt * g2;
-                    g2
-                }
-            };
+        if let Some(c) = &self.control {
+            for (dof, signal, method) in c.iter() {
+                self.a[dof] = match method {
+                    Enforcement::Direct => {
+                        (signal.value(t1) - self.x[dof] - dt * self.v[dof]) / (dt * dt)
+                    }
+                    Enforcement::Rate => (signal.rate(t1) - self.v[dof]) / dt,
+                    Enforcement::Full => {
+                        let g2 = signal.acceleration(t1);
+                        self.xp[dof] = signal.value(t1) - dt * dt * g2;
+                        self.vp[dof] = signal.rate(t1) - dt * g2;
+                        g2
+                    }
+                };
+            }
         }
         self.system.external_force(t1, &mut self.work);
         // Force scale for the Newton tolerance.
@@ -230,14 +225,27 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
                 self.refactor(&x_end)?;
             }
             self.correction.clear();
-            self.correction
-                .extend(self.partition.free().iter().map(|&i| -self.residual[i]));
-            self.factor
+            match &self.control {
+                Some(c) => self
+                    .correction
+                    .extend(c.free().iter().map(|&i| -self.residual[i])),
+                None => self.correction.extend(self.residual.iter().map(|r| -r)),
+            }
+            self.matrix
                 .as_ref()
                 .expect("factored")
                 .solve_in_place(&mut self.correction);
-            for (&i, da) in self.partition.free().iter().zip(&self.correction) {
-                self.a[i] += da;
+            match &self.control {
+                Some(c) => {
+                    for (&i, da) in c.free().iter().zip(&self.correction) {
+                        self.a[i] += da;
+                    }
+                }
+                None => {
+                    for (a, da) in self.a.iter_mut().zip(&self.correction) {
+                        *a += da;
+                    }
+                }
             }
             iterations += 1;
             residual = self.evaluate_residual();
@@ -253,28 +261,44 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
                 tolerance,
             });
         }
+        let mut work = 0.0;
         for i in 0..n {
-            self.x[i] = self.xp[i] + dt * dt * self.a[i];
+            let x_new = self.xp[i] + dt * dt * self.a[i];
+            work += self.work[i] * (x_new - self.x[i]);
+            self.x[i] = x_new;
             self.v[i] = self.vp[i] + dt * self.a[i];
         }
         // Constrained dofs written back by index, on every path.
-        for (dof, signal, method) in self.dirichlet.iter() {
-            match method {
-                Enforcement::Direct => self.x[dof] = signal.value(t1),
-                Enforcement::Rate => self.v[dof] = signal.rate(t1),
-                Enforcement::Full => {
-                    self.x[dof] = signal.value(t1);
-                    self.v[dof] = signal.rate(t1);
-                    self.a[dof] = signal.acceleration(t1);
+        if let Some(c) = &self.control {
+            for (dof, signal, method) in c.iter() {
+                match method {
+                    Enforcement::Direct => self.x[dof] = signal.value(t1),
+                    Enforcement::Rate => self.v[dof] = signal.rate(t1),
+                    Enforcement::Full => {
+                        self.x[dof] = signal.value(t1);
+                        self.v[dof] = signal.rate(t1);
+                        self.a[dof] = signal.acceleration(t1);
+                    }
                 }
             }
         }
+        self.external_work += work;
+        if let Some(c) = &self.damping {
+            self.dissipated += dt * sparse::bilinear(c, &self.v, &self.v);
+        }
         self.step += 1;
-        self.stats = StepStats {
+        if self.x.iter().chain(&self.v).any(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                step: self.step,
+                t: t1,
+            });
+        }
+        self.last = StepReport {
             iterations,
             residual,
+            constraint_violation: 0.0,
         };
-        Ok(self.stats)
+        Ok(self.last)
     }
 
     /// The system being stepped.
@@ -282,51 +306,67 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         &self.system
     }
 
-    /// Current time.
-    pub fn time(&self) -> f64 {
-        self.t0 + self.dt * self.step as f64
-    }
-
-    /// Steps taken.
-    pub fn step_index(&self) -> u64 {
-        self.step
-    }
-
-    /// Position.
-    pub fn position(&self) -> &[f64] {
-        &self.x
-    }
-
-    /// Velocity.
-    pub fn velocity(&self) -> &[f64] {
-        &self.v
-    }
-
     /// Acceleration.
     pub fn acceleration(&self) -> &[f64] {
         &self.a
     }
 
-    /// The Dirichlet conditions.
-    pub fn dirichlet(&self) -> &DirichletConditions {
-        &self.dirichlet
-    }
-
-    /// Kinetic `½ ẋᵀ M ẋ` and potential `V(x)` energy of the current state.
-    pub fn energy(&self) -> (f64, f64) {
-        (
-            0.5 * self.system.mass().norm_squared(&self.v),
-            self.system.potential_energy(&self.x),
-        )
+    /// The Dirichlet conditions (none when the stepper has no prescribed dofs).
+    pub fn has_dirichlet(&self) -> bool {
+        self.control.is_some()
     }
 
     /// Numeric factorizations so far (1 for a linear system, whatever the number of steps).
     pub fn factorization_count(&self) -> usize {
-        self.factor.as_ref().map_or(0, |f| f.factorization_count())
+        self.matrix.as_ref().map_or(0, StepMatrix::factorizations)
     }
 
     /// Iterations and residual of the last step.
-    pub fn last_step(&self) -> StepStats {
-        self.stats
+    pub fn last_step(&self) -> StepReport {
+        self.last
+    }
+}
+
+impl<S: SecondOrderSystem> Stepper for BackwardEuler<S> {
+    fn step(&mut self) -> Result<StepReport, StepError> {
+        self.advance()
+    }
+    fn time(&self) -> f64 {
+        self.t0 + self.dt * self.step as f64
+    }
+    fn step_index(&self) -> u64 {
+        self.step
+    }
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+    /// Kinetic `½ ẋᵀ M ẋ` and potential `V(x)` of the current state, with the work of the
+    /// applied forces `Σ (f^{n+1}, x^{n+1} − x^n)` and the damping's `Σ Δt (C v^{n+1}, v^{n+1})`;
+    /// the balance changes by the scheme's own (first-order) dissipation.
+    fn energy(&self) -> Option<Energy> {
+        let potential = self.system.potential_energy(&self.x)?;
+        let mut e = Energy::new(0.5 * self.system.mass().norm_squared(&self.v), potential);
+        e.external_work = self.external_work;
+        e.dissipated = self.dissipated;
+        Some(e)
+    }
+    fn invariant(&self) -> Invariant {
+        Invariant::None
+    }
+    fn state(&self) -> Vec<StateField<'_>> {
+        vec![
+            StateField::dofs("position", &self.x),
+            StateField::dofs("velocity", &self.v),
+            StateField::dofs("acceleration", &self.a),
+        ]
+    }
+}
+
+impl<S: SecondOrderSystem> NodalStepper for BackwardEuler<S> {
+    fn position(&self) -> &[f64] {
+        &self.x
+    }
+    fn velocity(&self) -> Cow<'_, [f64]> {
+        Cow::Borrowed(&self.v)
     }
 }

@@ -33,11 +33,15 @@
 //! Scheme (40) averages the forces rather than taking a discrete gradient, so unlike
 //! (31) it conserves `T + V` only to `O(Δt²)`.
 
+use std::borrow::Cow;
+
 use fem_constraints::{ConstraintFunction, ConstraintSolver};
 use nalgebra::DMatrix;
 
-use crate::newton::{Jacobian, NewtonSolver, NonlinearProblem, central_difference_jacobian};
-use crate::{NewtonSettings, StepError};
+use crate::error::{check_dt, check_initial, check_t0};
+use crate::newton::{DenseJacobian, NewtonSolver, NonlinearProblem, central_difference_jacobian};
+use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::{StepError, StepSettings};
 
 /// A Lagrangian system in the conservation form (39): `d/dt f(q, q̇) + g(q, q̇) = Q(t)`.
 pub trait ConservationFormSystem {
@@ -65,6 +69,8 @@ pub struct EnforcedConstraint {
     pub function: Box<dyn ConstraintFunction>,
     /// Penalty or augmented Lagrangian.
     pub solver: Box<dyn ConstraintSolver>,
+    /// The multiplier iteration's stopping rule (augmented Lagrangian only).
+    pub multipliers: MultiplierSettings,
 }
 
 impl EnforcedConstraint {
@@ -108,30 +114,6 @@ impl Default for MultiplierSettings {
     }
 }
 
-/// Why a constrained step failed.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ConstrainedStepError {
-    /// Newton, bad parameters or data.
-    #[error(transparent)]
-    Step(#[from] StepError),
-    /// The multiplier iteration did not reach its tolerance.
-    #[error(
-        "the augmented-Lagrangian multipliers did not converge at step {step}: constraint residual \
-         {residual:e} after {iterations} updates (tolerance {tolerance:e}); raise the iteration limit, \
-         the tolerance or epsilon, or reduce dt"
-    )]
-    MultipliersNotConverged {
-        /// Step being computed (1-based).
-        step: u64,
-        /// Updates done.
-        iterations: usize,
-        /// Constraint residual reached.
-        residual: f64,
-        /// The tolerance.
-        tolerance: f64,
-    },
-}
-
 /// What one step of (40) did and where it ended.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConservationStepReport {
@@ -149,6 +131,10 @@ pub struct ConservationStepReport {
     pub constraint_half_step: Vec<f64>,
     /// The multipliers after the step.
     pub multipliers: Vec<f64>,
+    /// `T` at `q^{n−1/2}`, `w^{n−1/2}`.
+    pub kinetic: f64,
+    /// `V` at `q^{n−1/2}`.
+    pub potential: f64,
     /// `T + V` at `q^{n−1/2}`, `w^{n−1/2}`.
     pub energy: f64,
     /// `Σ ψ_k(c_k(q^{n−1/2}))`.
@@ -177,6 +163,10 @@ pub struct ConservationFormScheme<S: ConservationFormSystem> {
     prev_force: Vec<f64>,
     newton: NewtonSolver,
     multiplier: MultiplierSettings,
+    /// `d^{n−1}` (for the velocity at `t_n`).
+    d_prev: Vec<f64>,
+    /// The report of the last step (of the initial state before the first).
+    last: ConservationStepReport,
 }
 
 /// The residual of (40) times `Δt` in `y = q^{n+1}`.
@@ -191,6 +181,7 @@ struct Equation<'a, S: ConservationFormSystem> {
     prev_momentum: &'a [f64],
     prev_force: &'a [f64],
     applied: &'a [f64],
+    jacobian: DenseJacobian,
 }
 
 impl<S: ConservationFormSystem> Equation<'_, S> {
@@ -255,50 +246,69 @@ impl<S: ConservationFormSystem> NonlinearProblem for Equation<'_, S> {
     fn residual(&mut self, y: &[f64], r: &mut [f64]) {
         self.eval(y, r);
     }
-    fn jacobian(&mut self, y: &[f64]) -> Jacobian {
+    fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError> {
         let j: DMatrix<f64> = central_difference_jacobian(y.len(), y, |y, r| self.eval(y, r));
-        Jacobian::Dense(j)
+        self.jacobian.factor(j)
+    }
+    fn solve_jacobian(&self, b: &mut [f64]) {
+        self.jacobian.solve(b);
     }
 }
 
 impl<S: ConservationFormSystem> ConservationFormScheme<S> {
-    /// The scheme from `q(t0) = q0`, `q̇(t0) = v0` with step `dt`.
-    #[allow(clippy::too_many_arguments)]
+    /// The scheme from `q(t0) = q0`, `q̇(t0) = v0`, with an optional enforced constraint.
+    /// `settings` gives `dt`, `t0` and Newton's method; prescribed dofs are not supported by
+    /// this scheme (generalized coordinates have none) and are refused.
     pub fn new(
         system: S,
         constraint: Option<EnforcedConstraint>,
-        dt: f64,
-        t0: f64,
+        settings: StepSettings,
         q0: &[f64],
         v0: &[f64],
-        newton: NewtonSettings,
-        multiplier: MultiplierSettings,
     ) -> Result<Self, StepError> {
-        if !(dt > 0.0 && dt.is_finite()) {
-            return Err(StepError::InvalidParameter {
-                name: "dt",
-                value: dt,
-                expected: "a positive finite time step",
+        let StepSettings {
+            dt,
+            t0,
+            dirichlet,
+            newton,
+        } = settings;
+        check_dt(dt)?;
+        check_t0(t0)?;
+        if !dirichlet.is_empty() {
+            return Err(StepError::BadData {
+                what: "prescribed dofs (scheme (40) takes none)",
+                found: dirichlet.len(),
+                expected: 0,
             });
         }
         let n = system.n_coordinates();
-        for (what, v) in [("position", q0), ("velocity", v0)] {
-            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
-                return Err(StepError::BadInitialData {
-                    what,
-                    found: v.len(),
-                    expected: n,
-                });
-            }
-        }
+        check_initial(n, q0, v0)?;
+        let multiplier = constraint
+            .as_ref()
+            .map_or(MultiplierSettings::default(), |c| c.multipliers);
         if let Some(c) = &constraint
             && (c.function.n_dofs() != n || c.function.n_constraints() != c.solver.n_constraints())
         {
-            return Err(StepError::BadInitialData {
+            return Err(StepError::BadData {
                 what: "constraint",
                 found: c.function.n_dofs(),
                 expected: n,
             });
+        }
+        let mut last = ConservationStepReport {
+            t: t0,
+            kinetic: system.kinetic_energy(q0, v0),
+            potential: system.potential_energy(q0),
+            ..ConservationStepReport::default()
+        };
+        last.energy = last.kinetic + last.potential;
+        if let Some(c) = &constraint {
+            let (mut cv, mut grad) = (Vec::new(), Vec::new());
+            c.evaluate(q0, &mut cv, &mut grad);
+            last.constraint_energy = c.solver.energy(&cv);
+            last.constraint_half_step = cv.clone();
+            last.constraint = cv;
+            last.multipliers = c.solver.multipliers().to_vec();
         }
         Ok(Self {
             system,
@@ -308,6 +318,8 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             step: 0,
             q: q0.to_vec(),
             d: v0.iter().map(|v| dt * v).collect(),
+            d_prev: v0.iter().map(|v| dt * v).collect(),
+            last,
             start_velocity: Some(v0.to_vec()),
             prev_momentum: vec![0.0; n],
             prev_force: vec![0.0; n],
@@ -317,7 +329,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
     }
 
     /// Computes `q^{n+1}`.
-    pub fn step(&mut self) -> Result<ConservationStepReport, ConstrainedStepError> {
+    fn advance(&mut self) -> Result<ConservationStepReport, StepError> {
         let n = self.q.len();
         let dt = self.dt;
         let t = self.time();
@@ -346,6 +358,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
                 prev_momentum: &self.prev_momentum,
                 prev_force: &self.prev_force,
                 applied: &applied,
+                jacobian: DenseJacobian::default(),
             };
             let scale = {
                 let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -366,7 +379,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
                 break;
             }
             if report.multiplier_iterations >= self.multiplier.max_iterations {
-                return Err(ConstrainedStepError::MultipliersNotConverged {
+                return Err(StepError::MultipliersNotConverged {
                     step: self.step + 1,
                     iterations: report.multiplier_iterations,
                     residual: update.residual,
@@ -389,40 +402,32 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             constraint.evaluate(&y, &mut c, &mut grad);
             report.constraint = c.clone();
         }
-        report.energy = self.system.kinetic_energy(&mid, &w) + self.system.potential_energy(&mid);
+        report.kinetic = self.system.kinetic_energy(&mid, &w);
+        report.potential = self.system.potential_energy(&mid);
+        report.energy = report.kinetic + report.potential;
         if y.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
                 step: self.step + 1,
                 t: t + dt,
-            }
-            .into());
+            });
         }
         self.q = y;
-        self.d = z;
+        self.d_prev = std::mem::replace(&mut self.d, z);
         self.start_velocity = None;
         self.step += 1;
+        self.last = report.clone();
         Ok(report)
     }
 
-    /// `q^n`.
-    pub fn position(&self) -> &[f64] {
-        &self.q
+    /// The report of the last step (of the initial state before the first step).
+    pub fn last_report(&self) -> &ConservationStepReport {
+        &self.last
     }
-    /// `(q^n − q^{n−1}) / Δt` (after construction: `q̇_0`).
-    pub fn velocity(&self) -> Vec<f64> {
+
+    /// The backward difference `(q^n − q^{n−1}) / Δt` (after construction: `q̇_0`), the
+    /// velocity of the half step `n − 1/2`.
+    pub fn half_step_velocity(&self) -> Vec<f64> {
         self.d.iter().map(|d| d / self.dt).collect()
-    }
-    /// `t_n`.
-    pub fn time(&self) -> f64 {
-        self.t0 + self.step as f64 * self.dt
-    }
-    /// The time step `Δt`.
-    pub fn dt(&self) -> f64 {
-        self.dt
-    }
-    /// Step index `n`.
-    pub fn step_index(&self) -> u64 {
-        self.step
     }
     /// The system.
     pub fn system(&self) -> &S {
@@ -431,5 +436,62 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
     /// The enforced constraint, if any.
     pub fn constraint(&self) -> Option<&EnforcedConstraint> {
         self.constraint.as_ref()
+    }
+}
+
+impl<S: ConservationFormSystem> Stepper for ConservationFormScheme<S> {
+    fn step(&mut self) -> Result<StepReport, StepError> {
+        let r = self.advance()?;
+        Ok(StepReport {
+            iterations: r.newton_iterations,
+            residual: 0.0,
+            constraint_violation: r.constraint.iter().fold(0.0f64, |m, c| m.max(c.abs())),
+        })
+    }
+    fn time(&self) -> f64 {
+        self.t0 + self.step as f64 * self.dt
+    }
+    fn step_index(&self) -> u64 {
+        self.step
+    }
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+    /// `T` and `V` plus the constraint's energy, at the half step `n − 1/2` (at `t0` before
+    /// the first step).
+    fn energy(&self) -> Option<Energy> {
+        let r = &self.last;
+        Some(Energy::new(r.kinetic, r.potential + r.constraint_energy))
+    }
+    fn invariant(&self) -> Invariant {
+        Invariant::Truncation
+    }
+    fn state(&self) -> Vec<StateField<'_>> {
+        vec![
+            StateField::dofs("position", &self.q),
+            StateField::dofs("previous_increment", &self.d),
+            StateField::dofs("increment_before", &self.d_prev),
+            StateField::dofs("previous_momentum", &self.prev_momentum),
+            StateField::dofs("previous_force", &self.prev_force),
+        ]
+    }
+}
+
+impl<S: ConservationFormSystem> NodalStepper for ConservationFormScheme<S> {
+    fn position(&self) -> &[f64] {
+        &self.q
+    }
+    /// `(3q^n − 4q^{n−1} + q^{n−2}) / (2Δt)`, second order (`q̇_0` at the start).
+    fn velocity(&self) -> Cow<'_, [f64]> {
+        if self.step == 0 {
+            return Cow::Owned(self.start_velocity.clone().unwrap_or_default());
+        }
+        Cow::Owned(
+            self.d
+                .iter()
+                .zip(&self.d_prev)
+                .map(|(d, dp)| (1.5 * d - 0.5 * dp) / self.dt)
+                .collect(),
+        )
     }
 }

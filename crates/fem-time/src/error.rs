@@ -1,6 +1,11 @@
-//! The error type shared by the steppers.
+//! The one error type of the steppers: why a stepper refused to start or to continue.
+//!
+//! Whether an error is the user's (exit code 2) or the run's (exit code 1) is not a property of
+//! the variant but of when it happens: the driver treats errors from construction as input
+//! errors and errors from a step as run failures.
 
-use fem_assembly::SolverError;
+use fem_assembly::FactorError;
+use fem_constraints::{ContactError, LcpError};
 
 /// Why a stepper refused to start or to continue.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -15,44 +20,43 @@ pub enum StepError {
         /// What was expected.
         expected: &'static str,
     },
-    /// Initial data of the wrong length or not finite.
-    #[error(
-        "initial {what} has {found} entries (or a non-finite one); the system has {expected} dofs"
-    )]
-    BadInitialData {
+    /// A vector of the wrong length or with a non-finite entry.
+    #[error("{what} has {found} entries (or a non-finite one); expected {expected}")]
+    BadData {
         /// Which vector.
         what: &'static str,
         /// Its length.
         found: usize,
-        /// Number of dofs.
+        /// Expected length.
         expected: usize,
     },
-    /// The step violates the stability bound (23).
+    /// The step violates a stability bound.
     #[error(
-        "time step dt = {dt:e} exceeds the stability bound (23) of the alpha scheme with alpha = {alpha}: \
-         dt < 2/sqrt(lambda_max (1 - 4 alpha)) = {bound:e} (lambda_max of M^-1 A ≈ {lambda_max:e}); \
-         reduce dt below {bound:e} or use alpha = 0.25 (unconditionally stable)"
+        "time step dt = {dt:e} exceeds the stability bound {which}: dt < {bound:e} \
+         (largest eigenvalue of M^-1 K ≈ {lambda_max:e}); {advice}"
     )]
     Unstable {
+        /// Which bound, of which scheme, as named in messages (`(23) of the alpha scheme …`).
+        which: &'static str,
         /// The step asked for.
         dt: f64,
         /// The bound.
         bound: f64,
-        /// The estimated largest eigenvalue of `M⁻¹ A`.
+        /// The estimated largest eigenvalue of `M⁻¹ K`.
         lambda_max: f64,
-        /// The scheme's alpha.
-        alpha: f64,
+        /// What to do about it.
+        advice: &'static str,
     },
-    /// The linear solver refused the scheme's matrix.
-    #[error("linear solver: {0}")]
-    Solver(#[from] SolverError),
+    /// The step's matrix could not be factored.
+    #[error("{0}")]
+    Factorization(#[from] FactorError),
     /// Newton's method did not reach its tolerance.
     #[error(
         "Newton did not converge at step {step}: residual {residual:e} after {iterations} iterations \
          (tolerance {tolerance:e}); reduce dt or raise the iteration limit"
     )]
     NewtonDiverged {
-        /// Step being computed (1-based).
+        /// Step being computed (1-based; 0 for a scheme's start).
         step: u64,
         /// Iterations done.
         iterations: usize,
@@ -77,6 +81,54 @@ pub enum StepError {
         /// Its time.
         t: f64,
     },
+    /// The contact set does not fit the system.
+    #[error("contacts: {0}")]
+    Contact(#[from] ContactError),
+    /// The impact LCP failed.
+    #[error("impact LCP at step {step} (t = {t:e}): {source}")]
+    Lcp {
+        /// Step being taken.
+        step: u64,
+        /// Its start time.
+        t: f64,
+        /// The solver's error.
+        source: LcpError,
+    },
+    /// The multiplier iteration of an augmented Lagrangian did not reach its tolerance.
+    #[error(
+        "the augmented-Lagrangian multipliers did not converge at step {step}: constraint residual \
+         {residual:e} after {iterations} updates (tolerance {tolerance:e}); raise the iteration limit, \
+         the tolerance or epsilon, or reduce dt"
+    )]
+    MultipliersNotConverged {
+        /// Step being computed (1-based).
+        step: u64,
+        /// Updates done.
+        iterations: usize,
+        /// Constraint residual reached.
+        residual: f64,
+        /// The tolerance.
+        tolerance: f64,
+    },
+    /// A failure particular to a model's own stepper, in its words.
+    #[error("step {step} (t = {t:e}): {message}")]
+    Failed {
+        /// Step being computed (1-based; 0 before the first step).
+        step: u64,
+        /// Its start time.
+        t: f64,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl From<fem_assembly::SolverError> for StepError {
+    fn from(source: fem_assembly::SolverError) -> Self {
+        StepError::Factorization(FactorError {
+            method: fem_assembly::FactorMethod::Cholesky,
+            source,
+        })
+    }
 }
 
 /// Refuses a time step that is not positive and finite.
@@ -88,6 +140,19 @@ pub(crate) fn check_dt(dt: f64) -> Result<(), StepError> {
             name: "dt",
             value: dt,
             expected: "a positive finite time step",
+        })
+    }
+}
+
+/// Refuses a start time that is not finite.
+pub(crate) fn check_t0(t0: f64) -> Result<(), StepError> {
+    if t0.is_finite() {
+        Ok(())
+    } else {
+        Err(StepError::InvalidParameter {
+            name: "t0",
+            value: t0,
+            expected: "a finite start time",
         })
     }
 }
@@ -105,16 +170,20 @@ pub(crate) fn check_alpha(alpha: f64) -> Result<(), StepError> {
     }
 }
 
-/// Refuses initial position and velocity vectors of the wrong length or with non-finite entries.
-pub(crate) fn check_initial(n: usize, x0: &[f64], v0: &[f64]) -> Result<(), StepError> {
-    for (what, v) in [("position", x0), ("velocity", v0)] {
-        if v.len() != n || v.iter().any(|e| !e.is_finite()) {
-            return Err(StepError::BadInitialData {
-                what,
-                found: v.len(),
-                expected: n,
-            });
-        }
+/// Refuses a vector of the wrong length or with non-finite entries.
+pub(crate) fn check_vector(what: &'static str, v: &[f64], n: usize) -> Result<(), StepError> {
+    if v.len() != n || v.iter().any(|e| !e.is_finite()) {
+        return Err(StepError::BadData {
+            what,
+            found: v.len(),
+            expected: n,
+        });
     }
     Ok(())
+}
+
+/// Refuses initial position and velocity vectors of the wrong length or with non-finite entries.
+pub(crate) fn check_initial(n: usize, x0: &[f64], v0: &[f64]) -> Result<(), StepError> {
+    check_vector("initial position", x0, n)?;
+    check_vector("initial velocity", v0, n)
 }

@@ -1,39 +1,62 @@
 //! Newton's method for the nonlinear equations of an implicit step, `R(y) = 0`.
 //!
-//! The problem ([`NonlinearProblem`]) gives the residual and a Jacobian, either a small dense
-//! matrix (solved by LU with partial pivoting) or a sparse symmetric positive definite matrix
-//! (solved by [`SparseCholesky`], whose symbolic analysis is kept from step to step while the
-//! pattern stays the same). Each iteration solves `J Δy = −R` and takes the largest step
-//! `y + t Δy`, `t ∈ {1, ½, ¼, …}` (at most [`NewtonSolver::max_line_search_cuts`] halvings)
-//! that decreases `‖R‖₂`; when no halving decreases it, the full step is taken (plain Newton).
+//! The problem ([`NonlinearProblem`]) gives the residual and factors its own Jacobian (with the
+//! stepper's step-matrix component for sparse systems, by dense LU for small ones:
+//! [`DenseJacobian`]), so Newton's method itself is only the iteration: each iteration solves
+//! `J Δy = −R` and takes the largest step `y + t Δy`, `t ∈ {1, ½, ¼, …}` (at most
+//! [`NewtonSolver::max_line_search_cuts`] halvings) that decreases `‖R‖₂`; when no halving
+//! decreases it, the full step is taken (plain Newton).
 //!
 //! Converged when `‖R‖∞ ≤ absolute_tolerance + relative_tolerance · scale`, with `scale` given
 //! by the caller (the size of the forces in its equation, see [`NewtonSettings`]). Failure is
 //! [`StepError::NewtonDiverged`] with the step, the iterations, the residual and the tolerance.
 
-use fem_assembly::{SolverError, SparseCholesky};
-use nalgebra::{DMatrix, DVector};
-use nalgebra_sparse::CsrMatrix;
+use nalgebra::{DMatrix, DVector, linalg::LU};
 
 use crate::{NewtonSettings, StepError};
 
-/// The Jacobian `∂R/∂y` of a [`NonlinearProblem`].
-#[derive(Clone, Debug)]
-pub enum Jacobian {
-    /// A small dense matrix, any (non-singular) structure: LU with partial pivoting.
-    Dense(DMatrix<f64>),
-    /// A sparse symmetric positive definite matrix (both triangles stored): sparse Cholesky.
-    SymmetricSparse(CsrMatrix<f64>),
-}
-
-/// Equations `R(y) = 0` of `n_unknowns()` unknowns.
+/// Equations `R(y) = 0` of `n_unknowns()` unknowns, with a Jacobian the problem factors itself.
 pub trait NonlinearProblem {
     /// Number of unknowns (and of equations).
     fn n_unknowns(&self) -> usize;
     /// Writes `R(y)` into `r` (overwriting it).
     fn residual(&mut self, y: &[f64], r: &mut [f64]);
-    /// The Jacobian `∂R/∂y` at `y`.
-    fn jacobian(&mut self, y: &[f64]) -> Jacobian;
+    /// Forms and factors the Jacobian `∂R/∂y` at `y` for the solves that follow.
+    fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError>;
+    /// Solves `J Δ = b` in place with the Jacobian factored last.
+    fn solve_jacobian(&self, b: &mut [f64]);
+}
+
+/// A small dense Jacobian factored by LU with partial pivoting, for problems whose Jacobian is
+/// not worth a sparse matrix.
+#[derive(Clone, Debug, Default)]
+pub struct DenseJacobian {
+    lu: Option<LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
+}
+
+impl DenseJacobian {
+    /// Factors `j`; a singular matrix is refused.
+    pub fn factor(&mut self, j: DMatrix<f64>) -> Result<(), StepError> {
+        let lu = j.lu();
+        if !lu.is_invertible() {
+            return Err(StepError::Failed {
+                step: 0,
+                t: f64::NAN,
+                message: "the Jacobian of the step's equations is singular".into(),
+            });
+        }
+        self.lu = Some(lu);
+        Ok(())
+    }
+
+    /// Solves `J Δ = b` in place.
+    pub fn solve(&self, b: &mut [f64]) {
+        let lu = self.lu.as_ref().expect("factored before solving");
+        let x = lu
+            .solve(&DVector::from_column_slice(b))
+            .expect("an invertible factor solves");
+        b.copy_from_slice(x.as_slice());
+    }
 }
 
 /// What one Newton solve did.
@@ -49,15 +72,13 @@ pub struct NewtonReport {
     pub line_search_cuts: usize,
 }
 
-/// Newton's method with a backtracking line search; keeps a sparse factorization's symbolic
-/// analysis between solves.
+/// Newton's method with a backtracking line search.
 #[derive(Debug)]
 pub struct NewtonSolver {
     /// Iteration limit and tolerances.
     pub settings: NewtonSettings,
     /// Halvings of the step tried per iteration before the full step is taken anyway.
     pub max_line_search_cuts: usize,
-    cholesky: Option<SparseCholesky>,
     residual: Vec<f64>,
     trial: Vec<f64>,
     trial_residual: Vec<f64>,
@@ -69,7 +90,6 @@ impl NewtonSolver {
         Self {
             settings,
             max_line_search_cuts: 8,
-            cholesky: None,
             residual: Vec::new(),
             trial: Vec::new(),
             trial_residual: Vec::new(),
@@ -120,31 +140,17 @@ impl NewtonSolver {
                 });
             }
             report.iterations += 1;
-            // Δy = −J⁻¹ R, written into `trial_residual` as scratch.
+            // Δy = −J⁻¹ R.
             let mut delta: Vec<f64> = self.residual.iter().map(|r| -r).collect();
-            match problem.jacobian(y) {
-                Jacobian::Dense(j) => {
-                    let solved = j.lu().solve(&DVector::from_column_slice(&delta));
-                    match solved {
-                        Some(s) => delta.copy_from_slice(s.as_slice()),
-                        None => {
-                            return Err(StepError::NewtonDiverged {
-                                step,
-                                iterations: report.iterations,
-                                residual: norm,
-                                tolerance,
-                            });
-                        }
-                    }
-                }
-                Jacobian::SymmetricSparse(j) => {
-                    self.factor(&j)?;
-                    self.cholesky
-                        .as_ref()
-                        .expect("factored above")
-                        .solve_in_place(&mut delta);
-                }
-            }
+            problem.factor_jacobian(y).map_err(|e| match e {
+                StepError::Failed { message, .. } => StepError::Failed {
+                    step,
+                    t: f64::NAN,
+                    message,
+                },
+                other => other,
+            })?;
+            problem.solve_jacobian(&mut delta);
             let merit = two_norm(&self.residual);
             let mut t = 1.0;
             let mut accepted = false;
@@ -171,26 +177,6 @@ impl NewtonSolver {
             std::mem::swap(&mut self.residual, &mut self.trial_residual);
             norm = inf_norm(&self.residual);
         }
-    }
-
-    /// Numeric refactorization on the kept pattern, or a new analysis if the pattern changed.
-    fn factor(&mut self, j: &CsrMatrix<f64>) -> Result<(), StepError> {
-        if let Some(chol) = &mut self.cholesky {
-            match chol.refactor(j) {
-                Ok(()) => return Ok(()),
-                Err(SolverError::PatternMismatch { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        self.cholesky = Some(SparseCholesky::new(j)?);
-        Ok(())
-    }
-
-    /// Numeric factorizations done by the sparse solver so far (0 for dense problems).
-    pub fn factorizations(&self) -> usize {
-        self.cholesky
-            .as_ref()
-            .map_or(0, SparseCholesky::factorization_count)
     }
 }
 

@@ -1,88 +1,163 @@
-//! The one interface a run driver needs from any stepper, so that steppers are chosen by name
-//! at run time.
+//! The one interface of every stepper, whatever it steps: a step, the clock, the energy and
+//! the state.
+//!
+//! # Step contract
+//! After construction a stepper holds the state at `t0` (step index 0). Each
+//! [`Stepper::step`] advances by one `dt` and returns what the step did ([`StepReport`]); the
+//! stepper owns the time, `t_n = t0 + n dt` computed from the index, never accumulated. After
+//! an error the stepper must not be stepped again.
+//!
+//! # Energy
+//! [`Energy`] is the scheme's own energy where it has one (the discrete energy (19) of the
+//! alpha scheme, for instance); [`Stepper::invariant`] says what a driver may expect of it.
+//!
+//! # State
+//! [`Stepper::state`] lists everything that defines the stepper's state as named arrays: flat
+//! dof vectors, rotation matrices, the previous level of a three-level scheme. It does not
+//! assume a flat configuration vector (a rigid body's holds a rotation). Steppers whose state
+//! is a dof vector also implement [`NodalStepper`], with the position and the velocity at the
+//! current time level.
 
-use crate::{
-    AlphaScheme, BackwardEuler, Energy, LinearSecondOrderSystem, SecondOrderSystem, StepError,
-};
+use std::borrow::Cow;
+
+use crate::StepError;
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepInfo {
-    /// Iterations of the nonlinear solver (1 for one linear solve, 0 for an explicit step).
+pub struct StepReport {
+    /// Iterations of the step's solver (Newton, Uzawa, LCP pivots): 1 for one linear solve, 0
+    /// for an explicit step.
     pub iterations: usize,
-    /// Final residual of the nonlinear solver (0 when there was none).
+    /// Final residual of that solver (0 when there was none).
     pub residual: f64,
+    /// The largest constraint violation after the step (0 without constraints).
+    pub constraint_violation: f64,
 }
 
-/// A time stepper as the run driver sees it.
-pub trait Stepper {
-    /// Advances one step.
-    fn advance(&mut self) -> Result<StepInfo, StepError>;
-    /// Current time.
-    fn current_time(&self) -> f64;
-    /// Steps taken.
-    fn steps_taken(&self) -> u64;
-    /// Current position.
-    fn current_position(&self) -> &[f64];
-    /// The scheme's velocity (see each scheme for where in time it sits).
-    fn current_velocity(&self) -> Vec<f64>;
-    /// Energies; balance terms a scheme does not track are NaN.
-    fn current_energy(&self) -> Energy;
+/// A scheme's energy at the current step, and the balance terms accumulated since the start.
+///
+/// `total + dissipated − external_work` is what [`Invariant`] speaks of.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Energy {
+    /// Kinetic part.
+    pub kinetic: f64,
+    /// Potential part (elastic, gravity, penalty…).
+    pub potential: f64,
+    /// `kinetic + potential`: the scheme's energy.
+    pub total: f64,
+    /// Work of the applied forces since the start.
+    pub external_work: f64,
+    /// Energy taken out by damping since the start.
+    pub dissipated: f64,
 }
 
-impl<S: LinearSecondOrderSystem> Stepper for AlphaScheme<S> {
-    fn advance(&mut self) -> Result<StepInfo, StepError> {
-        self.step()?;
-        Ok(StepInfo {
-            iterations: usize::from(!self.is_explicit()),
-            residual: 0.0,
-        })
-    }
-    fn current_time(&self) -> f64 {
-        self.time()
-    }
-    fn steps_taken(&self) -> u64 {
-        self.step_index()
-    }
-    fn current_position(&self) -> &[f64] {
-        self.position()
-    }
-    fn current_velocity(&self) -> Vec<f64> {
-        self.velocity()
-    }
-    fn current_energy(&self) -> Energy {
-        self.energy()
-    }
-}
-
-impl<S: SecondOrderSystem> Stepper for BackwardEuler<S> {
-    fn advance(&mut self) -> Result<StepInfo, StepError> {
-        let stats = self.step()?;
-        Ok(StepInfo {
-            iterations: stats.iterations,
-            residual: stats.residual,
-        })
-    }
-    fn current_time(&self) -> f64 {
-        self.time()
-    }
-    fn steps_taken(&self) -> u64 {
-        self.step_index()
-    }
-    fn current_position(&self) -> &[f64] {
-        self.position()
-    }
-    fn current_velocity(&self) -> Vec<f64> {
-        self.velocity().to_vec()
-    }
-    fn current_energy(&self) -> Energy {
-        let (kinetic, potential) = self.energy();
-        Energy {
+impl Energy {
+    /// An energy without balance terms.
+    pub fn new(kinetic: f64, potential: f64) -> Self {
+        Self {
             kinetic,
             potential,
             total: kinetic + potential,
-            external_work: f64::NAN,
-            dissipated: f64::NAN,
+            external_work: 0.0,
+            dissipated: 0.0,
         }
     }
+
+    /// `total + dissipated − external_work`: constant when the scheme conserves energy.
+    pub fn balance(&self) -> f64 {
+        self.total + self.dissipated - self.external_work
+    }
+}
+
+/// What a scheme promises of its energy balance ([`Energy::balance`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invariant {
+    /// Constant to round-off.
+    RoundOff,
+    /// Constant to the tolerance of the step's nonlinear solver.
+    SolverTolerance,
+    /// Constant to the scheme's truncation error (it changes, boundedly, at the scheme's order).
+    Truncation,
+    /// The scheme dissipates (numerically or through its constraint forces): no invariant.
+    None,
+}
+
+impl Invariant {
+    /// How the invariant is named in a run summary.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Invariant::RoundOff => "conserved to round-off",
+            Invariant::SolverTolerance => "conserved to the solver tolerance",
+            Invariant::Truncation => "conserved to the scheme's truncation error",
+            Invariant::None => "not conserved by this scheme",
+        }
+    }
+}
+
+/// What kind of values a [`StateField`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateKind {
+    /// One value per dof (or per generalized coordinate, or per mode).
+    Dofs,
+    /// 3×3 rotation matrices, row-major, nine values each.
+    Rotations,
+    /// Anything else (multipliers, scalars of the scheme).
+    Other,
+}
+
+/// One named array of a stepper's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateField<'a> {
+    /// Its name (`position`, `velocity`, `previous_increment`, `rotation`…).
+    pub name: &'static str,
+    /// What the values are.
+    pub kind: StateKind,
+    /// The values.
+    pub values: Cow<'a, [f64]>,
+}
+
+impl<'a> StateField<'a> {
+    /// A dof vector borrowed from the stepper.
+    pub fn dofs(name: &'static str, values: &'a [f64]) -> Self {
+        Self {
+            name,
+            kind: StateKind::Dofs,
+            values: Cow::Borrowed(values),
+        }
+    }
+
+    /// Any other array borrowed from the stepper.
+    pub fn other(name: &'static str, values: &'a [f64]) -> Self {
+        Self {
+            name,
+            kind: StateKind::Other,
+            values: Cow::Borrowed(values),
+        }
+    }
+}
+
+/// A stepper, as a driver sees it.
+pub trait Stepper {
+    /// Advances one step (see the step contract in the module documentation).
+    fn step(&mut self) -> Result<StepReport, StepError>;
+    /// The current time `t_n`.
+    fn time(&self) -> f64;
+    /// Steps taken, `n`.
+    fn step_index(&self) -> u64;
+    /// The time step.
+    fn dt(&self) -> f64;
+    /// The scheme's energy at the current step, where the system has one.
+    fn energy(&self) -> Option<Energy>;
+    /// What the scheme promises of [`Energy::balance`].
+    fn invariant(&self) -> Invariant;
+    /// The state as named arrays (see the module documentation).
+    fn state(&self) -> Vec<StateField<'_>>;
+}
+
+/// A stepper whose state is a vector of dofs.
+pub trait NodalStepper: Stepper {
+    /// The position `x_n`.
+    fn position(&self) -> &[f64];
+    /// The velocity at `t_n`, accurate to the scheme's order.
+    fn velocity(&self) -> Cow<'_, [f64]>;
 }

@@ -1,10 +1,98 @@
-//! The linear second-order system `M ẍ + C ẋ + A x = f(t)` (Glowinski–Holmström (12)).
+//! The second-order system every nodal stepper consumes, `M ẍ + C ẋ + f_int(x) = f(t)`.
 //!
-//! `M` is symmetric positive definite (a lumped diagonal or a sparse matrix), `A` symmetric
-//! positive semi-definite, `C` positive semi-definite and optional. All three are constant in
-//! time, which is what lets a stepper factor its matrix once per run.
+//! [`SecondOrderSystem`] is the one interface: the mass (lumped or sparse), an optional
+//! damping, the internal force and its tangent (with a flag saying whether the tangent is
+//! symmetric), an energy where the model has one, and the external force. A linear system is
+//! its special case, `f_int(x) = K x` with constant matrices ([`SecondOrderSystem::is_linear`]),
+//! which lets a stepper factor its matrix once per run; [`LinearSystem`] is a ready-made one.
+//!
+//! Matrices are given sparse (CSR, both triangles stored) or, for small systems, dense
+//! ([`Matrix`]); a dense matrix keeps every entry in its pattern, so the pattern never changes
+//! from one evaluation to the next.
 
+use std::borrow::Cow;
+
+use fem_assembly::Symmetry;
+use nalgebra::DMatrix;
 use nalgebra_sparse::CsrMatrix;
+
+/// A matrix as a system gives it: sparse, or small and dense.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Matrix {
+    /// Compressed sparse rows, both triangles stored.
+    Sparse(CsrMatrix<f64>),
+    /// A small dense matrix (every entry is part of the pattern).
+    Dense(DMatrix<f64>),
+}
+
+impl From<CsrMatrix<f64>> for Matrix {
+    fn from(m: CsrMatrix<f64>) -> Self {
+        Matrix::Sparse(m)
+    }
+}
+
+impl From<DMatrix<f64>> for Matrix {
+    fn from(m: DMatrix<f64>) -> Self {
+        Matrix::Dense(m)
+    }
+}
+
+impl Matrix {
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        match self {
+            Matrix::Sparse(m) => m.nrows(),
+            Matrix::Dense(m) => m.nrows(),
+        }
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        match self {
+            Matrix::Sparse(m) => m.ncols(),
+            Matrix::Dense(m) => m.ncols(),
+        }
+    }
+
+    /// The matrix in CSR form (borrowed when it is sparse; a dense matrix keeps all entries,
+    /// zeros included, so its pattern is the same at every call).
+    pub fn to_csr(&self) -> Cow<'_, CsrMatrix<f64>> {
+        match self {
+            Matrix::Sparse(m) => Cow::Borrowed(m),
+            Matrix::Dense(d) => Cow::Owned(dense_to_csr(d)),
+        }
+    }
+
+    /// `y = beta y + alpha A x`.
+    pub fn mul_add(&self, beta: f64, y: &mut [f64], alpha: f64, x: &[f64]) {
+        match self {
+            Matrix::Sparse(m) => fem_assembly::sparse::mul_add(beta, y, alpha, m, x),
+            Matrix::Dense(d) => {
+                for (i, yi) in y.iter_mut().enumerate() {
+                    let sum: f64 = (0..d.ncols()).map(|j| d[(i, j)] * x[j]).sum();
+                    *yi = if beta == 0.0 {
+                        alpha * sum
+                    } else {
+                        beta * *yi + alpha * sum
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// A dense matrix as CSR with every entry stored (a fixed pattern).
+pub fn dense_to_csr(d: &DMatrix<f64>) -> CsrMatrix<f64> {
+    let (n, m) = d.shape();
+    let offsets: Vec<usize> = (0..=n).map(|i| i * m).collect();
+    let cols: Vec<usize> = (0..n).flat_map(|_| 0..m).collect();
+    let values: Vec<f64> = (0..n)
+        .flat_map(|i| (0..m).map(move |j| (i, j)))
+        .map(|ij| d[ij])
+        .collect();
+    CsrMatrix::try_from_csr_data(n, m, offsets, cols, values)
+        .expect("a full pattern is a valid CSR pattern")
+}
 
 /// A mass matrix: lumped (diagonal) or consistent (sparse, symmetric).
 #[derive(Clone, Debug)]
@@ -16,6 +104,11 @@ pub enum Mass {
 }
 
 impl Mass {
+    /// A consistent mass from a small dense matrix.
+    pub fn dense(m: &DMatrix<f64>) -> Self {
+        Mass::Consistent(dense_to_csr(m))
+    }
+
     /// Number of rows.
     pub fn n(&self) -> usize {
         match self {
@@ -45,16 +138,37 @@ impl Mass {
     }
 }
 
-/// A linear second-order system `M ẍ + C ẋ + A x = f(t)` on `n_dofs()` unknowns.
-pub trait LinearSecondOrderSystem {
+/// A second-order system `M ẍ + C ẋ + f_int(x) = f(t)` on `n_dofs()` unknowns.
+///
+/// `M` is symmetric positive definite and constant, `C` constant. Stepper contract: a stepper
+/// calls [`internal_force`](Self::internal_force) and [`tangent`](Self::tangent) at trial
+/// states of its own choosing, any number of times per step; the tangent's sparsity pattern
+/// must not depend on `x`. The potential energy is optional: a system whose force is not the
+/// gradient of a potential returns `None`, and steppers then report no energy.
+pub trait SecondOrderSystem {
     /// Number of unknowns.
     fn n_dofs(&self) -> usize;
     /// The mass `M`.
     fn mass(&self) -> &Mass;
-    /// The stiffness `A`.
-    fn stiffness(&self) -> &CsrMatrix<f64>;
     /// The damping `C`, if any.
-    fn damping(&self) -> Option<&CsrMatrix<f64>> {
+    fn damping(&self) -> Option<&Matrix> {
+        None
+    }
+    /// Writes the internal force `f_int(x)` into `f` (overwriting it).
+    fn internal_force(&self, x: &[f64], f: &mut [f64]);
+    /// The tangent `K_T = ∂f_int/∂x` at `x`, pattern independent of `x`.
+    fn tangent(&self, x: &[f64]) -> Matrix;
+    /// Whether the tangent is symmetric (Cholesky) or not (LU). Symmetric by default.
+    fn tangent_symmetry(&self) -> Symmetry {
+        Symmetry::Symmetric
+    }
+    /// Whether `f_int(x) = K x` with a constant `K`, so that a stepper may factor once.
+    fn is_linear(&self) -> bool {
+        false
+    }
+    /// The potential `V(x)` with `∇V = f_int`, where the model has one.
+    fn potential_energy(&self, x: &[f64]) -> Option<f64> {
+        let _ = x;
         None
     }
     /// Writes the external force `f(t)` into `f` (overwriting it).
@@ -66,21 +180,75 @@ pub trait LinearSecondOrderSystem {
     fn has_external_force(&self) -> bool {
         true
     }
+    /// An exact discrete gradient of the internal force between `a` and `b`, for the
+    /// energy-conserving scheme ([`crate::NonlinearAlphaScheme`]): writes `f̄(a, b)` with
+    /// `(f̄(a, b), b − a) = V(b) − V(a)` and `f̄(a, a) = f_int(a)`, and returns `true`; returns
+    /// `false` (the default) when the system has none, and the scheme then integrates
+    /// `f_int` along the segment (the average vector field).
+    ///
+    /// If [`constant_stiffness`](Self::constant_stiffness) gives `K₀`, the discrete gradient
+    /// here is of the remainder `f_int(x) − K₀ x` only.
+    fn discrete_gradient(&self, a: &[f64], b: &[f64], out: &mut [f64]) -> bool {
+        let _ = (a, b, out);
+        false
+    }
+    /// `c_a ∂f̄/∂a + c_b ∂f̄/∂b` of the discrete gradient, when
+    /// [`discrete_gradient`](Self::discrete_gradient) gives one.
+    fn discrete_gradient_jacobian(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        c_a: f64,
+        c_b: f64,
+    ) -> Option<Matrix> {
+        let _ = (a, b, c_a, c_b);
+        None
+    }
+    /// A constant part `K₀` of the stiffness, `f_int(x) = K₀ x + g(x)`, which the alpha
+    /// schemes weight by their `α` (Glowinski–Holmström (24): `A` beside `∇V`); `None` when
+    /// the system does not split its force so.
+    fn constant_stiffness(&self) -> Option<&CsrMatrix<f64>> {
+        None
+    }
 }
 
 /// The external force of a [`LinearSystem`]: `f(t, out)` overwrites `out`.
 pub type ForceFn = Box<dyn Fn(f64, &mut [f64]) + Send + Sync>;
 
-/// A ready-made [`LinearSecondOrderSystem`] from its matrices and an optional force.
+/// A ready-made linear system `M ẍ + C ẋ + K x = f(t)` from its matrices and a force.
 pub struct LinearSystem {
     /// Mass `M`.
     pub mass: Mass,
-    /// Stiffness `A`.
+    /// Stiffness `K`.
     pub stiffness: CsrMatrix<f64>,
     /// Damping `C`.
-    pub damping: Option<CsrMatrix<f64>>,
+    pub damping: Option<Matrix>,
     /// External force `f(t)`; zero when `None`.
     pub force: Option<ForceFn>,
+}
+
+impl LinearSystem {
+    /// `M ẍ + K x = 0`; `stiffness` sparse or dense.
+    pub fn new(mass: Mass, stiffness: impl Into<Matrix>) -> Self {
+        Self {
+            mass,
+            stiffness: stiffness.into().to_csr().into_owned(),
+            damping: None,
+            force: None,
+        }
+    }
+
+    /// With the damping `C` (sparse or dense).
+    pub fn with_damping(mut self, damping: impl Into<Matrix>) -> Self {
+        self.damping = Some(damping.into());
+        self
+    }
+
+    /// With the external force `f(t)`, written into its second argument.
+    pub fn with_force(mut self, force: impl Fn(f64, &mut [f64]) + Send + Sync + 'static) -> Self {
+        self.force = Some(Box::new(force));
+        self
+    }
 }
 
 impl std::fmt::Debug for LinearSystem {
@@ -94,18 +262,27 @@ impl std::fmt::Debug for LinearSystem {
     }
 }
 
-impl LinearSecondOrderSystem for LinearSystem {
+impl SecondOrderSystem for LinearSystem {
     fn n_dofs(&self) -> usize {
         self.stiffness.nrows()
     }
     fn mass(&self) -> &Mass {
         &self.mass
     }
-    fn stiffness(&self) -> &CsrMatrix<f64> {
-        &self.stiffness
-    }
-    fn damping(&self) -> Option<&CsrMatrix<f64>> {
+    fn damping(&self) -> Option<&Matrix> {
         self.damping.as_ref()
+    }
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+        fem_assembly::sparse::mul_add(0.0, f, 1.0, &self.stiffness, x);
+    }
+    fn tangent(&self, _x: &[f64]) -> Matrix {
+        Matrix::Sparse(self.stiffness.clone())
+    }
+    fn is_linear(&self) -> bool {
+        true
+    }
+    fn potential_energy(&self, x: &[f64]) -> Option<f64> {
+        Some(0.5 * fem_assembly::sparse::bilinear(&self.stiffness, x, x))
     }
     fn external_force(&self, t: f64, f: &mut [f64]) {
         match &self.force {
@@ -116,60 +293,12 @@ impl LinearSecondOrderSystem for LinearSystem {
     fn has_external_force(&self) -> bool {
         self.force.is_some()
     }
-}
-
-/// A second-order system `M ẍ + C ẋ + f_int(x) = f(t)`, possibly nonlinear in `x`.
-///
-/// Every [`LinearSecondOrderSystem`] is one, with `f_int(x) = A x` and a constant tangent.
-pub trait SecondOrderSystem {
-    /// Number of unknowns.
-    fn n_dofs(&self) -> usize;
-    /// The mass `M` (constant).
-    fn mass(&self) -> &Mass;
-    /// The damping `C` (constant), if any.
-    fn damping(&self) -> Option<&CsrMatrix<f64>> {
-        None
-    }
-    /// Writes the internal force `f_int(x)` into `f`.
-    fn internal_force(&self, x: &[f64], f: &mut [f64]);
-    /// The tangent stiffness `∂f_int/∂x` at `x`; its sparsity pattern must not depend on `x`.
-    fn tangent_stiffness(&self, x: &[f64]) -> CsrMatrix<f64>;
-    /// Whether `f_int` is linear, so that a stepper may factor its matrix once per run.
-    fn is_linear(&self) -> bool {
-        false
-    }
-    /// The potential energy `V(x)` with `∇V = f_int`.
-    fn potential_energy(&self, x: &[f64]) -> f64;
-    /// Writes the external force `f(t)` into `f` (overwriting it).
-    fn external_force(&self, t: f64, f: &mut [f64]) {
-        let _ = t;
-        f.fill(0.0);
+    fn constant_stiffness(&self) -> Option<&CsrMatrix<f64>> {
+        Some(&self.stiffness)
     }
 }
 
-impl<T: LinearSecondOrderSystem> SecondOrderSystem for T {
-    fn n_dofs(&self) -> usize {
-        LinearSecondOrderSystem::n_dofs(self)
-    }
-    fn mass(&self) -> &Mass {
-        LinearSecondOrderSystem::mass(self)
-    }
-    fn damping(&self) -> Option<&CsrMatrix<f64>> {
-        LinearSecondOrderSystem::damping(self)
-    }
-    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
-        fem_assembly::sparse::mul_add(0.0, f, 1.0, self.stiffness(), x);
-    }
-    fn tangent_stiffness(&self, _x: &[f64]) -> CsrMatrix<f64> {
-        self.stiffness().clone()
-    }
-    fn is_linear(&self) -> bool {
-        true
-    }
-    fn potential_energy(&self, x: &[f64]) -> f64 {
-        0.5 * fem_assembly::sparse::bilinear(self.stiffness(), x, x)
-    }
-    fn external_force(&self, t: f64, f: &mut [f64]) {
-        LinearSecondOrderSystem::external_force(self, t, f)
-    }
+/// The damping of a system in CSR form, if any (evaluated once: `C` is constant).
+pub(crate) fn damping_csr<S: SecondOrderSystem + ?Sized>(system: &S) -> Option<CsrMatrix<f64>> {
+    system.damping().map(|c| c.to_csr().into_owned())
 }

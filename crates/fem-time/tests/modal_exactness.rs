@@ -5,6 +5,7 @@
 
 use fem_time::nonsmooth::free_response;
 use fem_time::{ModalCoefficients, ModalMoreauJean, ModalSystem};
+use fem_time::{NodalStepper as _, Stepper as _};
 
 /// The norm of the exact state `(q, q̇/ω̂)` in which errors are measured.
 fn state_scale(omega: f64, sigma: f64, q: f64, v: f64, horizon: f64) -> f64 {

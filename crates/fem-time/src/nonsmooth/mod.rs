@@ -4,82 +4,32 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`MoreauJean`] | the theta scheme (MJ) on any [`crate::LinearSecondOrderSystem`], `W = M + Δt²θ²K + ΔtθC` factored once |
+//! | [`MoreauJean`] | the theta scheme (MJ) on any [`crate::SecondOrderSystem`], `W = M + Δt²θ²K + ΔtθC` factored once (linear) or by Newton (nonlinear) |
 //! | [`ModalMoreauJean`] | the exact modal scheme (MMJ) on a [`ModalSystem`] (diagonal `K`, `C`, `M`) |
 //! | [`ModalCoefficients`] | per-mode `e_k`, `A_k`, `1/W_k`, `Δt σ*_k` in forms accurate for every `ω_k Δt` |
-//! | [`StringModes`] | sine modes of an ideal or stiff string, the map modal ↔ physical, plucks |
-//! | [`ModalBasis`] | modes of an assembled system, `K φ = ω² M φ`, `M`-orthonormal |
+//! | [`ModalBasis`] | modes of an assembled system, `K φ = ω² M φ`, `M`-orthonormal; [`ModalDamping`] rates |
 //!
 //! # Step contract (both steppers)
 //! The state after step `i` is `(q^i, v^i)` at `t_i = t0 + i Δt`; `v^i` is the right velocity
-//! `v⁺(t_i)`. [`MoreauJean::step`] and [`ModalMoreauJean::step`] read it, form `v_free`, solve
-//! the impact LCP on the contacts whose *predicted gap* is `≤ 0`, and write `(q^{i+1}, v^{i+1})`
-//! and the contact impulses `λ^{i+1}` (one per contact point, an impulse over the step, so a
-//! force times `Δt`). The stepper owns `t`.
+//! `v⁺(t_i)`. A step ([`crate::Stepper::step`]) reads it, forms `v_free`, solves the impact LCP
+//! on the contacts whose *predicted gap* is `≤ 0`, and writes `(q^{i+1}, v^{i+1})` and the
+//! contact impulses `λ^{i+1}` (one per contact point, an impulse over the step, so a force
+//! times `Δt`). The stepper owns `t`. Its [`crate::StepReport`] gives the LCP's iterations and
+//! residual and the penetration `max(0, −min y)`; [`ContactReport`] has the rest.
 
 mod modal;
+mod modal_basis;
 mod moreau_jean;
-mod string_modes;
 
 pub use modal::{ModalCoefficients, ModalEnergy, ModalMoreauJean, ModalSystem, free_response};
-pub use moreau_jean::{MoreauJean, MoreauJeanEnergy};
-pub use string_modes::{ModalBasis, ModalDamping, StringModes};
+pub use modal_basis::{ModalBasis, ModalDamping};
+pub use moreau_jean::MoreauJean;
 
-use fem_assembly::SolverError;
-use fem_constraints::{ContactError, LcpError};
+use crate::StepError;
 
-/// Why a nonsmooth stepper refused to start or to continue.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum NonsmoothError {
-    /// A parameter out of its range.
-    #[error("{name} = {value} is out of range: expected {expected}")]
-    InvalidParameter {
-        /// Parameter name.
-        name: &'static str,
-        /// Given value.
-        value: f64,
-        /// What was expected.
-        expected: &'static str,
-    },
-    /// A vector of the wrong length or with a non-finite entry.
-    #[error("{what} has {found} entries (or a non-finite one); expected {expected}")]
-    BadData {
-        /// Which vector.
-        what: &'static str,
-        /// Its length.
-        found: usize,
-        /// Expected length.
-        expected: usize,
-    },
-    /// The contact set does not fit the system.
-    #[error("contacts: {0}")]
-    Contact(#[from] ContactError),
-    /// The impact LCP failed.
-    #[error("impact LCP at step {step} (t = {t:e}): {source}")]
-    Lcp {
-        /// Step being taken.
-        step: u64,
-        /// Its start time.
-        t: f64,
-        /// The solver's error.
-        source: LcpError,
-    },
-    /// The linear solver refused `W`.
-    #[error("linear solver: {0}")]
-    Solver(#[from] SolverError),
-    /// The state stopped being finite.
-    #[error("the solution became non-finite at step {step} (t = {t:e})")]
-    NonFinite {
-        /// Step index reached.
-        step: u64,
-        /// Its time.
-        t: f64,
-    },
-}
-
-/// What one nonsmooth step did.
+/// What the contact part of one nonsmooth step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepReport {
+pub struct ContactReport {
     /// Contacts with a non-positive predicted gap (the size of the LCP).
     pub n_active: usize,
     /// Pivots or sweeps of the LCP solver.
@@ -88,28 +38,6 @@ pub struct StepReport {
     pub lcp_residual: f64,
     /// The smallest gap `min_i y_i` after the step (`+∞` without contacts).
     pub min_gap: f64,
-}
-
-pub(crate) fn check_vec(what: &'static str, v: &[f64], n: usize) -> Result<(), NonsmoothError> {
-    if v.len() != n || v.iter().any(|x| !x.is_finite()) {
-        return Err(NonsmoothError::BadData {
-            what,
-            found: v.len(),
-            expected: n,
-        });
-    }
-    Ok(())
-}
-
-pub(crate) fn check_dt(dt: f64) -> Result<(), NonsmoothError> {
-    if !(dt > 0.0 && dt.is_finite()) {
-        return Err(NonsmoothError::InvalidParameter {
-            name: "dt",
-            value: dt,
-            expected: "a positive finite time step",
-        });
-    }
-    Ok(())
 }
 
 /// The contact part shared by both steppers: the set, its solver, the Delassus matrix and the
@@ -166,7 +94,7 @@ impl ContactWork {
         step: u64,
         t: f64,
         position_weight: f64,
-    ) -> Result<fem_constraints::ImpactReport, NonsmoothError> {
+    ) -> Result<fem_constraints::ImpactReport, StepError> {
         fem_constraints::solve_impact(
             &self.delassus,
             &self.free_rate,
@@ -177,7 +105,7 @@ impl ContactWork {
             self.solver.as_mut(),
             &mut self.lambda,
         )
-        .map_err(|source| NonsmoothError::Lcp { step, t, source })
+        .map_err(|source| StepError::Lcp { step, t, source })
     }
 
     pub(crate) fn min_gap(&self) -> f64 {

@@ -38,7 +38,12 @@
 use fem_constraints::{LcpSolver, UnilateralContacts};
 use nalgebra::DMatrix;
 
-use super::{ContactWork, NonsmoothError, StepReport, check_dt, check_vec};
+use std::borrow::Cow;
+
+use super::{ContactReport, ContactWork};
+use crate::StepError;
+use crate::error::{check_dt, check_t0, check_vector as check_vec};
+use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
 
 /// `φ(z) = (e^z − 1)/z`, `φ(0) = 1`.
 fn phi(z: f64) -> f64 {
@@ -164,7 +169,7 @@ pub struct ModalSystem {
 
 impl ModalSystem {
     /// Checks lengths and ranges.
-    pub fn check(&self) -> Result<(), NonsmoothError> {
+    pub fn check(&self) -> Result<(), StepError> {
         let n = self.omega.len();
         check_vec("modal masses", &self.mass, n)?;
         check_vec("modal damping rates", &self.sigma, n)?;
@@ -178,7 +183,7 @@ impl ModalSystem {
             ("sigma", &self.sigma, |x| x >= 0.0 && x.is_finite()),
         ] {
             if let Some(&bad) = v.iter().find(|&&x| !ok(x)) {
-                return Err(NonsmoothError::InvalidParameter {
+                return Err(StepError::InvalidParameter {
                     name,
                     value: bad,
                     expected: "a finite value, >= 0 (masses > 0)",
@@ -227,6 +232,7 @@ pub struct ModalMoreauJean {
     v_free: Vec<f64>,
     impulse: Vec<f64>,
     contacts: Option<ContactWork>,
+    last_contact: ContactReport,
 }
 
 impl ModalMoreauJean {
@@ -238,16 +244,10 @@ impl ModalMoreauJean {
         t0: f64,
         q0: &[f64],
         v0: &[f64],
-    ) -> Result<Self, NonsmoothError> {
+    ) -> Result<Self, StepError> {
         system.check()?;
         check_dt(dt)?;
-        if !t0.is_finite() {
-            return Err(NonsmoothError::InvalidParameter {
-                name: "t0",
-                value: t0,
-                expected: "a finite start time",
-            });
-        }
+        check_t0(t0)?;
         let n = system.n_modes();
         check_vec("initial modal displacement", q0, n)?;
         check_vec("initial modal velocity", v0, n)?;
@@ -275,6 +275,7 @@ impl ModalMoreauJean {
             v_free: vec![0.0; n],
             impulse: vec![0.0; n],
             contacts: None,
+            last_contact: ContactReport::default(),
             system,
         })
     }
@@ -285,7 +286,7 @@ impl ModalMoreauJean {
         mut self,
         contacts: UnilateralContacts,
         solver: Box<dyn LcpSolver>,
-    ) -> Result<Self, NonsmoothError> {
+    ) -> Result<Self, StepError> {
         let n = self.system.n_modes();
         if contacts.n_dofs() != n {
             return Err(fem_constraints::ContactError::Columns {
@@ -337,7 +338,7 @@ impl ModalMoreauJean {
     /// contacts in and out of contact.
     ///
     /// [`gaps_and_rates`]: fem_constraints::UnilateralContacts::gaps_and_rates
-    pub fn step(&mut self) -> Result<StepReport, NonsmoothError> {
+    fn advance(&mut self) -> Result<ContactReport, StepError> {
         let dt = self.dt;
         let n = self.q.len();
         // Free flight, in place: q ← q_free = (A − e) q^i + e Δt v^i (evaluated so that a mode
@@ -366,9 +367,9 @@ impl ModalMoreauJean {
                 finite &= vf.is_finite();
             }
         }
-        let mut report = StepReport {
+        let mut report = ContactReport {
             min_gap: f64::INFINITY,
-            ..StepReport::default()
+            ..ContactReport::default()
         };
         let t = self.time();
         if let Some(c) = &mut self.contacts {
@@ -419,12 +420,18 @@ impl ModalMoreauJean {
         }
         self.step += 1;
         if !finite {
-            return Err(NonsmoothError::NonFinite {
+            return Err(StepError::NonFinite {
                 step: self.step,
                 t: self.time(),
             });
         }
+        self.last_contact = report;
         Ok(report)
+    }
+
+    /// What the contact solve of the last step did.
+    pub fn last_contact(&self) -> ContactReport {
+        self.last_contact
     }
 
     /// The modal system.
@@ -435,31 +442,6 @@ impl ModalMoreauJean {
     /// The per-mode coefficients.
     pub fn coefficients(&self) -> &[ModalCoefficients] {
         &self.coefficients
-    }
-
-    /// The time step.
-    pub fn dt(&self) -> f64 {
-        self.dt
-    }
-
-    /// Steps taken.
-    pub fn step_index(&self) -> u64 {
-        self.step
-    }
-
-    /// `t_i = t0 + i Δt`.
-    pub fn time(&self) -> f64 {
-        self.t0 + self.dt * self.step as f64
-    }
-
-    /// Modal displacements `q^i`.
-    pub fn position(&self) -> &[f64] {
-        &self.q
-    }
-
-    /// Modal velocities `v^i = (q^i − q^{i−1})/Δt`.
-    pub fn velocity(&self) -> &[f64] {
-        &self.v
     }
 
     /// Contact impulses of the last step (empty without contacts).
@@ -473,7 +455,7 @@ impl ModalMoreauJean {
     }
 
     /// The scheme's discrete energy and the plain energy at `t_i`.
-    pub fn energy(&self) -> ModalEnergy {
+    pub fn modal_energy(&self) -> ModalEnergy {
         let mut e = ModalEnergy::default();
         for k in 0..self.q.len() {
             let (m, w, q, v) = (
@@ -490,18 +472,150 @@ impl ModalMoreauJean {
     }
 }
 
+impl Stepper for ModalMoreauJean {
+    fn step(&mut self) -> Result<StepReport, StepError> {
+        let contact = self.advance()?;
+        Ok(StepReport {
+            iterations: contact.lcp_iterations,
+            residual: contact.lcp_residual,
+            constraint_violation: if contact.min_gap.is_finite() {
+                (-contact.min_gap).max(0.0)
+            } else {
+                0.0
+            },
+        })
+    }
+    fn time(&self) -> f64 {
+        self.t0 + self.dt * self.step as f64
+    }
+    fn step_index(&self) -> u64 {
+        self.step
+    }
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+    /// The discrete energy ([`ModalEnergy::discrete`]) split into its kinetic part
+    /// `½ Σ m v²/c` and its potential part `½ Σ m ω² q^i q^{i−1}`.
+    fn energy(&self) -> Option<Energy> {
+        let mut kinetic = 0.0;
+        let mut potential = 0.0;
+        for k in 0..self.q.len() {
+            let (m, w, q, v) = (
+                self.system.mass[k],
+                self.system.omega[k],
+                self.q[k],
+                self.v[k],
+            );
+            let q_prev = q - self.dt * v;
+            kinetic += 0.5 * m * v * v / self.coefficients[k].inv_w;
+            potential += 0.5 * m * w * w * q * q_prev;
+        }
+        Some(Energy::new(kinetic, potential))
+    }
+    fn invariant(&self) -> Invariant {
+        let undamped = self.system.sigma.iter().all(|&s| s == 0.0);
+        let elastic = self
+            .contacts
+            .as_ref()
+            .is_none_or(|c| c.set.restitution() == 1.0);
+        if undamped && elastic {
+            Invariant::RoundOff
+        } else {
+            Invariant::None
+        }
+    }
+    fn state(&self) -> Vec<StateField<'_>> {
+        let mut fields = vec![
+            StateField::dofs("modal_position", &self.q),
+            StateField::dofs("modal_velocity", &self.v),
+        ];
+        if let Some(c) = &self.contacts {
+            fields.push(StateField::other("impulses", &c.lambda));
+        }
+        fields
+    }
+}
+
+impl NodalStepper for ModalMoreauJean {
+    /// Modal displacements `q^i`.
+    fn position(&self) -> &[f64] {
+        &self.q
+    }
+    /// Modal velocities `v^i = (q^i − q^{i−1})/Δt`.
+    fn velocity(&self) -> Cow<'_, [f64]> {
+        Cow::Borrowed(&self.v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ModalDamping, StringModes};
+    use crate::nonsmooth::ModalDamping;
+    use crate::{NodalStepper, Stepper};
     use fem_constraints::Lemke;
+
+    /// Sine modes of a stiff string (unit modal masses): `ω_j`, `φ_j(x)` and the modal
+    /// coordinates of a triangular pluck (the model crate's `StringModes`, inlined).
+    struct SineModes {
+        length: f64,
+        density: f64,
+        omega: Vec<f64>,
+    }
+
+    impl SineModes {
+        fn new(length: f64, tension: f64, density: f64, b: f64, n: usize) -> Self {
+            let c = (tension / density).sqrt();
+            let omega = (1..=n)
+                .map(|j| {
+                    let j = j as f64;
+                    2.0 * std::f64::consts::PI * j * c / (2.0 * length) * (1.0 + b * j * j).sqrt()
+                })
+                .collect();
+            Self {
+                length,
+                density,
+                omega,
+            }
+        }
+        fn n_modes(&self) -> usize {
+            self.omega.len()
+        }
+        fn point_rows(&self, points: &[f64]) -> Vec<f64> {
+            let norm = (2.0 / (self.density * self.length)).sqrt();
+            points
+                .iter()
+                .flat_map(|&x| {
+                    (1..=self.n_modes()).map(move |j| {
+                        norm * (j as f64 * std::f64::consts::PI * x / self.length).sin()
+                    })
+                })
+                .collect()
+        }
+        fn modal_system(&self) -> ModalSystem {
+            ModalSystem {
+                mass: vec![1.0; self.n_modes()],
+                sigma: ModalDamping::None.rates(&self.omega).unwrap(),
+                omega: self.omega.clone(),
+            }
+        }
+        fn triangular_pluck(&self, x0: f64, a: f64) -> Vec<f64> {
+            let l = self.length;
+            let scale = (self.density * l / 2.0).sqrt();
+            (1..=self.n_modes())
+                .map(|j| {
+                    let jp = j as f64 * std::f64::consts::PI;
+                    scale * 2.0 * a * l * l * (jp * x0 / l).sin() / (jp * jp * x0 * (l - x0))
+                })
+                .collect()
+        }
+    }
 
     /// The gap and rate that `step` derives through the Delassus matrix agree with `H q − h`
     /// and `H v` formed from the state, at every step of a long run with many impacts, to
     /// round-off that does not grow with the number of steps.
     #[test]
     fn derived_gaps_match_exact_products() {
-        let modes = StringModes::new(1.002, 180.5, 1.17e-3, 1.78e-5, 200).unwrap();
+        let modes = SineModes::new(1.002, 180.5, 1.17e-3, 1.78e-5, 200);
         let n = modes.n_modes();
         let points: Vec<f64> = (1..=40).map(|i| 1.002 * i as f64 / 41.0).collect();
         let rows = modes.point_rows(&points);
@@ -510,7 +624,7 @@ mod tests {
             let contacts =
                 UnilateralContacts::from_dense(n, &rows, vec![-0.1e-3; 40], restitution).unwrap();
             let mut s = ModalMoreauJean::new(
-                modes.modal_system(&ModalDamping::None).unwrap(),
+                modes.modal_system(),
                 1.0 / 20_000.0,
                 0.0,
                 &modes.triangular_pluck(0.3, 0.4e-3),
@@ -523,12 +637,13 @@ mod tests {
             let (mut active_steps, mut worst_early, mut worst_late) = (0, 0.0f64, 0.0f64);
             let steps = 4000;
             for i in 0..steps {
-                active_steps += usize::from(s.step().unwrap().n_active > 0);
+                s.step().unwrap();
+                active_steps += usize::from(s.last_contact().n_active > 0);
                 contacts.gaps(s.position(), &mut gap);
-                contacts.rates(s.velocity(), &mut rate);
+                contacts.rates(&s.velocity(), &mut rate);
                 // Scale of the products, |H| ‖·‖₁ (the bound below is 45 ε of it).
                 let l1 = |x: &[f64]| x.iter().map(|x| x.abs()).sum::<f64>();
-                let (sq, sv) = (h_max * l1(s.position()), h_max * l1(s.velocity()));
+                let (sq, sv) = (h_max * l1(s.position()), h_max * l1(&s.velocity()));
                 let c = s.contacts.as_ref().unwrap();
                 let err = c
                     .gap

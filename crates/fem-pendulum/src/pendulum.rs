@@ -28,11 +28,11 @@ use fem_constraints::{
     Penalty, TimeFunction,
 };
 
-use crate::conservation_form::{
-    ConservationFormScheme, ConservationFormSystem, ConservationStepReport, ConstrainedStepError,
-    EnforcedConstraint, MultiplierSettings,
+use fem_time::conservation_form::{
+    ConservationFormScheme, ConservationFormSystem, ConservationStepReport, EnforcedConstraint,
+    MultiplierSettings,
 };
-use crate::{NewtonSettings, StepError};
+use fem_time::{NewtonSettings, NodalStepper, StepError, StepSettings, Stepper};
 
 /// The double compound pendulum (Fig. 1), optionally driven by a torque at `O` (41)–(42).
 #[derive(Clone, Debug)]
@@ -343,15 +343,25 @@ pub struct PendulumRecord {
 }
 
 impl PendulumRecord {
-    /// The CSV header matching [`PendulumRecord::csv_row`].
-    pub const CSV_HEADER: &'static str = "step,t,theta1,theta2,tip_x,tip_y,constraint,constraint_half_step,multiplier,energy,constraint_energy,newton_iterations,multiplier_iterations";
+    /// Names of the record's values in [`PendulumRecord::values`] order (the model's own
+    /// history columns; `mechanical_energy` is the record's `energy`).
+    pub const COLUMNS: [&'static str; 11] = [
+        "theta1",
+        "theta2",
+        "tip_x",
+        "tip_y",
+        "constraint",
+        "constraint_half_step",
+        "multiplier",
+        "mechanical_energy",
+        "constraint_energy",
+        "newton_iterations",
+        "multiplier_iterations",
+    ];
 
-    /// The record as one CSV row (no newline).
-    pub fn csv_row(&self) -> String {
-        format!(
-            "{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{},{}",
-            self.step,
-            self.t,
+    /// The record's values after `step` and `t`, in [`PendulumRecord::COLUMNS`] order.
+    pub fn values(&self) -> [f64; 11] {
+        [
             self.theta[0],
             self.theta[1],
             self.tip[0],
@@ -361,9 +371,9 @@ impl PendulumRecord {
             self.multiplier,
             self.energy,
             self.constraint_energy,
-            self.newton_iterations,
-            self.multiplier_iterations
-        )
+            self.newton_iterations as f64,
+            self.multiplier_iterations as f64,
+        ]
     }
 }
 
@@ -388,7 +398,7 @@ fn constraint_error(e: ConstraintError) -> StepError {
             what,
             found,
             expected,
-        } => StepError::BadInitialData {
+        } => StepError::BadData {
             what,
             found,
             expected,
@@ -405,37 +415,39 @@ impl PendulumSimulation {
             PendulumConstraint::Wall(w) => Some(Box::new(w)),
             PendulumConstraint::Ellipse(e) => Some(Box::new(e)),
         };
-        let mut multiplier = MultiplierSettings::default();
         let constraint = match function {
             None => None,
             Some(function) => {
                 let kinds = function.kinds();
-                let solver: Box<dyn ConstraintSolver> = match setup.enforcement {
-                    Enforcement::Penalty { epsilon } => {
-                        Box::new(Penalty::new(epsilon, kinds).map_err(constraint_error)?)
-                    }
+                let (solver, multipliers): (Box<dyn ConstraintSolver>, _) = match setup.enforcement
+                {
+                    Enforcement::Penalty { epsilon } => (
+                        Box::new(Penalty::new(epsilon, kinds).map_err(constraint_error)?),
+                        MultiplierSettings::default(),
+                    ),
                     Enforcement::AugmentedLagrangian {
                         epsilon,
                         multipliers,
-                    } => {
-                        multiplier = multipliers;
+                    } => (
                         Box::new(
                             AugmentedLagrangian::new(epsilon, kinds).map_err(constraint_error)?,
-                        )
-                    }
+                        ),
+                        multipliers,
+                    ),
                 };
-                Some(EnforcedConstraint { function, solver })
+                Some(EnforcedConstraint {
+                    function,
+                    solver,
+                    multipliers,
+                })
             }
         };
         let scheme = ConservationFormScheme::new(
             setup.pendulum.clone(),
             constraint,
-            setup.dt,
-            0.0,
+            StepSettings::new(setup.dt).with_newton(setup.newton),
             &setup.theta0,
             &setup.theta_dot0,
-            setup.newton,
-            multiplier,
         )?;
         Ok(Self { scheme })
     }
@@ -456,16 +468,25 @@ impl PendulumSimulation {
             tip: p.tip(q),
             constraint: c[0],
             constraint_half_step: c[0],
-            energy: p.kinetic_energy(q, &self.scheme.velocity()) + p.potential_energy(q),
+            energy: p.kinetic_energy(q, &self.scheme.half_step_velocity()) + p.potential_energy(q),
             ..Default::default()
         }
     }
 
     /// Advances one step and returns its record.
-    pub fn step(&mut self) -> Result<PendulumRecord, ConstrainedStepError> {
-        let r: ConservationStepReport = self.scheme.step()?;
+    pub fn step(&mut self) -> Result<PendulumRecord, StepError> {
+        self.scheme.step()?;
+        Ok(self.last_record())
+    }
+
+    /// The record of the last step (of the initial state before the first step).
+    pub fn last_record(&self) -> PendulumRecord {
+        if self.scheme.step_index() == 0 {
+            return self.initial_record();
+        }
+        let r: &ConservationStepReport = self.scheme.last_report();
         let q = self.scheme.position();
-        Ok(PendulumRecord {
+        PendulumRecord {
             step: r.step,
             t: r.t,
             theta: [q[0], q[1]],
@@ -477,7 +498,7 @@ impl PendulumSimulation {
             constraint_energy: r.constraint_energy,
             newton_iterations: r.newton_iterations,
             multiplier_iterations: r.multiplier_iterations,
-        })
+        }
     }
 
     /// Runs to `t_end` (the last step ends at or after `t_end − Δt/2`), calling `each` with
@@ -486,7 +507,7 @@ impl PendulumSimulation {
         &mut self,
         t_end: f64,
         mut each: impl FnMut(&PendulumRecord),
-    ) -> Result<(), ConstrainedStepError> {
+    ) -> Result<(), StepError> {
         each(&self.initial_record());
         let dt = self.scheme.dt();
         while self.scheme.time() < t_end - 0.5 * dt {
@@ -494,6 +515,11 @@ impl PendulumSimulation {
             each(&r);
         }
         Ok(())
+    }
+
+    /// The scheme, to step it.
+    pub fn scheme_mut(&mut self) -> &mut ConservationFormScheme<DoublePendulum> {
+        &mut self.scheme
     }
 
     /// The scheme.

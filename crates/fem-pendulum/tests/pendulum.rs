@@ -1,12 +1,12 @@
 //! The double pendulum of §2: Table 2 (wall by penalty) and Table 4 (ellipse by penalty and
 //! augmented Lagrangian), through the public traits.
 
+use fem_pendulum::{
+    DoublePendulum, Enforcement, PendulumRecord, PendulumSetup, PendulumSimulation,
+};
 use fem_time::StepError;
 use fem_time::conservation_form::ConservationFormSystem;
 use fem_time::conservation_form::MultiplierSettings;
-use fem_time::double_pendulum::{
-    DoublePendulum, Enforcement, PendulumRecord, PendulumSetup, PendulumSimulation,
-};
 
 fn run(setup: &PendulumSetup, t_end: f64) -> Vec<PendulumRecord> {
     let mut sim = PendulumSimulation::new(setup).unwrap();

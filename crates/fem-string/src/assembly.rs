@@ -9,7 +9,7 @@
 use fem_elements::{P1String, StringMaterial};
 use nalgebra_sparse::CsrMatrix;
 
-use crate::{AssemblyPlan, DofMap, lump_row_sum};
+use fem_assembly::{AssemblyPlan, DofMap, lump_row_sum};
 
 /// Mass and stiffness of a P1 string on the free dofs of a [`DofMap`].
 #[derive(Clone, Debug)]

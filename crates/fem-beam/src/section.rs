@@ -1,0 +1,497 @@
+//! The inextensible beam as a [`fem_model::Model`] (Glowinski–Holmström §4): its input
+//! section, the static start, the dynamic run and its output (theory in
+//! docs/theory/inextensible_beam.md).
+//!
+//! Output contract: frames hold the beam as a polyline through `samples_per_element` points of
+//! the Hermite interpolation per element, at their actual positions, with point data
+//! `tangent` (x′, a 3-vector), `stretch` (|x′|) and, for the augmented Lagrangian, `tension`
+//! (the multiplier's component along the tangent, averaged over the element's two constraint
+//! points; the penalty scheme computes none, so the field is left out); `history.csv` has
+//! `step,t,kinetic,potential,total,max_stretch_error,iterations,residual,multiplier_change,
+//! max_speed`, `total` the scheme's discrete energy `E^{n+1/2}`.
+
+use fem_io::{Field, Frame, VtkCells};
+use fem_model::build::time_grid;
+use fem_model::input::SchemeKind;
+use fem_model::{InputError, Model, ModelSection, Sections, Uses};
+use fem_time::{StepReport as FrameworkReport, Stepper, TimeGrid};
+use serde::Deserialize;
+
+use crate::{
+    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, NewtonKktSettings,
+    NewtonKktStepper, PenaltySettings, PenaltyStepper, PointLoad, StepReport, TimeSettings,
+    UzawaSettings, solve_static,
+};
+
+/// An inextensible beam (cable, riser, pipeline) in large displacement (Glowinski–Holmström
+/// §4): the `model.beam` section.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeamSection {
+    /// Number of Hermite elements N (≥ 1).
+    pub elements: usize,
+    /// Length L (m).
+    pub length: f64,
+    /// Bending stiffness EI (N m²).
+    pub bending_stiffness: f64,
+    /// Mass per unit length ρ (kg/m).
+    pub density: f64,
+    /// Gravity (m/s²), default `[0, -9.81, 0]`.
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Support at s = 0 during the run.
+    pub end_a: EndInput,
+    /// Support at s = L during the run.
+    pub end_b: EndInput,
+    /// Point loads `{node, force: [fx, fy, fz]}`.
+    #[serde(default)]
+    pub point_loads: Vec<PointLoadInput>,
+    /// The initial shape: the static equilibrium under the given supports.
+    pub initial: BeamInitialInput,
+    /// How inextensibility is enforced during the run.
+    pub solver: BeamSolverInput,
+    /// Hermite samples per element in the ParaView polyline (default 8).
+    #[serde(default = "default_samples_per_element")]
+    pub samples_per_element: usize,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+
+fn default_samples_per_element() -> usize {
+    8
+}
+
+/// A beam support.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum EndInput {
+    /// No condition.
+    Free,
+    /// Position held at a point.
+    Pinned([f64; 3]),
+    /// Position and unit tangent held.
+    Clamped {
+        /// Position.
+        position: [f64; 3],
+        /// Tangent (normalised).
+        tangent: [f64; 3],
+    },
+}
+
+/// A point load at a node.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PointLoadInput {
+    /// Node index (0..=N).
+    pub node: usize,
+    /// Force (N).
+    pub force: [f64; 3],
+}
+
+/// The beam's initial shape.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum BeamInitialInput {
+    /// Static equilibrium under gravity with these supports (solved by Uzawa from an arc).
+    Static {
+        /// Support at s = 0 for the static problem.
+        end_a: EndInput,
+        /// Support at s = L for the static problem.
+        end_b: EndInput,
+        /// Direction in which the starting arc bulges (default `[0, -1, 0]`).
+        #[serde(default = "default_sag")]
+        sag_direction: [f64; 3],
+    },
+}
+
+fn default_sag() -> [f64; 3] {
+    [0.0, -1.0, 0.0]
+}
+
+/// The beam's dynamic scheme.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum BeamSolverInput {
+    /// The augmented Lagrangian (97), Uzawa iterations (Anderson-accelerated by default).
+    AugmentedLagrangian {
+        /// Augmentation r (an algorithmic parameter, default 1e5).
+        #[serde(default = "default_augmentation")]
+        augmentation: f64,
+        /// Anderson acceleration of the Uzawa loop (default true).
+        #[serde(default = "default_true")]
+        anderson: bool,
+    },
+    /// The same augmented-Lagrangian step (97) solved by Newton on its KKT system (about four
+    /// iterations per step at any N; refactors every iteration).
+    NewtonKkt,
+    /// The time-discretized penalty (93) with Newton.
+    Penalty {
+        /// Penalty parameter ε (the paper's 1.5e-4).
+        epsilon: f64,
+    },
+}
+
+fn default_augmentation() -> f64 {
+    1e5
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn end(e: &EndInput) -> End {
+    match e {
+        EndInput::Free => End::Free,
+        EndInput::Pinned(x) => End::pinned(*x),
+        EndInput::Clamped { position, tangent } => End::clamped(*position, *tangent),
+    }
+}
+
+impl ModelSection for BeamSection {
+    const NAME: &'static str = "beam";
+
+    fn uses(&self) -> Uses {
+        Uses {
+            schemes: &[SchemeKind::Alpha],
+            ..Uses::OWN_GEOMETRY
+        }
+    }
+
+    fn build(&self, input: &Sections<'_>) -> Result<Box<dyn fem_model::Model>, InputError> {
+        Ok(Box::new(BeamRun::new(self, input)?))
+    }
+}
+
+/// One of the dynamic beam schemes.
+#[derive(Debug)]
+enum Scheme {
+    Augmented(Box<AugmentedLagrangianStepper>),
+    Kkt(Box<NewtonKktStepper>),
+    Penalty(Box<PenaltyStepper>),
+}
+
+impl Scheme {
+    fn stepper(&self) -> &dyn Stepper {
+        match self {
+            Scheme::Augmented(s) => s.as_ref(),
+            Scheme::Kkt(s) => s.as_ref(),
+            Scheme::Penalty(s) => s.as_ref(),
+        }
+    }
+    fn stepper_mut(&mut self) -> &mut dyn Stepper {
+        match self {
+            Scheme::Augmented(s) => s.as_mut(),
+            Scheme::Kkt(s) => s.as_mut(),
+            Scheme::Penalty(s) => s.as_mut(),
+        }
+    }
+    fn state(&self) -> BeamState {
+        match self {
+            Scheme::Augmented(s) => s.state(),
+            Scheme::Kkt(s) => s.state(),
+            Scheme::Penalty(s) => s.state(),
+        }
+    }
+    fn last_report(&self) -> StepReport {
+        match self {
+            Scheme::Augmented(s) => s.last_report(),
+            Scheme::Kkt(s) => s.last_report(),
+            Scheme::Penalty(s) => s.last_report(),
+        }
+    }
+    fn tensions(&self) -> Option<Vec<f64>> {
+        match self {
+            Scheme::Augmented(s) => Some(s.tensions()),
+            Scheme::Kkt(s) => Some(s.tensions().to_vec()),
+            Scheme::Penalty(_) => None,
+        }
+    }
+}
+
+/// A beam run: the model with its supports, the dynamic scheme and the drawing.
+#[derive(Debug)]
+pub struct BeamRun {
+    scheme: Scheme,
+    sample_model: BeamModel,
+    grid: TimeGrid,
+    describe: Vec<String>,
+    samples_per_element: usize,
+    length: f64,
+    cells: VtkCells,
+    points: Vec<[f64; 3]>,
+    tangent: Vec<f64>,
+    stretch: Vec<f64>,
+    tension: Vec<f64>,
+}
+
+impl BeamRun {
+    /// Validates the section, builds the model, solves the static start and builds the
+    /// dynamic scheme.
+    pub fn new(b: &BeamSection, input: &Sections<'_>) -> Result<Self, InputError> {
+        let invalid = |field: &str, message: String| InputError::invalid(field, message);
+        let t = input.time;
+        let alpha = t.alpha_or_quarter();
+        if !(0.25..=0.5).contains(&alpha) {
+            return Err(invalid(
+                "time.alpha",
+                format!("expected 1/4 <= alpha <= 1/2 for the beam schemes, got {alpha}"),
+            ));
+        }
+        if t.newton.is_some() {
+            return Err(invalid(
+                "time.newton",
+                "the beam schemes do not use these Newton settings (model.beam.solver chooses the solver): remove 'time.newton'".into(),
+            ));
+        }
+        if t.t0 != 0.0 {
+            return Err(invalid(
+                "time.t0",
+                format!("expected t0 = 0 for a beam, got t0 = {}", t.t0),
+            ));
+        }
+        let grid = time_grid(t)?;
+        if !(1..=1_000).contains(&b.samples_per_element) {
+            return Err(invalid(
+                "model.beam.samples_per_element",
+                format!("expected 1 to 1000, got {}", b.samples_per_element),
+            ));
+        }
+        if let Some(l) = b
+            .point_loads
+            .iter()
+            .find(|l| l.node > b.elements || l.force.iter().any(|f| !f.is_finite()))
+        {
+            return Err(invalid(
+                "model.beam.point_loads",
+                format!(
+                    "node {} must be in 0..={} with a finite force",
+                    l.node, b.elements
+                ),
+            ));
+        }
+        match b.solver {
+            BeamSolverInput::AugmentedLagrangian { augmentation, .. }
+                if !(augmentation.is_finite() && augmentation > 0.0) =>
+            {
+                return Err(invalid(
+                    "model.beam.solver.augmented_lagrangian.augmentation",
+                    format!("expected r > 0, got {augmentation}"),
+                ));
+            }
+            BeamSolverInput::Penalty { epsilon } if !(epsilon.is_finite() && epsilon > 0.0) => {
+                return Err(invalid(
+                    "model.beam.solver.penalty.epsilon",
+                    format!("expected epsilon > 0, got {epsilon}"),
+                ));
+            }
+            _ => {}
+        }
+        let BeamInitialInput::Static {
+            end_a,
+            end_b,
+            sag_direction,
+        } = &b.initial;
+        let params = BeamParameters {
+            n_elements: b.elements,
+            length: b.length,
+            bending_stiffness: b.bending_stiffness,
+            density: b.density,
+            gravity: b.gravity,
+            end_a: end(end_a),
+            end_b: end(end_b),
+            point_loads: b
+                .point_loads
+                .iter()
+                .map(|l| PointLoad {
+                    node: l.node,
+                    force: l.force,
+                })
+                .collect(),
+        };
+        let static_model =
+            BeamModel::new(params).map_err(|e| invalid("model.beam", e.to_string()))?;
+        let anchor = |e: &EndInput, fallback: [f64; 3]| match e {
+            EndInput::Pinned(x) => *x,
+            EndInput::Clamped { position, .. } => *position,
+            EndInput::Free => fallback,
+        };
+        let a = anchor(end_a, [0.0; 3]);
+        let mut far = a;
+        far[0] += b.length;
+        let z = anchor(end_b, far);
+        if !matches!(end_a, EndInput::Free) && !matches!(end_b, EndInput::Free) {
+            let span =
+                ((z[0] - a[0]).powi(2) + (z[1] - a[1]).powi(2) + (z[2] - a[2]).powi(2)).sqrt();
+            if span >= b.length {
+                return Err(invalid(
+                    "model.beam.initial.static",
+                    format!(
+                        "the supports are {span} m apart, not less than the length {} m: an inextensible beam cannot span them",
+                        b.length
+                    ),
+                ));
+            }
+        }
+        let guess = BeamState::arc(&static_model, a, z, *sag_direction);
+        let sol =
+            solve_static(&static_model, &guess, &UzawaSettings::anderson(1e4)).map_err(|e| {
+                invalid(
+                    "model.beam.initial.static",
+                    format!("the static start did not converge: {e}"),
+                )
+            })?;
+        let static_report = format!(
+            "{} Uzawa iterations, max ||x'| - 1| = {:.1e}",
+            sol.report.iterations, sol.report.max_constraint_violation
+        );
+        let model = static_model
+            .with_ends(end(&b.end_a), end(&b.end_b))
+            .map_err(|e| invalid("model.beam.end_a", e.to_string()))?;
+        let time = TimeSettings {
+            dt: grid.dt(),
+            alpha,
+        };
+        let n_elements = model.n_elements();
+        let sample_model = model.clone();
+        let setup = |e: crate::BeamError| invalid("model.beam", e.to_string());
+        let scheme = match b.solver {
+            BeamSolverInput::NewtonKkt => Scheme::Kkt(Box::new(
+                NewtonKktStepper::new(
+                    model,
+                    &sol.state,
+                    None,
+                    Some(&sol.multipliers),
+                    time,
+                    NewtonKktSettings::default(),
+                )
+                .map_err(setup)?,
+            )),
+            BeamSolverInput::AugmentedLagrangian {
+                augmentation,
+                anderson,
+            } => {
+                let uzawa = if anderson {
+                    UzawaSettings::anderson(augmentation)
+                } else {
+                    UzawaSettings::plain(augmentation)
+                };
+                Scheme::Augmented(Box::new(
+                    AugmentedLagrangianStepper::new(
+                        model,
+                        &sol.state,
+                        None,
+                        Some(&sol.multipliers),
+                        time,
+                        uzawa,
+                    )
+                    .map_err(setup)?,
+                ))
+            }
+            BeamSolverInput::Penalty { epsilon } => Scheme::Penalty(Box::new(
+                PenaltyStepper::new(model, &sol.state, None, time, PenaltySettings::new(epsilon))
+                    .map_err(setup)?,
+            )),
+        };
+        let describe = vec![
+            format!(
+                "  model: inextensible Hermite beam, N = {} elements, L = {} m, EI = {}, rho = {}",
+                b.elements, b.length, b.bending_stiffness, b.density
+            ),
+            format!("  static start: {static_report}"),
+            format!(
+                "  time: {:?}, alpha = {alpha}, dt = {:e}, {} steps to {}",
+                b.solver,
+                grid.dt(),
+                grid.n_steps(),
+                grid.t_end()
+            ),
+        ];
+        let k = b.samples_per_element;
+        let n_samples = k * n_elements + 1;
+        let mut cells = VtkCells::new();
+        cells.push_polyline(&(0..n_samples).collect::<Vec<_>>());
+        Ok(Self {
+            scheme,
+            sample_model,
+            grid,
+            describe,
+            samples_per_element: k,
+            length: b.length,
+            cells,
+            points: Vec::with_capacity(n_samples),
+            tangent: Vec::with_capacity(3 * n_samples),
+            stretch: Vec::with_capacity(n_samples),
+            tension: Vec::with_capacity(n_samples),
+        })
+    }
+}
+
+impl Model for BeamRun {
+    fn describe(&self) -> Vec<String> {
+        self.describe.clone()
+    }
+    fn grid(&self) -> TimeGrid {
+        self.grid
+    }
+    fn stepper(&self) -> &dyn Stepper {
+        self.scheme.stepper()
+    }
+    fn stepper_mut(&mut self) -> &mut dyn Stepper {
+        self.scheme.stepper_mut()
+    }
+    fn history_columns(&self) -> Vec<String> {
+        [
+            "max_stretch_error",
+            "iterations",
+            "residual",
+            "multiplier_change",
+            "max_speed",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+    fn history_values(&self, _report: &FrameworkReport, out: &mut Vec<f64>) {
+        let r = self.scheme.last_report();
+        out.extend([
+            r.max_stretch_error,
+            r.iterations as f64,
+            r.residual,
+            r.multiplier_change,
+            r.max_speed,
+        ]);
+    }
+    fn frame(&mut self) -> Frame<'_> {
+        let samples = self
+            .sample_model
+            .sample(&self.scheme.state(), self.samples_per_element);
+        let n_elements = self.sample_model.n_elements();
+        self.points.clear();
+        self.points.extend(samples.iter().map(|s| s.position));
+        self.tangent.clear();
+        self.tangent.extend(samples.iter().flat_map(|s| s.tangent));
+        self.stretch.clear();
+        self.stretch.extend(
+            samples
+                .iter()
+                .map(|s| s.tangent.iter().map(|c| c * c).sum::<f64>().sqrt()),
+        );
+        let tensions = self.scheme.tensions();
+        self.tension.clear();
+        if let Some(points_t) = &tensions {
+            self.tension.extend(samples.iter().map(|s| {
+                let e = ((s.s / self.length * n_elements as f64) as usize).min(n_elements - 1);
+                0.5 * (points_t[2 * e] + points_t[2 * e + 1])
+            }));
+        }
+        let frame = Frame::new(&self.points, &self.cells)
+            .with_point_field(Field::vector("tangent", &self.tangent))
+            .with_point_field(Field::scalar("stretch", &self.stretch));
+        if tensions.is_some() {
+            frame.with_point_field(Field::scalar("tension", &self.tension))
+        } else {
+            frame
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Builders every model uses on the shared sections: the mesh, dof sets, Dirichlet
+//! conditions, time functions, the time grid and Newton's settings. Each refuses bad input
+//! with the YAML path of the offending value.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use fem_assembly::DofMap;
+use fem_constraints::{
+    DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal, Table, TimeFunction,
+};
+use fem_mesh::{Mesh, generate};
+use fem_time::{NewtonSettings, TimeGrid};
+
+use crate::error::InputError;
+use crate::input::{
+    BoxCellKind, CompressionKind, DirichletInput, EnforcementKind, FixedInput, FunctionInput,
+    MeshInput, TimeInput,
+};
+use crate::model::Sections;
+
+/// The time grid of a `time` section, after checking its numbers: `dt > 0`, `t_end > t0`, all
+/// finite, at most 1e9 steps.
+pub fn time_grid(time: &TimeInput) -> Result<TimeGrid, InputError> {
+    let invalid = |field: &str, message: String| InputError::invalid(field, message);
+    for (field, value) in [
+        ("time.dt", time.dt),
+        ("time.t_end", time.t_end),
+        ("time.t0", time.t0),
+    ] {
+        if !value.is_finite() {
+            return Err(invalid(
+                field,
+                format!("expected a finite number, got {value}"),
+            ));
+        }
+    }
+    if time.dt <= 0.0 {
+        return Err(invalid(
+            "time.dt",
+            format!("expected a positive time step, got {}", time.dt),
+        ));
+    }
+    if time.t_end <= time.t0 {
+        return Err(invalid(
+            "time.t_end",
+            format!(
+                "expected an end time after t0 = {}, got {}",
+                time.t0, time.t_end
+            ),
+        ));
+    }
+    let grid =
+        TimeGrid::new(time.t0, time.t_end, time.dt).map_err(|e| invalid("time", e.to_string()))?;
+    if grid.n_steps() > 1_000_000_000 {
+        return Err(invalid(
+            "time.dt",
+            format!("{} steps is more than the 1e9 a run allows", grid.n_steps()),
+        ));
+    }
+    Ok(grid)
+}
+
+/// `time.alpha` (default 1/4) after checking `0 ≤ α ≤ 1/2`.
+pub fn alpha(time: &TimeInput) -> Result<f64, InputError> {
+    let alpha = time.alpha_or_quarter();
+    if !(0.0..=0.5).contains(&alpha) {
+        return Err(InputError::invalid(
+            "time.alpha",
+            format!("expected 0 <= alpha <= 0.5, got {alpha}"),
+        ));
+    }
+    Ok(alpha)
+}
+
+/// `time.theta` (default 1/2) after checking `0 < θ ≤ 1`.
+pub fn theta(time: &TimeInput) -> Result<f64, InputError> {
+    let theta = time.theta.unwrap_or(0.5);
+    if !(theta > 0.0 && theta <= 1.0) {
+        return Err(InputError::invalid(
+            "time.theta",
+            format!("expected 0 < theta <= 1, got {theta}"),
+        ));
+    }
+    Ok(theta)
+}
+
+/// Newton's settings of a `time` section (defaults when absent), after checking them.
+pub fn newton_settings(time: &TimeInput) -> Result<NewtonSettings, InputError> {
+    let newton = time.newton_or_default();
+    if newton.max_iterations == 0 {
+        return Err(InputError::invalid(
+            "time.newton.max_iterations",
+            "expected at least 1 iteration, got 0",
+        ));
+    }
+    for (field, value) in [
+        ("time.newton.relative_tolerance", newton.relative_tolerance),
+        ("time.newton.absolute_tolerance", newton.absolute_tolerance),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(InputError::invalid(
+                field,
+                format!("expected a non-negative finite tolerance, got {value}"),
+            ));
+        }
+    }
+    Ok(NewtonSettings {
+        max_iterations: newton.max_iterations,
+        relative_tolerance: newton.relative_tolerance,
+        absolute_tolerance: newton.absolute_tolerance,
+    })
+}
+
+/// The `.vtu` compression an input asks for.
+pub fn compression(kind: CompressionKind) -> fem_io::Compression {
+    match kind {
+        CompressionKind::None => fem_io::Compression::None,
+        CompressionKind::Lz4 => fem_io::Compression::Lz4,
+        CompressionKind::Zlib => fem_io::Compression::Zlib,
+    }
+}
+
+/// Builds the Dirichlet conditions: locate each set's dofs, parse its functions, check them
+/// on the run's interval, and merge the sets (refusing a dof prescribed twice differently).
+///
+/// `dofmap` numbers the model's dofs (node-major, `n_comp` per node); the conditions are on
+/// its free-dof numbering.
+pub fn dirichlet_conditions(
+    input: &Sections<'_>,
+    mesh: &Mesh,
+    dofmap: &DofMap,
+    grid: &TimeGrid,
+) -> Result<DirichletConditions, InputError> {
+    let invalid = |field: String, message: String| InputError::Invalid { field, message };
+    let base = input.base_dir();
+    // Sets with identical specifications share one signal, so naming a dof twice the same
+    // way is not a conflict.
+    let mut signals: Vec<(String, Arc<dyn Signal>)> = Vec::new();
+    let mut sets = Vec::new();
+    let mut origin = Vec::new();
+    for (i, d) in input.dirichlet.iter().enumerate() {
+        let field = format!("dirichlet[{i}]");
+        let global = locate_dofs(mesh, d.into(), &field, dofmap.n_comp())?;
+        let mut dofs = Vec::with_capacity(global.len());
+        for g in global {
+            match dofmap.free(g) {
+                Some(f) => dofs.push(f),
+                None => {
+                    return Err(invalid(
+                        field,
+                        format!(
+                            "node {} component {} is also held by 'fixed' (or is not on the model): a dof is either fixed or prescribed",
+                            g / dofmap.n_comp(),
+                            g % dofmap.n_comp()
+                        ),
+                    ));
+                }
+            }
+        }
+        let key = format!(
+            "{:?}|{:?}|{:?}|{:?}|{:?}",
+            d.value, d.rate, d.acceleration, d.method, d.epsilon
+        );
+        let signal = match signals.iter().find(|(k, _)| *k == key) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let function = |f: &FunctionInput, sub: &str| {
+                    time_function(base, f).map_err(|m| invalid(format!("{field}.{sub}"), m))
+                };
+                let mut prescribed = Prescribed::new(function(&d.value, "value")?);
+                if let Some(r) = &d.rate {
+                    prescribed = prescribed.with_rate(function(r, "rate")?);
+                }
+                if let Some(a) = &d.acceleration {
+                    prescribed = prescribed.with_acceleration(function(a, "acceleration")?);
+                }
+                if let Some(eps) = d.epsilon {
+                    prescribed = prescribed
+                        .with_epsilon(eps)
+                        .map_err(|e| invalid(format!("{field}.epsilon"), e.to_string()))?;
+                }
+                prescribed
+                    .check_finite_on(grid.t0(), grid.t_end(), 1001)
+                    .map_err(|e| invalid(field.clone(), e.to_string()))?;
+                let s: Arc<dyn Signal> = Arc::new(prescribed);
+                signals.push((key, s.clone()));
+                s
+            }
+        };
+        sets.push(DirichletSet {
+            dofs,
+            signal,
+            enforcement: match d.method {
+                EnforcementKind::Direct => Enforcement::Direct,
+                EnforcementKind::Rate => Enforcement::Rate,
+                EnforcementKind::Full => Enforcement::Full,
+            },
+        });
+        origin.push(i);
+    }
+    DirichletConditions::new(&sets).map_err(|c| {
+        let global = dofmap.free_dofs()[c.dof];
+        invalid(
+            format!("dirichlet[{}]", origin[c.second]),
+            format!(
+                "node {} component {} is already prescribed by dirichlet[{}] with a different function or method",
+                global / dofmap.n_comp(),
+                global % dofmap.n_comp(),
+                origin[c.first]
+            ),
+        )
+    })
+}
+
+/// A time function from its input form (files relative to `base`); the error is the message
+/// to show.
+pub fn time_function(base: &Path, f: &FunctionInput) -> Result<TimeFunction, String> {
+    match f {
+        FunctionInput::Number(v) if v.is_finite() => Ok(TimeFunction::Constant(*v)),
+        FunctionInput::Number(v) => Err(format!("expected a finite number, got {v}")),
+        FunctionInput::Expression(e) => TimeFunction::expression(e).map_err(|e| e.to_string()),
+        FunctionInput::Table(t) => match (&t.table, &t.csv) {
+            (Some(rows), None) => {
+                let (times, values) = rows.iter().map(|r| (r[0], r[1])).unzip();
+                Table::new(times, values)
+                    .map(TimeFunction::Table)
+                    .map_err(|e| e.to_string())
+            }
+            (None, Some(csv)) => Table::from_csv(&base.join(csv))
+                .map(TimeFunction::Table)
+                .map_err(|e| e.to_string()),
+            _ => Err("expected exactly one of 'table' (rows [t, value]) or 'csv' (a file)".into()),
+        },
+    }
+}
+
+/// Reads or generates the mesh of a `mesh` section.
+pub fn build_mesh(input: &Sections<'_>, mesh: &MeshInput) -> Result<Mesh, InputError> {
+    let wrap = |field: &str, source| InputError::Mesh {
+        field: field.to_string(),
+        source: Box::new(source),
+    };
+    match mesh {
+        MeshInput::File(file) => {
+            let resolved = input.base_dir().join(file);
+            fem_mesh::read_msh(&resolved).map_err(|e| wrap("mesh.file", e))
+        }
+        MeshInput::Line(line) => generate::line(line.length, line.cells, line.direction)
+            .map_err(|e| wrap("mesh.line", e)),
+        MeshInput::Box(b) => {
+            let kind = match b.kind {
+                BoxCellKind::Hex8 => generate::BoxCells::Hex8,
+                BoxCellKind::Tet4 => generate::BoxCells::Tet4,
+            };
+            generate::box_mesh(b.lengths, b.cells, kind).map_err(|e| wrap("mesh.box", e))
+        }
+    }
+}
+
+/// The physical groups of a mesh, for messages: `'left' (dim 0), 'domain' (dim 1)`.
+pub fn group_list(mesh: &Mesh) -> String {
+    if mesh.groups.is_empty() {
+        return "no physical groups".into();
+    }
+    mesh.groups
+        .iter()
+        .map(|g| format!("'{}' (dim {})", g.name, g.dim))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Where a set of dofs is: a group or a node list, and the components.
+pub struct DofLocation<'a> {
+    /// A physical group.
+    pub group: &'a Option<String>,
+    /// Node indices.
+    pub nodes: &'a Option<Vec<usize>>,
+    /// Components (all when `None`).
+    pub components: &'a Option<Vec<usize>>,
+}
+
+impl<'a> From<&'a FixedInput> for DofLocation<'a> {
+    fn from(f: &'a FixedInput) -> Self {
+        Self {
+            group: &f.group,
+            nodes: &f.nodes,
+            components: &f.components,
+        }
+    }
+}
+
+impl<'a> From<&'a DirichletInput> for DofLocation<'a> {
+    fn from(d: &'a DirichletInput) -> Self {
+        Self {
+            group: &d.group,
+            nodes: &d.nodes,
+            components: &d.components,
+        }
+    }
+}
+
+/// Locates the global dofs of a set (`field` is its YAML path, for messages).
+pub fn locate_dofs(
+    mesh: &Mesh,
+    set: DofLocation<'_>,
+    field: &str,
+    n_comp: usize,
+) -> Result<Vec<usize>, InputError> {
+    let invalid = |sub: &str, message: String| InputError::Invalid {
+        field: format!("{field}{sub}"),
+        message,
+    };
+    let nodes: Vec<usize> = match (set.group, set.nodes) {
+        (Some(name), None) => mesh
+            .group(name)
+            .ok_or_else(|| {
+                invalid(
+                    ".group",
+                    format!(
+                        "no physical group named '{name}'; the mesh has: {}",
+                        group_list(mesh)
+                    ),
+                )
+            })?
+            .nodes
+            .clone(),
+        (None, Some(nodes)) => {
+            if let Some(&bad) = nodes.iter().find(|&&n| n >= mesh.n_nodes()) {
+                return Err(invalid(
+                    ".nodes",
+                    format!(
+                        "node {bad} does not exist: the mesh has nodes 0..{}",
+                        mesh.n_nodes()
+                    ),
+                ));
+            }
+            nodes.clone()
+        }
+        _ => {
+            return Err(invalid(
+                "",
+                "expected exactly one of 'group' or 'nodes'".into(),
+            ));
+        }
+    };
+    let components: Vec<usize> = match set.components {
+        Some(c) => {
+            if let Some(&bad) = c.iter().find(|&&c| c >= n_comp) {
+                return Err(invalid(
+                    ".components",
+                    format!(
+                        "component {bad} is out of range: the model has components 0..{n_comp}"
+                    ),
+                ));
+            }
+            c.clone()
+        }
+        None => (0..n_comp).collect(),
+    };
+    Ok(nodes
+        .iter()
+        .flat_map(|&n| components.iter().map(move |&c| n * n_comp + c))
+        .collect())
+}
+
+impl<'a> DofLocation<'a> {
+    /// Where a `fixed` entry is.
+    pub fn of_fixed(f: &'a FixedInput) -> Self {
+        f.into()
+    }
+}

@@ -1,0 +1,413 @@
+//! The input sections that models share: the mesh, fixed and prescribed dofs, contact with
+//! obstacles, the initial state, the time scheme and the output. One typed struct per
+//! configurable thing; unknown keys are refused everywhere (`deny_unknown_fields`). The
+//! reference for every key is `docs/input.md`.
+//!
+//! A model's own section (`model.string`, `model.beam`…) is defined in its model crate; the
+//! whole file's schema, which lists the models, is the `fem` crate's.
+
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// A mesh file or a built-in generator.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum MeshInput {
+    /// A Gmsh `.msh` 4.1 file, relative to the input file's folder.
+    File(PathBuf),
+    /// A straight line of two-node cells.
+    Line(LineInput),
+    /// A box of hexahedra or tetrahedra.
+    Box(BoxInput),
+}
+
+/// The line generator: groups `left`, `right` (end points) and `domain`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineInput {
+    /// Length (> 0).
+    pub length: f64,
+    /// Number of cells (≥ 1).
+    pub cells: usize,
+    /// Direction of the line (normalised); default `[1, 0, 0]`.
+    #[serde(default = "x_axis")]
+    pub direction: [f64; 3],
+}
+
+fn x_axis() -> [f64; 3] {
+    [1.0, 0.0, 0.0]
+}
+
+/// The box generator: groups `xmin` … `zmax` (faces) and `domain`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxInput {
+    /// Edge lengths.
+    pub lengths: [f64; 3],
+    /// Cells along each edge.
+    pub cells: [usize; 3],
+    /// `hex8` (default) or `tet4`.
+    #[serde(default)]
+    pub kind: BoxCellKind,
+}
+
+/// Cell kind of the box generator.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BoxCellKind {
+    /// Hexahedra.
+    #[default]
+    Hex8,
+    /// Each hexahedron split into six tetrahedra.
+    Tet4,
+}
+
+/// Unilateral contact of the string with obstacles: `u(x_c) ≥ h_c` at contact points.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactInput {
+    /// The obstacles.
+    pub obstacles: Vec<ObstacleInput>,
+    /// Restitution coefficient e in [0, 1] of the impact law (default 0).
+    #[serde(default)]
+    pub restitution: f64,
+    /// LCP solver: `lemke` (default) or `pgs`.
+    #[serde(default)]
+    pub solver: LcpSolverKind,
+    /// Tolerance of `pgs` (default 1e-12).
+    #[serde(default = "default_pgs_tolerance")]
+    pub tolerance: f64,
+}
+
+fn default_pgs_tolerance() -> f64 {
+    1e-12
+}
+
+/// LCP solver.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LcpSolverKind {
+    /// Lemke's complementary pivoting (exact).
+    #[default]
+    Lemke,
+    /// Projected Gauss–Seidel (iterative, with `tolerance`).
+    Pgs,
+}
+
+/// Contact points at one height: listed positions, or `uniform` points spread over the string.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObstacleInput {
+    /// Positions along the string, in (0, L).
+    #[serde(default)]
+    pub positions: Option<Vec<f64>>,
+    /// Number of equally spaced points `x_i = i L/(N+1)`, as an alternative to `positions`.
+    #[serde(default)]
+    pub uniform: Option<usize>,
+    /// Height of the obstacle (the string must stay at or above it).
+    pub height: f64,
+}
+
+/// Mass matrix kind.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MassKind {
+    /// Row-sum (trapezoidal) lumped mass.
+    #[default]
+    Lumped,
+    /// Consistent mass.
+    Consistent,
+}
+
+/// One homogeneous Dirichlet set: the listed components of the group's (or listed) nodes are 0.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedInput {
+    /// A physical group (or generator boundary such as `left`).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Node indices (0-based), as an alternative to `group`.
+    #[serde(default)]
+    pub nodes: Option<Vec<usize>>,
+    /// Components held (0-based); default all.
+    #[serde(default)]
+    pub components: Option<Vec<usize>>,
+}
+
+/// One Dirichlet set: the listed components of the group's (or listed) nodes follow `value(t)`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirichletInput {
+    /// A physical group (or generator boundary such as `left`).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Node indices (0-based), as an alternative to `group`.
+    #[serde(default)]
+    pub nodes: Option<Vec<usize>>,
+    /// Components prescribed (0-based); default all.
+    #[serde(default)]
+    pub components: Option<Vec<usize>>,
+    /// The prescribed value g(t).
+    pub value: FunctionInput,
+    /// Its exact rate ġ(t); default: central difference of `value`.
+    #[serde(default)]
+    pub rate: Option<FunctionInput>,
+    /// Its exact second derivative g̈(t); default: central difference.
+    #[serde(default)]
+    pub acceleration: Option<FunctionInput>,
+    /// `direct` (default), `rate` or `full`.
+    #[serde(default)]
+    pub method: EnforcementKind,
+    /// Relative step of the central differences, ε·max(1, |t|) (default 1e-4).
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+}
+
+/// A function of time: a number, an expression in `t`, or a table.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum FunctionInput {
+    /// A constant.
+    Number(f64),
+    /// An expression in `t` (`0.01*sin(2*pi*t)`).
+    Expression(String),
+    /// A piecewise-linear table.
+    Table(TableInput),
+}
+
+/// A piecewise-linear table of (t, value) rows, inline or from a CSV file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TableInput {
+    /// Inline rows `[t, value]`.
+    #[serde(default)]
+    pub table: Option<Vec<[f64; 2]>>,
+    /// A two-column CSV file, relative to the input file's folder.
+    #[serde(default)]
+    pub csv: Option<PathBuf>,
+}
+
+/// Dirichlet enforcement method.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EnforcementKind {
+    /// Hold the position.
+    #[default]
+    Direct,
+    /// Hold the velocity.
+    Rate,
+    /// Hold position, velocity and acceleration.
+    Full,
+}
+
+/// Initial conditions.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InitialInput {
+    /// Initial displacement; default zero.
+    #[serde(default)]
+    pub displacement: InitialField,
+    /// Initial velocity; default zero.
+    #[serde(default)]
+    pub velocity: InitialField,
+    /// Modal Moreau–Jean only: start from the backward difference `(q(t0) − q(t0 − Δt))/Δt` of
+    /// the exact free motion, which makes free modes exact at every step (default false: the
+    /// initial velocity itself, which resolves impacts better; see docs/validation.md).
+    #[serde(default)]
+    pub exact_start: bool,
+}
+
+/// A prescribed initial field along the string, as a function of the arc length `s`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum InitialField {
+    /// Zero everywhere.
+    #[default]
+    Zero,
+    /// A triangle: 0 at both ends, `amplitude` at arc length `position`.
+    Pluck(PluckInput),
+    /// `amplitude · sin(mode π s / L)`.
+    Sine(SineInput),
+}
+
+/// The triangular pluck.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PluckInput {
+    /// Arc length of the apex, strictly inside the string.
+    pub position: f64,
+    /// Height of the apex.
+    pub amplitude: f64,
+    /// Component plucked (default 0).
+    #[serde(default)]
+    pub component: usize,
+}
+
+/// A sine mode.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SineInput {
+    /// Mode number (≥ 1).
+    pub mode: u32,
+    /// Amplitude.
+    pub amplitude: f64,
+    /// Component (default 0).
+    #[serde(default)]
+    pub component: usize,
+}
+
+/// The time interval and the scheme.
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeInput {
+    /// The time stepper.
+    #[serde(default)]
+    pub scheme: SchemeKind,
+    /// Parameter of the alpha schemes, in [0, 1/2] (default 1/4; only for the schemes that
+    /// have one).
+    #[serde(default)]
+    pub alpha: Option<f64>,
+    /// Parameter θ of the Moreau–Jean scheme, in (0, 1] (default 1/2).
+    #[serde(default)]
+    pub theta: Option<f64>,
+    /// Time step (> 0).
+    pub dt: f64,
+    /// End time (> t0).
+    pub t_end: f64,
+    /// Start time (default 0).
+    #[serde(default)]
+    pub t0: f64,
+    /// Newton's method (for the implicit schemes on nonlinear systems).
+    #[serde(default)]
+    pub newton: Option<NewtonInput>,
+}
+
+/// Newton settings.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewtonInput {
+    /// Iterations per step (≥ 1, default 25).
+    #[serde(default = "default_newton_iterations")]
+    pub max_iterations: usize,
+    /// Tolerance relative to the step's force scale (default 1e-10).
+    #[serde(default = "default_newton_relative")]
+    pub relative_tolerance: f64,
+    /// Absolute tolerance (default 1e-14).
+    #[serde(default = "default_newton_absolute")]
+    pub absolute_tolerance: f64,
+}
+
+impl Default for NewtonInput {
+    fn default() -> Self {
+        Self {
+            max_iterations: default_newton_iterations(),
+            relative_tolerance: default_newton_relative(),
+            absolute_tolerance: default_newton_absolute(),
+        }
+    }
+}
+
+fn default_newton_iterations() -> usize {
+    25
+}
+
+fn default_newton_relative() -> f64 {
+    1e-10
+}
+
+fn default_newton_absolute() -> f64 {
+    1e-14
+}
+
+impl TimeInput {
+    /// `alpha`, or 1/4 when not given.
+    pub fn alpha_or_quarter(&self) -> f64 {
+        self.alpha.unwrap_or(0.25)
+    }
+
+    /// The Newton settings, or the defaults when not given.
+    pub fn newton_or_default(&self) -> NewtonInput {
+        self.newton.unwrap_or_default()
+    }
+}
+
+/// Time steppers selectable by name.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchemeKind {
+    /// The three-level alpha scheme (16) of Glowinski–Holmström.
+    #[default]
+    Alpha,
+    /// The backward-Euler acceleration step of the Serac seed (first order, dissipative).
+    BackwardEuler,
+    /// The exact modal Moreau–Jean scheme (modal string, unilateral contact).
+    ModalMoreauJean,
+    /// The conservation-form implicit scheme (40) (double pendulum).
+    ConservationForm,
+    /// The Moreau–Jean theta scheme (seed 002), `time.theta` in (0, 1].
+    MoreauJean,
+}
+
+impl SchemeKind {
+    /// The name used in input files.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchemeKind::Alpha => "alpha",
+            SchemeKind::BackwardEuler => "backward_euler",
+            SchemeKind::ModalMoreauJean => "modal_moreau_jean",
+            SchemeKind::ConservationForm => "conservation_form",
+            SchemeKind::MoreauJean => "moreau_jean",
+        }
+    }
+}
+
+/// What is written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputInput {
+    /// Write a ParaView frame every this many steps (≥ 1; the last step is always written).
+    #[serde(default = "one_u64")]
+    pub every: u64,
+    /// Write a `history.csv` row every this many steps (≥ 1).
+    #[serde(default = "one_u64")]
+    pub history_every: u64,
+    /// Compression of the `.vtu` files: `lz4` (default), `zlib` or `none`.
+    #[serde(default)]
+    pub compression: CompressionKind,
+    /// Points along a modal string at which its shape is drawn (default 200).
+    #[serde(default)]
+    pub samples: Option<usize>,
+    /// Positions along the string whose displacement is written every step to `probes.csv`.
+    #[serde(default)]
+    pub probes: Vec<f64>,
+}
+
+impl Default for OutputInput {
+    fn default() -> Self {
+        Self {
+            every: 1,
+            history_every: 1,
+            compression: CompressionKind::default(),
+            samples: None,
+            probes: Vec::new(),
+        }
+    }
+}
+
+fn one_u64() -> u64 {
+    1
+}
+
+/// `.vtu` compression.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressionKind {
+    /// No compression.
+    None,
+    /// LZ4 (fast).
+    #[default]
+    Lz4,
+    /// zlib (smaller, slower).
+    Zlib,
+}

@@ -1,0 +1,21 @@
+//! The framework layer of `fem`: what every model family implements, and what they share.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`model`] | the [`Model`] interface (stepper, history columns, frames, probes), [`ModelSection`] (a model's input section, which builds it), [`Uses`] and the one check of what a model reads |
+//! | [`input`] | the input sections models share: mesh, fixed and prescribed dofs, contact, initial state, time scheme, output |
+//! | [`mod@build`] | builders on those sections: the mesh, dof sets, Dirichlet conditions, time functions, the time grid, Newton's settings |
+//! | [`error`] | [`InputError`]: the YAML path of a refused value and what was expected |
+//!
+//! Layering: this crate sits above `fem-time` and below the model crates (`fem-string`,
+//! `fem-modal`, `fem-pendulum`, `fem-beam`, …); the `fem` crate holds the file schema that
+//! lists the models, the registry and the run loop. No crate here knows YAML: sections are
+//! `serde` types, read by whatever format the program chooses.
+
+pub mod build;
+pub mod error;
+pub mod input;
+pub mod model;
+
+pub use error::InputError;
+pub use model::{MeshUse, Model, ModelSection, Sections, Uses, build, check_uses};

@@ -1,0 +1,272 @@
+//! The `Model` interface: what a model family gives the run loop, and how it is built from its
+//! input section.
+//!
+//! A model owns its stepper (a [`Stepper`]) and knows how to show its state: the columns of
+//! `history.csv` after the common `step,t,kinetic,potential,total`, the ParaView frame, and
+//! optional probes. It is built by its section ([`ModelSection::build`]), which validates the
+//! section against the rest of the input; [`build`] first refuses, in one place, every
+//! top-level section and setting the model does not use, so `fem check` and `fem run` (which
+//! both call it) can never disagree.
+
+use std::path::Path;
+
+use fem_io::Frame;
+use fem_time::{Energy, StepError, StepReport, Stepper, TimeGrid};
+use serde::de::DeserializeOwned;
+
+use crate::error::InputError;
+use crate::input::{
+    ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, SchemeKind,
+    TimeInput,
+};
+
+/// A model being run: its stepper, and what it writes.
+pub trait Model {
+    /// What `fem check` prints about the model (size, scheme, stability), one line each.
+    fn describe(&self) -> Vec<String>;
+    /// The time grid of the run.
+    fn grid(&self) -> TimeGrid;
+    /// The model's stepper.
+    fn stepper(&self) -> &dyn Stepper;
+    /// The model's stepper, to step it.
+    fn stepper_mut(&mut self) -> &mut dyn Stepper;
+    /// Bookkeeping after each step (multiplier updates, say); nothing by default.
+    fn after_step(&mut self, report: &StepReport) -> Result<(), StepError> {
+        let _ = report;
+        Ok(())
+    }
+    /// The energy of the common history columns (the stepper's by default; `None` writes
+    /// empty cells).
+    fn energy(&self) -> Option<Energy> {
+        self.stepper().energy()
+    }
+    /// Names of the model's own history columns, after `step,t,kinetic,potential,total`.
+    fn history_columns(&self) -> Vec<String>;
+    /// Their values at the current step; `report` is the last step's (default at step 0).
+    fn history_values(&self, report: &StepReport, out: &mut Vec<f64>);
+    /// The ParaView frame of the current state.
+    fn frame(&mut self) -> Frame<'_>;
+    /// Names of the columns of `probes.csv` after `t`, if the model writes probes.
+    fn probe_columns(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The probe values at the current step.
+    fn probe_values(&self, out: &mut Vec<f64>) {
+        let _ = out;
+    }
+}
+
+/// Whether a model needs a mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeshUse {
+    /// The model runs on a mesh from the `mesh` section.
+    Required,
+    /// The model builds its own geometry; `mesh` is refused.
+    Refused,
+}
+
+/// Which top-level sections and settings a model reads; everything else is refused.
+#[derive(Clone, Copy, Debug)]
+pub struct Uses {
+    /// The `mesh` section.
+    pub mesh: MeshUse,
+    /// `fixed`.
+    pub fixed: bool,
+    /// `dirichlet`.
+    pub dirichlet: bool,
+    /// `contact`.
+    pub contact: bool,
+    /// `initial.displacement` and `initial.velocity`.
+    pub initial: bool,
+    /// `initial.exact_start`.
+    pub exact_start: bool,
+    /// `output.probes`.
+    pub probes: bool,
+    /// `output.samples`.
+    pub samples: bool,
+    /// The time schemes the model can be stepped by.
+    pub schemes: &'static [SchemeKind],
+}
+
+impl Uses {
+    /// A model on a mesh that reads `fixed`, `dirichlet` and `initial`.
+    pub const ON_A_MESH: Uses = Uses {
+        mesh: MeshUse::Required,
+        fixed: true,
+        dirichlet: true,
+        contact: false,
+        initial: true,
+        exact_start: false,
+        probes: false,
+        samples: false,
+        schemes: &[SchemeKind::Alpha],
+    };
+
+    /// A model that builds its own geometry and takes its initial state in its own section.
+    pub const OWN_GEOMETRY: Uses = Uses {
+        mesh: MeshUse::Refused,
+        fixed: false,
+        dirichlet: false,
+        contact: false,
+        initial: false,
+        exact_start: false,
+        probes: false,
+        samples: false,
+        schemes: &[SchemeKind::Alpha],
+    };
+}
+
+/// Which settings of the `time` section a scheme reads.
+fn scheme_settings(scheme: SchemeKind) -> (bool, bool, bool) {
+    // (alpha, theta, newton)
+    match scheme {
+        SchemeKind::Alpha => (true, false, true),
+        SchemeKind::BackwardEuler => (false, false, true),
+        SchemeKind::ModalMoreauJean => (false, false, false),
+        SchemeKind::ConservationForm => (false, false, true),
+        SchemeKind::MoreauJean => (false, true, true),
+    }
+}
+
+/// Everything in an input file but the model's own section.
+#[derive(Clone, Copy, Debug)]
+pub struct Sections<'a> {
+    /// The input file (relative file names are resolved from its folder).
+    pub path: &'a Path,
+    /// `mesh`.
+    pub mesh: Option<&'a MeshInput>,
+    /// `fixed`.
+    pub fixed: &'a [FixedInput],
+    /// `dirichlet`.
+    pub dirichlet: &'a [DirichletInput],
+    /// `contact`.
+    pub contact: Option<&'a ContactInput>,
+    /// `initial`.
+    pub initial: &'a InitialInput,
+    /// `time`.
+    pub time: &'a TimeInput,
+    /// `output`.
+    pub output: &'a OutputInput,
+}
+
+impl Sections<'_> {
+    /// The folder relative file names are resolved from.
+    pub fn base_dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+}
+
+/// A model's input section (`model.NAME`): it says what else it reads and builds the model.
+pub trait ModelSection: DeserializeOwned {
+    /// The model's key under `model:` (`string`, `beam`).
+    const NAME: &'static str;
+    /// What the model reads besides its section.
+    fn uses(&self) -> Uses;
+    /// Validates the section with the rest of the input and builds the model, its stepper
+    /// included (so a step above a stability bound, say, is refused here).
+    fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError>;
+}
+
+/// Refuses what the model does not read, then builds it: the one path of `fem check` and
+/// `fem run`.
+pub fn build<M: ModelSection>(
+    section: &M,
+    input: &Sections<'_>,
+) -> Result<Box<dyn Model>, InputError> {
+    check_uses(M::NAME, &section.uses(), input)?;
+    section.build(input)
+}
+
+/// Refuses every section and setting a model does not read.
+pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), InputError> {
+    let not_for = |field: &str| {
+        InputError::invalid(
+            field,
+            format!("'{field}' does not apply to model.{name}: remove it"),
+        )
+    };
+    match (uses.mesh, input.mesh) {
+        (MeshUse::Required, None) => {
+            return Err(InputError::invalid(
+                "mesh",
+                format!("model.{name} needs a mesh: give 'mesh' with 'file', 'line' or 'box'"),
+            ));
+        }
+        (MeshUse::Refused, Some(_)) => {
+            return Err(InputError::invalid(
+                "mesh",
+                format!("model.{name} needs no mesh (it builds its own geometry): remove 'mesh'"),
+            ));
+        }
+        _ => {}
+    }
+    if !uses.fixed && !input.fixed.is_empty() {
+        return Err(not_for("fixed"));
+    }
+    if !uses.dirichlet && !input.dirichlet.is_empty() {
+        return Err(not_for("dirichlet"));
+    }
+    if !uses.contact && input.contact.is_some() {
+        return Err(not_for("contact"));
+    }
+    let initial = input.initial;
+    if !uses.initial
+        && (initial.displacement != Default::default() || initial.velocity != Default::default())
+    {
+        return Err(InputError::invalid(
+            "initial",
+            format!("model.{name} takes its initial state in its own section: remove 'initial'"),
+        ));
+    }
+    if !uses.exact_start && initial.exact_start {
+        return Err(not_for("initial.exact_start"));
+    }
+    if !uses.probes && !input.output.probes.is_empty() {
+        return Err(not_for("output.probes"));
+    }
+    if !uses.samples && input.output.samples.is_some() {
+        return Err(not_for("output.samples"));
+    }
+    let scheme = input.time.scheme;
+    if !uses.schemes.contains(&scheme) {
+        let names: Vec<&str> = uses.schemes.iter().map(|s| s.name()).collect();
+        return Err(InputError::invalid(
+            "time.scheme",
+            format!(
+                "model.{name} is stepped by {}; '{}' does not apply to it",
+                names.join(" or "),
+                scheme.name()
+            ),
+        ));
+    }
+    let (alpha, theta, newton) = scheme_settings(scheme);
+    let time = input.time;
+    for (given, used, field) in [
+        (time.alpha.is_some(), alpha, "time.alpha"),
+        (time.theta.is_some(), theta, "time.theta"),
+        (time.newton.is_some(), newton, "time.newton"),
+    ] {
+        if given && !used {
+            return Err(InputError::invalid(
+                field,
+                format!(
+                    "the scheme '{}' has no such setting: remove '{field}'",
+                    scheme.name()
+                ),
+            ));
+        }
+    }
+    if input.output.every == 0 {
+        return Err(InputError::invalid(
+            "output.every",
+            "expected a positive number of steps between frames, got 0",
+        ));
+    }
+    if input.output.history_every == 0 {
+        return Err(InputError::invalid(
+            "output.history_every",
+            "expected a positive number of steps between rows, got 0",
+        ));
+    }
+    Ok(())
+}
