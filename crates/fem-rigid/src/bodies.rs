@@ -573,7 +573,9 @@ fn checked_inertia(body: usize, j: &Mat3, about: &'static str) -> Result<(), Rig
     let mut ev: Vec<f64> = m.symmetric_eigenvalues().iter().copied().collect();
     ev.sort_by(f64::total_cmp);
     let eigenvalues = [ev[0], ev[1], ev[2]];
-    if !(eigenvalues[0] > CONDITION_LIMIT * eigenvalues[2]) || eigenvalues[2] <= 0.0 {
+    let well_conditioned =
+        eigenvalues[2] > 0.0 && eigenvalues[0] > CONDITION_LIMIT * eigenvalues[2];
+    if !well_conditioned {
         return Err(RigidError::InertiaNotPositiveDefinite {
             body,
             about,

@@ -125,41 +125,23 @@ pub fn diag_div(v: Vec3, d: &Vec3) -> Vec3 {
     [v[0] / d[0], v[1] / d[1], v[2] / d[2]]
 }
 
-/// Solves the general 3×3 system `a x = b` by Gaussian elimination with partial pivoting;
-/// `None` if a pivot vanishes or the result is not finite.
+/// Solves the general 3×3 system `a x = b` by the adjugate (Cramer's rule); `None` if the
+/// determinant vanishes or the result is not finite. Used for RIG_IMP's Newton corrections,
+/// whose matrix is `J` plus an `O(h)` perturbation, well conditioned whenever `J` is.
+#[inline(always)]
 pub fn solve(a: &Mat3, b: Vec3) -> Option<Vec3> {
-    let mut m = [
-        [a[0][0], a[0][1], a[0][2], b[0]],
-        [a[1][0], a[1][1], a[1][2], b[1]],
-        [a[2][0], a[2][1], a[2][2], b[2]],
+    let c0 = cross(a[1], a[2]);
+    let c1 = cross(a[2], a[0]);
+    let c2 = cross(a[0], a[1]);
+    let det = dot(a[0], c0);
+    // (adj a)ᵀ has the columns c0, c1, c2: x = (c0 b₀ + c1 b₁ + c2 b₂) / det.
+    let r = 1.0 / det;
+    let x = [
+        r * (c0[0] * b[0] + c1[0] * b[1] + c2[0] * b[2]),
+        r * (c0[1] * b[0] + c1[1] * b[1] + c2[1] * b[2]),
+        r * (c0[2] * b[0] + c1[2] * b[1] + c2[2] * b[2]),
     ];
-    for k in 0..3 {
-        let mut p = k;
-        for i in k + 1..3 {
-            if m[i][k].abs() > m[p][k].abs() {
-                p = i;
-            }
-        }
-        if m[p][k] == 0.0 {
-            return None;
-        }
-        m.swap(k, p);
-        for i in k + 1..3 {
-            let f = m[i][k] / m[k][k];
-            for j in k..4 {
-                m[i][j] -= f * m[k][j];
-            }
-        }
-    }
-    let mut x = [0.0; 3];
-    for i in (0..3).rev() {
-        let mut s = m[i][3];
-        for j in i + 1..3 {
-            s -= m[i][j] * x[j];
-        }
-        x[i] = s / m[i][i];
-    }
-    x.iter().all(|v| v.is_finite()).then_some(x)
+    (det != 0.0 && (x[0] + x[1] + x[2]).is_finite()).then_some(x)
 }
 
 /// The skew matrix `v̂` with `v̂ w = v × w`.

@@ -16,7 +16,8 @@
 //!
 //! are functions of `θ²` evaluated
 //! - below `θ = 1/2` [`SERIES_ANGLE`] by their Taylor series in `θ²` (8 terms, the first
-//!   neglected term below `5e-20`), which needs neither a square root nor a trigonometric call;
+//!   neglected term below `5e-20`; 3 terms below `θ² = 2e-5`, the first neglected term below
+//!   `1.6e-18`), which needs neither a square root nor a trigonometric call;
 //! - above it from the half angle, `sin θ = 2 sin(θ/2) cos(θ/2)` and `1 − cos θ = 2 sin²(θ/2)`,
 //!   which has no cancellation at any angle.
 //!
@@ -49,18 +50,23 @@ const INV_FACTORIAL: [f64; 19] = {
     table
 };
 
-/// `Σ_{k=0}^{7} (−x)^k / (2k + offset)!` by Horner's rule, innermost term first.
+/// Below this `θ²` three terms of each series suffice: the first neglected one is below
+/// `x³/7! < 1.6e-18` relative.
+const SHORT_SERIES_SQ: f64 = 2e-5;
+
+/// `Σ_{k=0}^{n-1} (−x)^k / (2k + offset)!` by Horner's rule, innermost term first, with
+/// `n = 3` for `x <` [`SHORT_SERIES_SQ`] (the usual step: `θ = h‖Ω‖/2 < 4.5e-3`) and `n = 8`
+/// otherwise.
 #[inline(always)]
 fn series(x: f64, offset: usize) -> f64 {
-    let mut s = INV_FACTORIAL[14 + offset];
-    let mut k = 6;
-    loop {
-        s = INV_FACTORIAL[2 * k + offset] - x * s;
-        if k == 0 {
-            return s;
-        }
+    let terms = if x < SHORT_SERIES_SQ { 3 } else { 8 };
+    let mut k = terms - 1;
+    let mut s = INV_FACTORIAL[2 * k + offset];
+    while k > 0 {
         k -= 1;
+        s = INV_FACTORIAL[2 * k + offset] - x * s;
     }
+    s
 }
 
 /// The Rodrigues coefficients `(a, b) = (sin θ / θ, (1 − cos θ) / θ²)` as functions of
@@ -92,6 +98,12 @@ fn tangent_coefficient(theta_sq: f64) -> f64 {
 #[inline(always)]
 pub fn exp_increment(psi: Vec3) -> Mat3 {
     let (a, b) = rodrigues_coefficients(dot(psi, psi));
+    increment_from(psi, a, b)
+}
+
+/// `a Ψ̂ + b Ψ̂²` with the diagonal of `Ψ̂²` formed without cancellation.
+#[inline(always)]
+fn increment_from(psi: Vec3, a: f64, b: f64) -> Mat3 {
     let [p, q, r] = psi;
     let (pp, qq, rr) = (p * p, q * q, r * r);
     let (bpq, bpr, bqr) = (b * p * q, b * p * r, b * q * r);
@@ -103,7 +115,9 @@ pub fn exp_increment(psi: Vec3) -> Mat3 {
     ]
 }
 
-/// The exponential map `exp[Ψ]`: the rotation by the angle `‖Ψ‖` about the axis `Ψ/‖Ψ‖`.
+/// The exponential map `exp[Ψ]`: the rotation by the angle `‖Ψ‖` about the axis `Ψ/‖Ψ‖`,
+/// as `I + exp_increment(Ψ)`. Each entry is right to one ulp of 1 for `‖Ψ‖ ≤ 1` and to three
+/// for `1 < ‖Ψ‖ ≤ π` (where `1 + (exp[Ψ] − I)ᵢᵢ` cancels; `tests/exp_map.rs`).
 pub fn exp_map(psi: Vec3) -> Mat3 {
     let mut e = exp_increment(psi);
     for (i, row) in e.iter_mut().enumerate() {
@@ -123,7 +137,41 @@ pub fn exp_map(psi: Vec3) -> Mat3 {
 pub fn tangent_operator(psi: Vec3) -> Mat3 {
     let x = dot(psi, psi);
     let (_, b) = rodrigues_coefficients(x);
-    let c = tangent_coefficient(x);
+    tangent_from(psi, b, tangent_coefficient(x))
+}
+
+/// `exp[Ψ] − I` with what the tangent operator at the same `Ψ` needs, so that RIG_IMP's
+/// Newton forms `T(Ψ)` only when it needs a correction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExpWithTangent {
+    pub increment: Mat3,
+    psi: Vec3,
+    theta_sq: f64,
+    b: f64,
+}
+
+impl ExpWithTangent {
+    #[inline(always)]
+    pub(crate) fn new(psi: Vec3) -> Self {
+        let theta_sq = dot(psi, psi);
+        let (a, b) = rodrigues_coefficients(theta_sq);
+        Self {
+            increment: increment_from(psi, a, b),
+            psi,
+            theta_sq,
+            b,
+        }
+    }
+
+    /// `T(Ψ)`.
+    #[inline(always)]
+    pub(crate) fn tangent(&self) -> Mat3 {
+        tangent_from(self.psi, self.b, tangent_coefficient(self.theta_sq))
+    }
+}
+
+#[inline(always)]
+fn tangent_from(psi: Vec3, b: f64, c: f64) -> Mat3 {
     let [p, q, r] = psi;
     // Ψ̂ and Ψ̂² = ΨΨᵀ − θ² I.
     let h = hat(psi);
@@ -167,6 +215,10 @@ mod tests {
         assert!((b0 - b1).abs() <= 2.0 * f64::EPSILON, "{b0} {b1}");
         assert!((tangent_coefficient(below) - tangent_coefficient(SERIES_ANGLE_SQ)).abs() < 1e-14);
         assert_eq!(rodrigues_coefficients(0.0), (1.0, 0.5));
+        let (below, at) = (SHORT_SERIES_SQ * (1.0 - f64::EPSILON), SHORT_SERIES_SQ);
+        let (a0, b0) = rodrigues_coefficients(below);
+        let (a1, b1) = rodrigues_coefficients(at);
+        assert!((a0 - a1).abs() <= f64::EPSILON && (b0 - b1).abs() <= f64::EPSILON);
         assert_eq!(tangent_coefficient(0.0), 1.0 / 6.0);
     }
 

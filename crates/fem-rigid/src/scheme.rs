@@ -43,7 +43,7 @@ use crate::mat3::{
     Mat3, Vec3, add, add_product, add_t_product, axpy, cross, diag_div, diag_mul, hat, mat_t_vec,
     norm, scale, solve, sub,
 };
-use crate::rotation::{exp_increment, tangent_operator};
+use crate::rotation::{ExpWithTangent, exp_increment};
 
 /// Settings of RIG_IMP's Newton iteration for `W3(t+h)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,7 +237,7 @@ fn compose_increments(d0: &Mat3, d1: &Mat3) -> Mat3 {
 ///
 /// The residual is taken in the rotated form `r(Ω) = J Ω − exp[−h/2 Ω] a`
 /// (`= exp[h/2 Ω]ᵀ (exp[h/2 Ω] J Ω − a)`, of the same norm), whose Jacobian is
-/// `J − h/2 (J Ω)^ T(h/2 Ω)` with `T` the [`tangent_operator`]. Returns `Ω₃`, the increment
+/// `J − h/2 (J Ω)^ T(h/2 Ω)` with `T` the [`crate::rotation::tangent_operator`]. Returns `Ω₃`, the increment
 /// `exp[h/2 Ω₃] − I` (for `R2(t+h)`) and the iterations done.
 fn solve_w3(
     half: f64,
@@ -251,7 +251,8 @@ fn solve_w3(
     let mut iterations = 0;
     loop {
         let psi = scale(half, w);
-        let d = exp_increment(psi);
+        let e = ExpWithTangent::new(psi);
+        let d = e.increment;
         let jw = diag_mul(inertia, w);
         let r = sub(jw, add_t_product(&d, a));
         let residual = norm(r);
@@ -265,7 +266,7 @@ fn solve_w3(
             });
         }
         // Jacobian J − h/2 (JΩ)^ T(h/2 Ω).
-        let t = tangent_operator(psi);
+        let t = e.tangent();
         let jh = hat(jw);
         let mut jac = [[0.0; 3]; 3];
         for i in 0..3 {

@@ -162,12 +162,11 @@ impl RigidStepper {
 
         let scheme = self.scheme;
         let gravity = self.bodies.gravity;
-        let chunks = self.chunks();
         let run = |c: Chunk<'_>| step_chunk(c, &scheme, h, gravity);
-        let results: Vec<Result<usize, (usize, Failure)>> = if chunks.len() > 1 {
-            chunks.into_par_iter().map(run).collect()
+        let results: Vec<Result<usize, (usize, Failure)>> = if self.bodies.len() > CHUNK {
+            self.chunks().into_par_iter().map(run).collect()
         } else {
-            chunks.into_iter().map(run).collect()
+            vec![run(self.single_chunk())]
         };
         let step = self.step + 1;
         let mut newton_iterations = 0;
@@ -203,6 +202,47 @@ impl RigidStepper {
             time: self.time(),
             newton_iterations,
         })
+    }
+
+    /// The memory-bound floor of a step, for the benches: one pass over the same state arrays,
+    /// in the same chunks and threads, reading everything a step of free unloaded bodies reads
+    /// (`J`, `J⁻¹`, `x`, `v`, `Λ`, `Ω`: 192 bytes a body) and writing everything it writes
+    /// (`x`, `v`, `Λ`, `Ω`: 144 bytes), with one multiply–add per entry. With `c = 0` the
+    /// state is unchanged.
+    pub fn stream_pass(&mut self, c: f64) {
+        let pass = |k: Chunk<'_>| {
+            for i in 0..k.mass.len() {
+                let (j, ji) = (k.inertia[i], k.inverse_inertia[i]);
+                let s = c * (j[0] + j[1] + j[2] + ji[0] + ji[1] + ji[2]);
+                k.position[i] = k.position[i].map(|x| x + s);
+                k.velocity[i] = k.velocity[i].map(|v| v + s);
+                k.rotation[i] = k.rotation[i].map(|row| row.map(|x| x + s));
+                k.omega[i] = k.omega[i].map(|w| w + s);
+            }
+        };
+        if self.bodies.len() > CHUNK {
+            self.chunks().into_par_iter().for_each(pass);
+        } else {
+            pass(self.single_chunk());
+        }
+    }
+
+    /// All bodies as one chunk (at most [`CHUNK`] of them: no allocation, no thread hand-off).
+    fn single_chunk(&mut self) -> Chunk<'_> {
+        let b = &mut self.bodies;
+        Chunk {
+            start: 0,
+            mass: &b.mass,
+            inertia: &b.inertia,
+            inverse_inertia: &b.inverse_inertia,
+            position: &mut b.position,
+            velocity: &mut b.velocity,
+            rotation: &mut b.rotation,
+            omega: &mut b.omega,
+            pivots: &b.pivots,
+            loads: &b.loads,
+            load_values: &self.load_values,
+        }
     }
 
     /// Splits the state into chunks of [`CHUNK`] bodies.
