@@ -449,6 +449,18 @@ impl RigidBodies {
         }
     }
 
+    /// Spatial position and velocity of the material point of body `i` at `body_point` (body
+    /// frame, relative to the centre of mass in the reference configuration, where `Λ = I`):
+    /// `x + Λ X` and `v + ω × (Λ X)`. This is how a body's mesh is drawn.
+    pub fn material_point(&self, i: usize, body_point: [f64; 3]) -> ([f64; 3], [f64; 3]) {
+        let arm = mat_vec(&self.rotation(i), body_point);
+        let omega = self.spatial_angular_velocity(i);
+        (
+            add(self.position[i], arm),
+            add(self.velocity[i], cross(omega, arm)),
+        )
+    }
+
     /// Body-frame angular velocity `Ω` of body `i`.
     pub fn angular_velocity(&self, i: usize) -> [f64; 3] {
         match self.frame(i) {

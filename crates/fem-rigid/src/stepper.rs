@@ -63,6 +63,9 @@ enum Failure {
     NonFinite,
 }
 
+/// A chunk's largest Newton iteration count, or its first failing body.
+type ChunkResult = Result<usize, (usize, Failure)>;
+
 /// One chunk of bodies: the state arrays' slices and the side lists that fall in it.
 struct Chunk<'a> {
     start: usize,
@@ -163,39 +166,34 @@ impl RigidStepper {
         let scheme = self.scheme;
         let gravity = self.bodies.gravity;
         let run = |c: Chunk<'_>| step_chunk(c, &scheme, h, gravity);
-        let results: Vec<Result<usize, (usize, Failure)>> = if self.bodies.len() > CHUNK {
-            self.chunks().into_par_iter().map(run).collect()
-        } else {
-            vec![run(self.single_chunk())]
-        };
         let step = self.step + 1;
-        let mut newton_iterations = 0;
-        for r in results {
-            match r {
-                Ok(its) => newton_iterations = newton_iterations.max(its),
-                Err((body, Failure::Newton(f))) => {
-                    let tolerance = match &scheme {
-                        Scheme::RigImp(s) => s.tolerance,
-                        _ => 0.0,
-                    };
-                    return Err(RigidError::NewtonNotConverged {
-                        step,
-                        time: t,
-                        body,
-                        iterations: f.iterations,
-                        residual: f.residual,
-                        tolerance,
-                    });
-                }
-                Err((body, Failure::NonFinite)) => {
-                    return Err(RigidError::NonFiniteState {
-                        step,
-                        time: t,
-                        body,
-                    });
-                }
-            }
-        }
+        // Chunks report in chunk order; the first failure (lowest body) wins.
+        let outcome = if self.bodies.len() > CHUNK {
+            let results: Vec<ChunkResult> = self.chunks().into_par_iter().map(run).collect();
+            results
+                .into_iter()
+                .try_fold(0, |most, r| r.map(|its: usize| most.max(its)))
+        } else {
+            run(self.single_chunk())
+        };
+        let newton_iterations = outcome.map_err(|(body, failure)| match failure {
+            Failure::Newton(f) => RigidError::NewtonNotConverged {
+                step,
+                time: t,
+                body,
+                iterations: f.iterations,
+                residual: f.residual,
+                tolerance: match &scheme {
+                    Scheme::RigImp(s) => s.tolerance,
+                    _ => 0.0,
+                },
+            },
+            Failure::NonFinite => RigidError::NonFiniteState {
+                step,
+                time: t,
+                body,
+            },
+        })?;
         self.step = step;
         Ok(StepReport {
             step,
@@ -309,12 +307,7 @@ fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
 
 /// Steps the bodies of one chunk; returns the largest Newton iteration count, or the first
 /// failing body.
-fn step_chunk(
-    c: Chunk<'_>,
-    scheme: &Scheme,
-    h: f64,
-    gravity: Vec3,
-) -> Result<usize, (usize, Failure)> {
+fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
     let half = 0.5 * h;
     let mut pivots = c.pivots.iter().peekable();
     let mut loads = c.loads.iter().zip(c.load_values).peekable();

@@ -336,3 +336,21 @@ fn bad_parameters_are_refused() {
         "{message}"
     );
 }
+
+#[test]
+fn the_fixed_point_stays_fixed() {
+    // The heavy top's tip is the body point −X_c = −e₃ from its centre: it stays at the
+    // origin with zero velocity, and the centre stays at distance l = 1.
+    for scheme in schemes() {
+        let mut top = common::heavy_top(scheme, 0.003);
+        for _ in 0..1000 {
+            top.step().expect("step");
+        }
+        let b = top.bodies();
+        let (tip, tip_velocity) = b.material_point(0, [0.0, 0.0, -1.0]);
+        assert!(norm(tip) < 1e-14, "{tip:?}");
+        assert!(norm(tip_velocity) < 1e-12, "{tip_velocity:?}");
+        assert!((norm(b.positions()[0]) - 1.0).abs() < 1e-14);
+        assert_eq!(b.fixed_point(0), Some([0.0; 3]));
+    }
+}
