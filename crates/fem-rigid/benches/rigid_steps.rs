@@ -5,7 +5,9 @@
 //!
 //! Before divan runs, a table is printed from interleaved timings (step, stream, step, stream,
 //! …; medians): time per step, per body, the stream pass, their ratio and the bandwidth the
-//! stream reaches. `RIGID_BENCH_MAX_N` (default 1 000 000) leaves out larger sizes.
+//! stream reaches, and the CPU time the process used per wall second during the steps (from
+//! `/proc/self/stat`, all threads; on a machine shared with other jobs it shows how many cores
+//! the run really had). `RIGID_BENCH_MAX_N` (default 1 000 000) leaves out larger sizes.
 //!
 //! The bodies: `J = diag(1, 1.5 + δ, 2)`, `|Ω| ≈ 1`, `h = 1e-3` (so `h|Ω|/2 ≪ 1/2`: the series
 //! branch of the Rodrigues coefficients, as in most real steps).
@@ -49,19 +51,39 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Seconds per call of `f`, timed over `reps` calls.
-fn time(reps: usize, mut f: impl FnMut()) -> f64 {
-    let t = Instant::now();
+/// CPU seconds (user + system, all threads) of this process so far; 0 where `/proc` is absent.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |k: usize| {
+        fields
+            .get(k)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0 // USER_HZ = 100 on Linux
+}
+
+/// Wall and CPU seconds per call of `f`, timed over `reps` calls.
+fn time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
+    let (t, c) = (Instant::now(), cpu_seconds());
     for _ in 0..reps {
         f();
     }
-    t.elapsed().as_secs_f64() / reps as f64
+    let wall = t.elapsed().as_secs_f64() / reps as f64;
+    (wall, (cpu_seconds() - c) / reps as f64)
 }
 
 fn table() {
     eprintln!("threads: {}", rayon::current_num_threads());
     eprintln!(
-        "N        scheme   step (s)    per body (ns)  stream (s)  step/stream  stream GB/s  steps/s"
+        "N        scheme   step (s)    per body (ns)  stream (s)  step/stream  stream GB/s  steps/s    CPU/wall (step)"
     );
     for n in SIZES {
         if n > max_n() {
@@ -73,21 +95,24 @@ fn table() {
             let mut s = free_bodies(n, scheme);
             s.step().expect("warm-up");
             s.stream_pass(0.0);
-            let (mut steps, mut streams) = (Vec::new(), Vec::new());
+            let (mut steps, mut streams, mut cpu, mut wall) = (Vec::new(), Vec::new(), 0.0, 0.0);
             for _ in 0..7 {
-                steps.push(time(reps, || {
+                let (w, c) = time(reps, || {
                     divan::black_box(s.step().expect("step"));
-                }));
-                streams.push(time(reps, || s.stream_pass(divan::black_box(0.0))));
+                });
+                steps.push(w);
+                (wall, cpu) = (wall + w, cpu + c);
+                streams.push(time(reps, || s.stream_pass(divan::black_box(0.0))).0);
             }
             let (step, stream) = (median(steps), median(streams));
             eprintln!(
-                "{n:<8} {:<8} {step:<11.3e} {:<14.1} {stream:<11.3e} {:<12.2} {:<12.1} {:.3e}",
+                "{n:<8} {:<8} {step:<11.3e} {:<14.1} {stream:<11.3e} {:<12.2} {:<12.1} {:<10.3e} {:.2}",
                 scheme.name(),
                 step / n as f64 * 1e9,
                 step / stream,
                 BYTES_PER_BODY * n as f64 / stream / 1e9,
-                1.0 / step
+                1.0 / step,
+                cpu / wall
             );
         }
     }

@@ -495,7 +495,8 @@ impl RigidBodies {
         let g = norm(self.gravity);
         (0..self.len())
             .filter(|&i| {
-                if self.omega[i] != [0.0; 3] || self.loads.iter().any(|l| l.body == i) {
+                let loaded = self.loads.binary_search_by_key(&i, |l| l.body).is_ok();
+                if self.omega[i] != [0.0; 3] || loaded {
                     return false;
                 }
                 match self.pivot(i) {
