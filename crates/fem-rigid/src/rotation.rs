@@ -54,19 +54,43 @@ const INV_FACTORIAL: [f64; 19] = {
 /// `x³/7! < 1.6e-18` relative.
 const SHORT_SERIES_SQ: f64 = 2e-5;
 
-/// `Σ_{k=0}^{n-1} (−x)^k / (2k + offset)!` by Horner's rule, innermost term first, with
-/// `n = 3` for `x <` [`SHORT_SERIES_SQ`] (the usual step: `θ = h‖Ω‖/2 < 4.5e-3`) and `n = 8`
-/// otherwise.
+/// The coefficients `1/(2k + offset)!`, `k = 0..8`, of `Σ (−x)^k / (2k + offset)!`.
+const fn series_coefficients(offset: usize) -> [f64; 8] {
+    let mut c = [0.0; 8];
+    let mut k = 0;
+    while k < 8 {
+        c[k] = INV_FACTORIAL[2 * k + offset];
+        k += 1;
+    }
+    c
+}
+
+/// `a(θ) = sin θ/θ`, `b(θ) = (1 − cos θ)/θ²`, `c(θ) = (θ − sin θ)/θ³` as series in `x = θ²`.
+const A_SERIES: [f64; 8] = series_coefficients(1);
+const B_SERIES: [f64; 8] = series_coefficients(2);
+const C_SERIES: [f64; 8] = series_coefficients(3);
+
+/// `Σ_{k<N} (−x)^k c_k` by Horner's rule (unrolled: `N` is a constant).
 #[inline(always)]
-fn series(x: f64, offset: usize) -> f64 {
-    let terms = if x < SHORT_SERIES_SQ { 3 } else { 8 };
-    let mut k = terms - 1;
-    let mut s = INV_FACTORIAL[2 * k + offset];
+fn horner<const N: usize>(x: f64, c: &[f64; 8]) -> f64 {
+    let mut s = c[N - 1];
+    let mut k = N - 1;
     while k > 0 {
         k -= 1;
-        s = INV_FACTORIAL[2 * k + offset] - x * s;
+        s = c[k] - x * s;
     }
     s
+}
+
+/// The series `c` at `x < SERIES_ANGLE²`: 3 terms for `x <` [`SHORT_SERIES_SQ`] (the usual
+/// step: `θ = h‖Ω‖/2 < 4.5e-3`), 8 otherwise.
+#[inline(always)]
+fn series(x: f64, c: &[f64; 8]) -> f64 {
+    if x < SHORT_SERIES_SQ {
+        horner::<3>(x, c)
+    } else {
+        horner::<8>(x, c)
+    }
 }
 
 /// The Rodrigues coefficients `(a, b) = (sin θ / θ, (1 − cos θ) / θ²)` as functions of
@@ -74,7 +98,7 @@ fn series(x: f64, offset: usize) -> f64 {
 #[inline(always)]
 pub fn rodrigues_coefficients(theta_sq: f64) -> (f64, f64) {
     if theta_sq < SERIES_ANGLE_SQ {
-        (series(theta_sq, 1), series(theta_sq, 2))
+        (series(theta_sq, &A_SERIES), series(theta_sq, &B_SERIES))
     } else {
         let theta = theta_sq.sqrt();
         let (s, c) = (0.5 * theta).sin_cos();
@@ -87,7 +111,7 @@ pub fn rodrigues_coefficients(theta_sq: f64) -> (f64, f64) {
 #[inline(always)]
 fn tangent_coefficient(theta_sq: f64) -> f64 {
     if theta_sq < SERIES_ANGLE_SQ {
-        series(theta_sq, 3)
+        series(theta_sq, &C_SERIES)
     } else {
         let theta = theta_sq.sqrt();
         (theta - theta.sin()) / (theta * theta_sq)
