@@ -92,10 +92,11 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// The process exit code: 2 when nothing was run (the output location), 1 otherwise.
+    /// The process exit code: 2 when nothing was run (the output location, or an initial
+    /// state that is not finite), 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::OutputLocation(_) => 2,
+            RunError::OutputLocation(_) | RunError::NonFinite { step: 0, .. } => 2,
             _ => 1,
         }
     }
