@@ -429,13 +429,15 @@ impl ModalMoreauJean {
         let (q, u) = (&mut self.q[..n], &mut self.u[..n]);
         let (fc, fs) = (&self.flow_c[..n], &self.flow_s[..n]);
         let (fcd, fsd) = (&self.flow_c_dot[..n], &self.flow_s_dot[..n]);
+        // `q·0 + u·0` is 0 unless one of them is infinite or NaN: one test per mode, which
+        // keeps the loop as fast as the seed's form (`is_finite` on both costs 25 %).
         let mut finite = true;
         for k in 0..n {
             let (qk, uk) = (q[k], u[k]);
             let (qn, un) = (fc[k] * qk + fs[k] * uk, fcd[k] * qk + fsd[k] * uk);
             q[k] = qn;
             u[k] = un;
-            finite &= qn.is_finite() & un.is_finite();
+            finite &= qn * 0.0 + un * 0.0 == 0.0;
         }
         let mut report = StepReport {
             min_gap: f64::INFINITY,
@@ -475,7 +477,7 @@ impl ModalMoreauJean {
                 for k in 0..n {
                     q[k] += ip[k] * impulse[k];
                     u[k] += iv[k] * impulse[k];
-                    finite &= q[k].is_finite() & u[k].is_finite();
+                    finite &= q[k] * 0.0 + u[k] * 0.0 == 0.0;
                 }
                 for (j, &l) in c.lambda.iter().enumerate() {
                     if l != 0.0 {
