@@ -74,6 +74,12 @@ fn free_flight_is_exact_before_the_first_contact() {
             }
             steps += 1;
             let t = s.time();
+            // The exact sums cost 6000 sines per step: compare at the first 20 steps and every
+            // 16th after (the energy at every step).
+            err_e = err_e.max((s.energy().plain - e0).abs() / e0);
+            if steps > 20 && steps % 16 != 0 {
+                continue;
+            }
             for row in rows.chunks(n) {
                 let (mut u, mut v, mut u_ex, mut v_ex) = (0.0, 0.0, 0.0, 0.0);
                 for k in 0..n {
@@ -86,7 +92,6 @@ fn free_flight_is_exact_before_the_first_contact() {
                 err_u = err_u.max((u - u_ex).abs() / amplitude);
                 err_v = err_v.max((v - v_ex).abs() / speed);
             }
-            err_e = err_e.max((s.energy().plain - e0).abs() / e0);
         }
         println!("| {wdt:e} | {steps} | {err_u:.1e} | {err_v:.1e} | {err_e:.1e} |");
         assert!(steps >= 5, "ω_max Δt = {wdt}: contact after {steps} steps");
