@@ -39,8 +39,11 @@
 //! seed's `1/W_k = sinc²(ω_kΔt/2)` in place of `S²/Δt² = sinc²(ω_kΔt)` is the member of the same
 //! family whose invariant is `Σ cos²(ω_kΔt/2) E_k`, which vanishes at `ω_kΔt = π, 3π, …`.)
 //! With `e = 0` the law is Moreau's catching-up `0 ≤ y^{i+1} ⊥ λ` (`ẏ^{i+1} + y^i/Δt`): a
-//! contact that crosses the obstacle during the step ends on it, not where the step began.
-//! Every law keeps `y^{i+1} ≥ 0`.
+//! contact that crosses the obstacle during the step ends on it, not where the step began. A
+//! receding contact (`ẏ^i > 0`) predicted to penetrate gets the catching-up term
+//! `(1 − e) y^i/Δt` for every `e`, so that the energy falls (by `½(1 − e) λ y^{i−1}/Δt`)
+//! instead of rising by `½(1 − e) λ ẏ^i`, which made the seed's form blow up at
+//! `ω_maxΔt > π`. Every law keeps `y^{i+1} ≥ 0`; the order after impacts is one.
 
 use fem_constraints::{LcpSolver, UnilateralContacts};
 use nalgebra::DMatrix;
