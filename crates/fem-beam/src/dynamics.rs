@@ -826,9 +826,8 @@ impl PenaltyStepper {
                 }
             }
             for j in 0..n_p {
-                let e = j / 2;
-                let dn = model.elements()[e]
-                    .first_derivatives(fem_elements::hermite::constraint_rule().points[j % 2]);
+                let e = model.point_element(j);
+                let dn = model.point_derivatives()[j];
                 for a in 0..4 {
                     let ka = self.free_of[2 * e + a];
                     if ka == usize::MAX {

@@ -23,6 +23,7 @@
 //! ```
 
 mod block_tridiag;
+mod kkt_block;
 pub mod dynamics;
 pub mod error;
 pub mod kkt;
@@ -36,6 +37,9 @@ pub use dynamics::{
 };
 pub use error::BeamError;
 pub use kkt::{KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
-pub use model::{BeamModel, BeamParameters, BeamState, End, Placement, PointLoad, Sample};
-pub use statics::{StaticSolution, solve_static, solve_static_at};
+pub use model::{
+    BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, Placement,
+    PointLoad, Sample, Seabed,
+};
+pub use statics::{StaticSolution, solve_static, solve_static_at, solve_static_newton};
 pub use uzawa::{Acceleration, UzawaReport, UzawaSettings, UzawaSolver};
