@@ -18,7 +18,9 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use fem_assembly::CsrMatrix;
 
 use crate::error::BeamError;
-use crate::kkt::{NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+use crate::kkt::{KktAssembly, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
+use crate::model::ConstraintPoints;
 use crate::model::{BeamModel, BeamState, DIM, dot, norm};
 use crate::statics::check_state;
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
@@ -80,6 +82,12 @@ pub struct StepReport {
     pub kinetic_energy: f64,
     /// Largest nodal speed `|v|` (m/s).
     pub max_speed: f64,
+    /// Work done on the beam since `t = 0` by its prescribed ends and the seabed (J): the
+    /// energy-conserving scheme's balance is `energy = E₀ + support_work` (0 for the other
+    /// schemes, which do not track it).
+    pub support_work: f64,
+    /// Nodes held on the seabed at `t_{n+1}` (0 without a seabed).
+    pub nodes_on_seabed: usize,
 }
 
 /// The history shared by both schemes.
@@ -436,6 +444,8 @@ pub struct NewtonKktStepper {
     h: History,
     settings: NewtonKktSettings,
     solver: NewtonKktSolver,
+    /// The block engine ([`KktAssembly::Blocks`]), with the seabed's active set.
+    blocks: Option<(BlockKkt, ActiveSet)>,
     tension: Vec<f64>,
     report: NewtonKktReport,
 }
@@ -454,7 +464,18 @@ impl NewtonKktStepper {
     ) -> Result<Self, BeamError> {
         settings.check()?;
         let h = History::new(model, x0, v0, time)?;
-        let solver = NewtonKktSolver::new(&h.model, &h.a0)?;
+        let needs_blocks = h.model.seabed().is_some()
+            || h.model.constraint_points() != ConstraintPoints::Gauss
+            || settings.assembly == KktAssembly::Blocks;
+        let blocks = needs_blocks.then(|| {
+            let held = initial_contact(&h.model, &h.x);
+            (BlockKkt::new(&h.model), held)
+        });
+        let solver = if needs_blocks {
+            NewtonKktSolver::empty()
+        } else {
+            NewtonKktSolver::new(&h.model, &h.a0)?
+        };
         let n_p = h.model.n_points();
         let mut d = vec![[0.0; 3]; n_p];
         h.model.tangents_at_points(&h.x, &mut d);
@@ -480,6 +501,7 @@ impl NewtonKktStepper {
             h,
             settings,
             solver,
+            blocks,
             tension,
             report: NewtonKktReport::default(),
         })
@@ -489,6 +511,9 @@ impl NewtonKktStepper {
 
     /// Advances one step (see the module's step contract).
     pub fn step(&mut self) -> Result<StepReport, BeamError> {
+        if self.blocks.is_some() {
+            return self.step_blocks();
+        }
         let (_, mut x_new, half) = self.h.base();
         let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
         self.h.model.apply_prescribed(t_new, &mut x_new);
@@ -565,6 +590,71 @@ impl NewtonKktStepper {
         )
     }
 
+    /// One step on the block engine ([`KktAssembly::Blocks`]): the same equations, the
+    /// seabed's active set carried from step to step.
+    fn step_blocks(&mut self) -> Result<StepReport, BeamError> {
+        let (u, w, half) = self.h.split();
+        let mut x_new = u.clone();
+        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        self.h.model.apply_prescribed(t_new, &mut x_new);
+        let mut tension: Vec<f64> = self.tension.iter().map(|t| t * half).collect();
+        let form = ResidualForm {
+            mass: 1.0 / (self.h.time.dt * self.h.time.dt),
+            anchor: &u,
+            bending: self.h.time.alpha,
+            offset: &w,
+            load: half,
+            theta: 1.0,
+            reference: &[],
+        };
+        let jac = JacobianForm {
+            mass: form.mass,
+            bending: form.bending,
+            geometric: 1.0,
+        };
+        let (kkt, contact) = self.blocks.as_mut().expect("block engine");
+        hold_contact(&self.h.model, contact, &mut x_new);
+        let out = crate::kkt_block::newton(
+            kkt,
+            &self.h.model,
+            &form,
+            &jac,
+            &mut x_new,
+            &mut tension,
+            contact,
+            &self.settings,
+        )?;
+        self.report = out.report;
+        if !out.converged {
+            return Err(BeamError::NewtonDiverged {
+                step: self.h.step + 1,
+                iterations: out.report.iterations,
+                residual: out
+                    .report
+                    .step_change
+                    .max(out.report.multiplier_change)
+                    .max(out.report.max_constraint_violation),
+                tolerance: self.settings.step_tolerance,
+            });
+        }
+        let on_seabed = contact.held.iter().filter(|&&h| h).count();
+        self.tension = tension.iter().map(|t| t / half).collect();
+        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
+        self.h.advance(
+            x_new,
+            StepReport {
+                iterations: out.report.iterations,
+                residual: out.report.constraint_residual,
+                multiplier_change: out.report.multiplier_change,
+                energy,
+                kinetic_energy,
+                max_speed,
+                nodes_on_seabed: on_seabed,
+                ..StepReport::default()
+            },
+        )
+    }
+
     /// Tension `T_j` at each constraint point of the current level (N).
     pub fn tensions(&self) -> &[f64] {
         &self.tension
@@ -591,12 +681,41 @@ impl NewtonKktStepper {
 
     /// Numeric factorizations of the KKT matrix in this run (one per Newton iteration).
     pub fn factorization_count(&self) -> usize {
-        self.solver.factorization_count()
+        match &self.blocks {
+            Some((kkt, _)) => kkt.factorization_count(),
+            None => self.solver.factorization_count(),
+        }
     }
 
     /// The Newton–KKT solver (its size and pattern).
     pub fn solver(&self) -> &NewtonKktSolver {
         &self.solver
+    }
+}
+
+/// The seabed's active set of a starting configuration: the nodes at (or below) the plane.
+pub(crate) fn initial_contact(model: &BeamModel, x: &[f64]) -> ActiveSet {
+    let held = match model.seabed() {
+        Some(sb) => {
+            let n_s = model.n_scalar();
+            (0..model.n_nodes())
+                .map(|i| !model.is_fixed(2 * i) && x[sb.axis * n_s + 2 * i] <= sb.level)
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    ActiveSet { held }
+}
+
+/// Keeps the held nodes of `x` (a predictor) on the seabed.
+pub(crate) fn hold_contact(model: &BeamModel, contact: &ActiveSet, x: &mut [f64]) {
+    if let Some(sb) = model.seabed() {
+        let n_s = model.n_scalar();
+        for (i, &h) in contact.held.iter().enumerate() {
+            if h {
+                x[sb.axis * n_s + 2 * i] = sb.level;
+            }
+        }
     }
 }
 

@@ -65,6 +65,15 @@ pub enum BeamError {
         /// The seabed's level (m).
         level: f64,
     },
+    /// The beam is longer than the taut path over the seabed.
+    #[error(
+        "the beam is {excess} m longer than the taut path from end_a over the seabed to end_b: \
+         a slack cable on a frictionless seabed has no unique equilibrium"
+    )]
+    SlackOnSeabed {
+        /// Length beyond the taut path (m).
+        excess: f64,
+    },
     /// A feature the chosen solver does not support.
     #[error("{what}")]
     Unsupported {

@@ -698,6 +698,7 @@ pub(crate) fn newton(
             return Ok(out);
         }
         let m = kkt.apply_update(model, x, tension);
+        model.normalize_nodal_tangents(x);
         model.tangents_at_points(x, &mut trial);
         let (mut cmax, mut c2) = (0.0f64, 0.0);
         for j in 0..model.n_points() {

@@ -25,6 +25,7 @@
 mod block_tridiag;
 mod kkt_block;
 pub mod dynamics;
+pub mod energy;
 pub mod error;
 pub mod kkt;
 pub mod model;
@@ -35,8 +36,9 @@ pub use dynamics::{
     AugmentedLagrangianStepper, NewtonKktStepper, PenaltyForm, PenaltySettings, PenaltyStepper,
     StepReport, TimeSettings,
 };
+pub use energy::EnergyConservingStepper;
 pub use error::BeamError;
-pub use kkt::{KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+pub use kkt::{KktAssembly, KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 pub use model::{
     BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, Placement,
     PointLoad, Sample, Seabed,

@@ -875,6 +875,144 @@ impl BeamState {
         Ok(Self::arc(model, a, b, bulge))
     }
 
+    /// A taut start for a beam between `a` and `b` resting on the model's seabed: the polyline
+    /// `a → a' → c → b` of length `L`, `a'` the foot of `a` on the seabed and `c` on the
+    /// seabed between `a'` and the foot `b'` of `b`, at the distance `d` from `a'` with
+    /// `|a a'| + d + |c b| = L`. Nodes are placed along it by arc length, tangents along its
+    /// segments (unit; a node at a corner takes the outgoing segment).
+    ///
+    /// Refused: no seabed ([`BeamError::Unsupported`]), an end below it
+    /// ([`BeamError::EndBelowSeabed`]), `L` too short to reach the seabed taut
+    /// ([`BeamError::SupportsOutOfReach`] with `span` the shortest such polyline), or so long
+    /// that even `d = |a'b'|` leaves slack (a slack cable on a frictionless seabed has no
+    /// unique equilibrium; [`BeamError::SlackOnSeabed`]).
+    pub fn taut_over_seabed(model: &BeamModel, a: [f64; 3], b: [f64; 3]) -> Result<Self, BeamError> {
+        let Some(sb) = model.seabed() else {
+            return Err(BeamError::Unsupported {
+                what: "taut_over_seabed needs a model with a seabed",
+            });
+        };
+        let (ha, hb) = (a[sb.axis] - sb.level, b[sb.axis] - sb.level);
+        for (end, h, p) in [("end_a", ha, a), ("end_b", hb, b)] {
+            if h < 0.0 {
+                return Err(BeamError::EndBelowSeabed {
+                    end,
+                    height: p[sb.axis],
+                    level: sb.level,
+                });
+            }
+        }
+        let mut fa = a;
+        fa[sb.axis] = sb.level;
+        let mut fb = b;
+        fb[sb.axis] = sb.level;
+        let dd = dist(fa, fb);
+        let l = model.length();
+        let f = |d: f64| ha + d + ((dd - d) * (dd - d) + hb * hb).sqrt();
+        if f(0.0) > l {
+            return Err(BeamError::SupportsOutOfReach {
+                span: f(0.0),
+                length: l,
+            });
+        }
+        if f(dd) < l {
+            return Err(BeamError::SlackOnSeabed {
+                excess: l - f(dd),
+            });
+        }
+        // f is nondecreasing in d: bisection.
+        let (mut lo, mut hi) = (0.0, dd);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) < l {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let d = 0.5 * (lo + hi);
+        let dir = if dd > 0.0 {
+            scale(sub(fb, fa), 1.0 / dd)
+        } else {
+            [0.0; 3]
+        };
+        let c = add(fa, scale(dir, d));
+        let corners = [a, fa, c, b];
+        let mut seg_len = [0.0; 3];
+        for k in 0..3 {
+            seg_len[k] = dist(corners[k], corners[k + 1]);
+        }
+        let mut positions = Vec::with_capacity(model.n_nodes());
+        let mut tangents = Vec::with_capacity(model.n_nodes());
+        for &s in model.node_arc_lengths() {
+            let mut rest = s;
+            let mut k = 0;
+            while k < 2 && (seg_len[k] == 0.0 || rest >= seg_len[k]) {
+                rest -= seg_len[k];
+                k += 1;
+            }
+            let t = if seg_len[k] > 0.0 {
+                scale(sub(corners[k + 1], corners[k]), 1.0 / seg_len[k])
+            } else {
+                dir
+            };
+            positions.push(add(corners[k], scale(t, rest.min(seg_len[k]))));
+            tangents.push(t);
+        }
+        Ok(Self {
+            positions,
+            tangents,
+        })
+    }
+
+    /// The inextensible catenary with a grounded part, from `a` on the seabed to `b` above it:
+    /// the shape of a cable (`EI = 0`) under uniform gravity `−|g| e_axis` on a frictionless
+    /// seabed, a good start for a light beam too.
+    ///
+    /// With `X` the horizontal distance from `a` to `b`, `Y` the height of `b` above the
+    /// seabed and `L_s` the suspended length, the suspended part is the catenary
+    /// `y = c (cosh(ξ/c) − 1)` leaving the seabed tangentially at the touchdown point, so
+    /// `L_s = c sinh(X_s/c)` and `Y = c (cosh(X_s/c) − 1)`, hence `L_s² = Y² + 2cY`, i.e.
+    /// `c = (L_s² − Y²)/(2Y)`, and `X_s = c asinh(L_s/c)`; the grounded part is straight and
+    /// taut (frictionless: constant tension `H = ρ|g| c`), of length `L − L_s`, so
+    /// `L − L_s + c asinh(L_s/c) = X`, solved for `L_s ∈ (Y, L)` by bisection. The touchdown
+    /// point lies at `L − L_s` from `a`.
+    ///
+    /// Refused: no seabed, gravity not along `−e_axis`, `a` not on the seabed or `b` below it,
+    /// a cable too long ([`BeamError::SlackOnSeabed`]) or too short to touch the seabed
+    /// ([`BeamError::Unsupported`]).
+    pub fn catenary_over_seabed(
+        model: &BeamModel,
+        a: [f64; 3],
+        b: [f64; 3],
+    ) -> Result<Self, BeamError> {
+        let (l_s, c, u, l) = catenary_over_seabed_parameters(model, a, b)?;
+        let sb = model.seabed().expect("checked above");
+        let mut up = [0.0; 3];
+        up[sb.axis] = 1.0;
+        let x_t = l - l_s;
+        let mut positions = Vec::with_capacity(model.n_nodes());
+        let mut tangents = Vec::with_capacity(model.n_nodes());
+        for &s in model.node_arc_lengths() {
+            if s <= x_t {
+                positions.push(add(a, scale(u, s)));
+                tangents.push(u);
+            } else {
+                let q = (s - x_t) / c;
+                let r = (1.0 + q * q).sqrt();
+                positions.push(add(
+                    a,
+                    add(scale(u, x_t + c * q.asinh()), scale(up, c * (r - 1.0))),
+                ));
+                tangents.push(add(scale(u, 1.0 / r), scale(up, q / r)));
+            }
+        }
+        Ok(Self {
+            positions,
+            tangents,
+        })
+    }
+
     /// Positions at the polyline's points with tangents along the averaged unit chords.
     pub fn from_polyline(points: &[[f64; 3]]) -> Self {
         let n = points.len();
@@ -922,6 +1060,78 @@ impl BeamState {
                 .collect(),
         }
     }
+}
+
+/// `(L_s, c, u, L)` of [`BeamState::catenary_over_seabed`]: the suspended length, the
+/// catenary parameter `c = H/(ρ|g|)`, the horizontal unit vector from `a` towards `b` and the
+/// length.
+pub fn catenary_over_seabed_parameters(
+    model: &BeamModel,
+    a: [f64; 3],
+    b: [f64; 3],
+) -> Result<(f64, f64, [f64; 3], f64), BeamError> {
+    let Some(sb) = model.seabed() else {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs a model with a seabed",
+        });
+    };
+    let g = model.parameters().gravity;
+    let gn = norm(g);
+    if !(gn > 0.0 && (-g[sb.axis] - gn).abs() <= 1e-12 * gn) {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs gravity along -e_axis of the seabed",
+        });
+    }
+    let l = model.length();
+    if (a[sb.axis] - sb.level).abs() > 1e-9 * l {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs end a on the seabed",
+        });
+    }
+    let y = b[sb.axis] - sb.level;
+    if y <= 0.0 {
+        return Err(BeamError::EndBelowSeabed {
+            end: "end_b",
+            height: b[sb.axis],
+            level: sb.level,
+        });
+    }
+    let mut h = sub(b, a);
+    h[sb.axis] = 0.0;
+    let x = norm(h);
+    if x == 0.0 {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs end b horizontally away from end a",
+        });
+    }
+    let u = scale(h, 1.0 / x);
+    let param = |ls: f64| (ls * ls - y * y) / (2.0 * y);
+    let f = |ls: f64| {
+        let c = param(ls);
+        l - ls + c * (ls / c).asinh() - x
+    };
+    if l - y - x >= 0.0 {
+        return Err(BeamError::SlackOnSeabed {
+            excess: l - y - x,
+        });
+    }
+    if f(l) < 0.0 {
+        return Err(BeamError::Unsupported {
+            what: "the cable is too short to rest on the seabed (its catenary from end a to \
+                   end b has no grounded part)",
+        });
+    }
+    let (mut lo, mut hi) = (y * (1.0 + 1e-15), l);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let ls = 0.5 * (lo + hi);
+    Ok((ls, param(ls), u, l))
 }
 
 fn check_positive(name: &'static str, v: f64) -> Result<(), BeamError> {

@@ -158,7 +158,8 @@ pub fn solve_static_newton(
     model.apply_prescribed(t, &mut x0);
     let mut kkt = BlockKkt::new(model);
     let floor = 1e-10 * model.load().iter().fold(1e-300f64, |m, f| m.max(f.abs()));
-    let held0 = vec![false; if model.seabed().is_some() { model.n_nodes() } else { 0 }];
+    // Nodes starting on (or below) the seabed are held from the start.
+    let held0 = crate::dynamics::initial_contact(model, &x0).held;
     let mut x = x0.clone();
     let mut tension = vec![0.0; n_p];
     let mut contact = ActiveSet {
@@ -289,26 +290,37 @@ fn newton_static(
     let (n_p, l) = (model.n_points(), model.length());
     let p = model.parameters();
     let mu0 = 10.0 * (p.bending_stiffness / l.powi(4) + total_load(model) / (l * l)) / p.density;
+    let mut mu = mu0;
     let w = model.point_weights();
     let mut d = vec![[0.0; 3]; n_p];
     let (mut dx_prev, mut dt_prev) = (f64::INFINITY, f64::INFINITY);
     let mut report = NewtonKktReport::default();
-    for it in 1..=settings.max_iterations.min(30) {
+    // At most 30 iterations that do not change the seabed's active set (a touchdown point
+    // moving node by node does not count against the limit).
+    let mut quiet = 0;
+    for it in 1..=settings.max_iterations {
         kkt.set_blocked(model, contact);
         kkt.residual(model, &form, x, tension);
         let changes = update_contact(model, kkt, x, contact, floor);
         if changes > 0 {
             kkt.set_blocked(model, contact);
             kkt.residual(model, &form, x, tension);
+        } else {
+            quiet += 1;
+            if quiet > 30 {
+                return Ok((report, false));
+            }
         }
         let (stat, _) = kkt.residual_norms(model);
         report.iterations = it;
-        // The proximal term μ M, μ = μ₀ 10^{1−it} for the first 6 iterations, then 0.
-        let mu = if it <= 6 {
-            mu0 * 0.1f64.powi(it as i32 - 1)
-        } else {
-            0.0
-        };
+        // The proximal term μ M: μ₀, divided by `decay` after every iteration that did not
+        // change the seabed's active set, 0 below 1e-5 μ₀.
+        if it > 1 && changes == 0 {
+            mu *= 0.1;
+        }
+        if mu < 1e-5 * mu0 {
+            mu = 0.0;
+        }
         let jac = JacobianForm {
             mass: mu,
             bending: 1.0,

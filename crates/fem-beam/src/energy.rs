@@ -1,0 +1,320 @@
+//! An energy-conserving, second-order scheme for the inextensible beam: the constrained
+//! midpoint rule, beside the paper's (97).
+//!
+//! With `v` the velocity of every dof (positions and tangents) and `x̄ = (xⁿ⁺¹ + xⁿ)/2`,
+//!
+//! ```text
+//! (xⁿ⁺¹ − xⁿ)/Δt = (vⁿ⁺¹ + vⁿ)/2,
+//! ρM (vⁿ⁺¹ − vⁿ)/Δt + EI K x̄ − F + Σ_j w_j T_j N'_j ⊗ x̄'_j = 0,
+//! |xⁿ⁺¹'(s_j)| = 1 at every constraint point,
+//! ```
+//!
+//! the trapezoidal rule in the velocity and the midpoint rule in the forces, with the
+//! constraint force along the *midpoint* tangent. For the quadratic constraint
+//! `c_j = ½(|x'_j|² − 1)`, `c_j(xⁿ⁺¹) − c_j(xⁿ) = x̄'_j·(xⁿ⁺¹ − xⁿ)'_j` exactly: `x̄'_j` is the
+//! discrete gradient of `c_j` (the beam's counterpart of the paper's (30)). Testing the force
+//! equation with `xⁿ⁺¹ − xⁿ` gives
+//!
+//! ```text
+//! Eⁿ⁺¹ − Eⁿ = −Σ_j w_j T_j (c_j(xⁿ⁺¹) − c_j(xⁿ)) + (work of the supports) = work of the supports,
+//! Eⁿ = ½ vⁿᵀ ρM vⁿ + ½ EI xⁿᵀ K xⁿ − F·xⁿ,
+//! ```
+//!
+//! since the constraint holds at both levels: the energy is conserved to the Newton
+//! tolerance with fixed ends, and its change equals the work of moving ends and of the seabed
+//! otherwise (tracked in [`StepReport::support_work`]). The constraint holds at every level
+//! (not only at the end of the step, as in (97)), and the scheme is second order in `Δt`.
+//!
+//! Each step solves, for `xⁿ⁺¹` and `Tⁿ⁺½`, with `vⁿ⁺¹ = 2(xⁿ⁺¹ − xⁿ)/Δt − vⁿ` eliminated,
+//!
+//! ```text
+//! (2/Δt²) ρM (x − xⁿ − Δt vⁿ) + ½ EI K (x + xⁿ) − F + G(x̄)ᵀ T = 0,   c(x) = 0,
+//! ```
+//!
+//! by Newton on its KKT system ([`crate::kkt_block`], `θ = ½`): the Newton matrix has
+//! `G(x̄)ᵀ` in its columns and `B(x)` in its rows, so it is not symmetric; it stays block
+//! tridiagonal. Warm start: `xⁿ + Δt vⁿ` and the previous tensions.
+
+use crate::dynamics::{StepReport, TimeSettings, hold_contact, initial_contact};
+use crate::error::BeamError;
+use crate::kkt::{NewtonKktReport, NewtonKktSettings};
+use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
+use crate::model::{BeamModel, BeamState, DIM, dot, norm};
+use crate::statics::check_state;
+
+/// The energy-conserving constrained midpoint scheme (see the module documentation).
+///
+/// Step contract as the other steppers: it owns `xⁿ`, `vⁿ`, the step index `n` and
+/// `t_n = n Δt` (start at 0); [`EnergyConservingStepper::step`] computes level `n + 1` with
+/// the ends prescribed at `t_{n+1}`.
+#[derive(Debug)]
+pub struct EnergyConservingStepper {
+    model: BeamModel,
+    dt: f64,
+    settings: NewtonKktSettings,
+    x: Vec<f64>,
+    v: Vec<f64>,
+    tension: Vec<f64>,
+    step: u64,
+    kkt: BlockKkt,
+    contact: ActiveSet,
+    report: NewtonKktReport,
+    last: StepReport,
+    work: f64,
+    anchor: Vec<f64>,
+    offset: Vec<f64>,
+}
+
+impl EnergyConservingStepper {
+    /// Starts at `t = 0` from `x0` (which should satisfy `|x'| = 1`, e.g. a static solution)
+    /// with velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`) and optional
+    /// initial multipliers `λ_j` (the tensions `T_j = λ_j·x'_j/|x'_j|` start the first
+    /// Newton solve). `time.alpha` is not used (the scheme has none); `time.dt` is the step.
+    pub fn new(
+        model: BeamModel,
+        x0: &BeamState,
+        v0: Option<&BeamState>,
+        multipliers: Option<&[[f64; 3]]>,
+        time: TimeSettings,
+        settings: NewtonKktSettings,
+    ) -> Result<Self, BeamError> {
+        settings.check()?;
+        if !(time.dt > 0.0 && time.dt.is_finite()) {
+            return Err(BeamError::InvalidParameter {
+                name: "dt",
+                value: time.dt,
+                expected: "a positive finite time step",
+            });
+        }
+        check_state(&model, x0)?;
+        let x = x0.to_columns();
+        let v = match v0 {
+            Some(v) => {
+                check_state(&model, v)?;
+                v.to_columns()
+            }
+            None => vec![0.0; x.len()],
+        };
+        let n_p = model.n_points();
+        let mut d = vec![[0.0; 3]; n_p];
+        model.tangents_at_points(&x, &mut d);
+        let tension = match multipliers {
+            Some(m) if m.len() == n_p => m
+                .iter()
+                .zip(&d)
+                .enumerate()
+                .map(|(j, (l, t))| {
+                    let n = norm(*t);
+                    if n > 0.0 && model.point_is_active(j) {
+                        dot(*l, *t) / n
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+            Some(m) => {
+                return Err(BeamError::BadState {
+                    what: "initial multipliers",
+                    found: m.len(),
+                    expected: n_p,
+                });
+            }
+            None => vec![0.0; n_p],
+        };
+        let contact = initial_contact(&model, &x);
+        let kkt = BlockKkt::new(&model);
+        let mut s = Self {
+            dt: time.dt,
+            settings,
+            anchor: vec![0.0; x.len()],
+            offset: vec![0.0; x.len()],
+            x,
+            v,
+            tension,
+            step: 0,
+            kkt,
+            contact,
+            report: NewtonKktReport::default(),
+            last: StepReport::default(),
+            work: 0.0,
+            model,
+        };
+        let (e, k, vmax) = s.energy(&s.x, &s.v);
+        s.last = StepReport {
+            energy: e,
+            kinetic_energy: k,
+            max_speed: vmax,
+            max_stretch_error: s.stretch_error(),
+            nodes_on_seabed: s.contact.held.iter().filter(|&&h| h).count(),
+            ..StepReport::default()
+        };
+        Ok(s)
+    }
+
+    /// `Eⁿ = ½ vᵀρMv + ½ EI xᵀKx − F·x`, the kinetic part and the largest nodal speed.
+    fn energy(&self, x: &[f64], v: &[f64]) -> (f64, f64, f64) {
+        let kin = self.model.kinetic_energy(v);
+        let e = kin + self.model.bending_energy(x) + self.model.load_potential(x);
+        let n_s = self.model.n_scalar();
+        let vmax = (0..self.model.n_nodes())
+            .map(|i| norm(std::array::from_fn(|c| v[c * n_s + 2 * i])))
+            .fold(0.0, f64::max);
+        (e, kin, vmax)
+    }
+
+    fn stretch_error(&self) -> f64 {
+        let mut d = vec![[0.0; 3]; self.model.n_points()];
+        self.model.tangents_at_points(&self.x, &mut d);
+        crate::kkt_block::max_stretch_error(&self.model, &d)
+    }
+
+    /// Advances one step (see the module documentation).
+    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+        let dt = self.dt;
+        let t_new = (self.step + 1) as f64 * dt;
+        for i in 0..self.x.len() {
+            self.anchor[i] = self.x[i] + dt * self.v[i];
+            self.offset[i] = 0.5 * self.x[i];
+        }
+        let mut x_new = self.anchor.clone();
+        self.model.apply_prescribed(t_new, &mut x_new);
+        hold_contact(&self.model, &self.contact, &mut x_new);
+        let mut tension = self.tension.clone();
+        let form = ResidualForm {
+            mass: 2.0 / (dt * dt),
+            anchor: &self.anchor,
+            bending: 0.5,
+            offset: &self.offset,
+            load: 1.0,
+            theta: 0.5,
+            reference: &self.x,
+        };
+        let jac = JacobianForm {
+            mass: form.mass,
+            bending: 0.5,
+            geometric: 0.5,
+        };
+        let out = crate::kkt_block::newton(
+            &mut self.kkt,
+            &self.model,
+            &form,
+            &jac,
+            &mut x_new,
+            &mut tension,
+            &mut self.contact,
+            &self.settings,
+        )?;
+        self.report = out.report;
+        if !out.converged {
+            return Err(BeamError::NewtonDiverged {
+                step: self.step + 1,
+                iterations: out.report.iterations,
+                residual: out
+                    .report
+                    .step_change
+                    .max(out.report.multiplier_change)
+                    .max(out.report.max_constraint_violation),
+                tolerance: self.settings.step_tolerance,
+            });
+        }
+        if x_new.iter().any(|v| !v.is_finite()) {
+            return Err(BeamError::NonFinite {
+                step: self.step + 1,
+            });
+        }
+        // The work of the supports: the residual at the converged state (the supports' force
+        // on a blocked dof) times the dof's displacement.
+        self.kkt.residual(&self.model, &form, &x_new, &tension);
+        let n_s = self.model.n_scalar();
+        let sb = self.model.seabed();
+        for c in 0..DIM {
+            for k in 0..n_s {
+                let held = sb.is_some_and(|sb| {
+                    c == sb.axis && k % 2 == 0 && self.contact.held[k / 2]
+                });
+                if self.model.is_fixed(k) || held {
+                    let i = c * n_s + k;
+                    self.work += self.kkt.res[i] * (x_new[i] - self.x[i]);
+                }
+            }
+        }
+        for i in 0..self.x.len() {
+            self.v[i] = 2.0 * (x_new[i] - self.x[i]) / dt - self.v[i];
+        }
+        self.x = x_new;
+        self.tension = tension;
+        self.step += 1;
+        let (energy, kinetic_energy, max_speed) = self.energy(&self.x, &self.v);
+        self.last = StepReport {
+            step: self.step,
+            time: self.step as f64 * dt,
+            iterations: out.report.iterations,
+            residual: out.report.constraint_residual,
+            multiplier_change: out.report.multiplier_change,
+            max_stretch_error: self.stretch_error(),
+            energy,
+            kinetic_energy,
+            max_speed,
+            support_work: self.work,
+            nodes_on_seabed: self.contact.held.iter().filter(|&&h| h).count(),
+        };
+        Ok(self.last)
+    }
+
+    /// The model.
+    pub fn model(&self) -> &BeamModel {
+        &self.model
+    }
+
+    /// Step index `n` of the current level.
+    pub fn step_index(&self) -> u64 {
+        self.step
+    }
+
+    /// Time `t_n = n Δt` of the current level.
+    pub fn time(&self) -> f64 {
+        self.step as f64 * self.dt
+    }
+
+    /// Node positions and tangents at the current level.
+    pub fn state(&self) -> BeamState {
+        BeamState::from_columns(&self.x)
+    }
+
+    /// Node velocities (positions `ẋ`, tangents `ẋ'`) at the current level.
+    pub fn velocity(&self) -> BeamState {
+        BeamState::from_columns(&self.v)
+    }
+
+    /// The current level in the model's column-major layout.
+    pub fn columns(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// The report of the last step (step 0: the initial energy `E₀`).
+    pub fn last_report(&self) -> StepReport {
+        self.last
+    }
+
+    /// The tensions `T_j^{n−1/2}` of the last step (N), one per constraint point.
+    pub fn tensions(&self) -> &[f64] {
+        &self.tension
+    }
+
+    /// The Newton–KKT report of the last step.
+    pub fn kkt_report(&self) -> NewtonKktReport {
+        self.report
+    }
+
+    /// Numeric factorizations of the KKT matrix in this run (one per Newton iteration).
+    pub fn factorization_count(&self) -> usize {
+        self.kkt.factorization_count()
+    }
+
+    /// `|x'|` at every constraint point of the current level.
+    pub fn stretches(&self) -> Vec<f64> {
+        let mut d = vec![[0.0; 3]; self.model.n_points()];
+        self.model.tangents_at_points(&self.x, &mut d);
+        d.iter().map(|v| norm(*v)).collect()
+    }
+}
