@@ -82,10 +82,13 @@ pub struct StepReport {
     pub kinetic_energy: f64,
     /// Largest nodal speed `|v|` (m/s).
     pub max_speed: f64,
-    /// Work done on the beam since `t = 0` by its prescribed ends and the seabed (J): the
-    /// energy-conserving scheme's balance is `energy = E₀ + support_work` (0 for the other
+    /// Work done on the beam since `t = 0` by its prescribed ends (J): the energy-conserving
+    /// scheme's balance is `energy = E₀ + support_work + seabed_work` (0 for the other
     /// schemes, which do not track it).
     pub support_work: f64,
+    /// Work done on the beam since `t = 0` by the seabed (J, ≤ 0): nonzero only at steps where
+    /// a node lands (a held node does not move, a node lifting off is free).
+    pub seabed_work: f64,
     /// Nodes held on the seabed at `t_{n+1}` (0 without a seabed).
     pub nodes_on_seabed: usize,
 }

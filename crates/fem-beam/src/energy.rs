@@ -22,7 +22,7 @@
 //!
 //! since the constraint holds at both levels: the energy is conserved to the Newton
 //! tolerance with fixed ends, and its change equals the work of moving ends and of the seabed
-//! otherwise (tracked in [`StepReport::support_work`]). The constraint holds at every level
+//! otherwise (tracked in [`StepReport::support_work`] and [`StepReport::seabed_work`]). The constraint holds at every level
 //! (not only at the end of the step, as in (97)), and the scheme is second order in `Δt`.
 //!
 //! Each step solves, for `xⁿ⁺¹` and `Tⁿ⁺½`, with `vⁿ⁺¹ = 2(xⁿ⁺¹ − xⁿ)/Δt − vⁿ` eliminated,
@@ -61,6 +61,7 @@ pub struct EnergyConservingStepper {
     report: NewtonKktReport,
     last: StepReport,
     work: f64,
+    seabed_work: f64,
     anchor: Vec<f64>,
     offset: Vec<f64>,
 }
@@ -137,6 +138,7 @@ impl EnergyConservingStepper {
             report: NewtonKktReport::default(),
             last: StepReport::default(),
             work: 0.0,
+            seabed_work: 0.0,
             model,
         };
         let (e, k, vmax) = s.energy(&s.x, &s.v);
@@ -232,9 +234,11 @@ impl EnergyConservingStepper {
                 let held = sb.is_some_and(|sb| {
                     c == sb.axis && k % 2 == 0 && self.contact.held[k / 2]
                 });
-                if self.model.is_fixed(k) || held {
-                    let i = c * n_s + k;
+                let i = c * n_s + k;
+                if self.model.is_fixed(k) {
                     self.work += self.kkt.res[i] * (x_new[i] - self.x[i]);
+                } else if held {
+                    self.seabed_work += self.kkt.res[i] * (x_new[i] - self.x[i]);
                 }
             }
         }
@@ -256,6 +260,7 @@ impl EnergyConservingStepper {
             kinetic_energy,
             max_speed,
             support_work: self.work,
+            seabed_work: self.seabed_work,
             nodes_on_seabed: self.contact.held.iter().filter(|&&h| h).count(),
         };
         Ok(self.last)
