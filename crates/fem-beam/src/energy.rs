@@ -33,7 +33,7 @@
 //!
 //! by Newton on its KKT system ([`crate::kkt_block`], `θ = ½`): the Newton matrix has
 //! `G(x̄)ᵀ` in its columns and `B(x)` in its rows, so it is not symmetric; it stays block
-//! tridiagonal. Warm start: `xⁿ + Δt vⁿ` and the previous tensions.
+//! tridiagonal. Warm start: `xⁿ + Δt vⁿ + ½Δt (vⁿ − vⁿ⁻¹)` and the previous tensions.
 
 use crate::dynamics::{StepReport, TimeSettings, hold_contact, initial_contact};
 use crate::error::BeamError;
@@ -54,6 +54,8 @@ pub struct EnergyConservingStepper {
     settings: NewtonKktSettings,
     x: Vec<f64>,
     v: Vec<f64>,
+    /// `vⁿ⁻¹` (the predictor's acceleration estimate; `vⁿ` at the start).
+    v_prev: Vec<f64>,
     tension: Vec<f64>,
     step: u64,
     kkt: BlockKkt,
@@ -129,6 +131,7 @@ impl EnergyConservingStepper {
             settings,
             anchor: vec![0.0; x.len()],
             offset: vec![0.0; x.len()],
+            v_prev: v.clone(),
             x,
             v,
             tension,
@@ -170,17 +173,75 @@ impl EnergyConservingStepper {
         crate::kkt_block::max_stretch_error(&self.model, &d)
     }
 
-    /// Advances one step (see the module documentation).
+    /// Advances one step (see the module documentation). If Newton does not converge, the
+    /// step is retried as two half steps (recursively, down to `Δt/16`): the scheme is a
+    /// one-step scheme, so the substeps are the same scheme with a smaller step and the energy
+    /// identity holds across them.
     pub fn step(&mut self) -> Result<StepReport, BeamError> {
-        let dt = self.dt;
-        let t_new = (self.step + 1) as f64 * dt;
+        let t0 = self.step as f64 * self.dt;
+        let (iterations, report) = self.substep(t0, self.dt, 0)?;
+        self.step += 1;
+        let (energy, kinetic_energy, max_speed) = self.energy(&self.x, &self.v);
+        self.last = StepReport {
+            step: self.step,
+            time: self.step as f64 * self.dt,
+            iterations,
+            residual: report.constraint_residual,
+            multiplier_change: report.multiplier_change,
+            max_stretch_error: self.stretch_error(),
+            energy,
+            kinetic_energy,
+            max_speed,
+            support_work: self.work,
+            seabed_work: self.seabed_work,
+            nodes_on_seabed: self.contact.held.iter().filter(|&&h| h).count(),
+        };
+        Ok(self.last)
+    }
+
+    /// Advances the state from `t0` by `dt` (halving on failure, `depth` halvings so far);
+    /// returns the Newton iterations spent and the last report.
+    fn substep(
+        &mut self,
+        t0: f64,
+        dt: f64,
+        depth: u32,
+    ) -> Result<(usize, NewtonKktReport), BeamError> {
+        let (converged, its) = self.try_substep(t0, dt)?;
+        if converged {
+            return Ok((its, self.report));
+        }
+        if depth >= 4 {
+            let r = self.report;
+            return Err(BeamError::NewtonDiverged {
+                step: self.step + 1,
+                iterations: r.iterations,
+                residual: r
+                    .step_change
+                    .max(r.multiplier_change)
+                    .max(r.max_constraint_violation),
+                tolerance: self.settings.step_tolerance,
+            });
+        }
+        let (a, _) = self.substep(t0, 0.5 * dt, depth + 1)?;
+        let (b, r) = self.substep(t0 + 0.5 * dt, 0.5 * dt, depth + 1)?;
+        Ok((its + a + b, r))
+    }
+
+    /// One step of size `dt` from `t0`; the state is updated only if Newton converged.
+    fn try_substep(&mut self, t0: f64, dt: f64) -> Result<(bool, usize), BeamError> {
+        let t_new = t0 + dt;
         for i in 0..self.x.len() {
             self.anchor[i] = self.x[i] + dt * self.v[i];
             self.offset[i] = 0.5 * self.x[i];
         }
-        let mut x_new = self.anchor.clone();
+        // Predictor xⁿ + Δt vⁿ + ½Δt (vⁿ − vⁿ⁻¹) (second order in Δt).
+        let mut x_new: Vec<f64> = (0..self.x.len())
+            .map(|i| self.anchor[i] + 0.5 * dt * (self.v[i] - self.v_prev[i]))
+            .collect();
         self.model.apply_prescribed(t_new, &mut x_new);
-        hold_contact(&self.model, &self.contact, &mut x_new);
+        let mut contact = self.contact.clone();
+        hold_contact(&self.model, &contact, &mut x_new);
         let mut tension = self.tension.clone();
         let form = ResidualForm {
             mass: 2.0 / (dt * dt),
@@ -203,26 +264,12 @@ impl EnergyConservingStepper {
             &jac,
             &mut x_new,
             &mut tension,
-            &mut self.contact,
+            &mut contact,
             &self.settings,
         )?;
         self.report = out.report;
-        if !out.converged {
-            return Err(BeamError::NewtonDiverged {
-                step: self.step + 1,
-                iterations: out.report.iterations,
-                residual: out
-                    .report
-                    .step_change
-                    .max(out.report.multiplier_change)
-                    .max(out.report.max_constraint_violation),
-                tolerance: self.settings.step_tolerance,
-            });
-        }
-        if x_new.iter().any(|v| !v.is_finite()) {
-            return Err(BeamError::NonFinite {
-                step: self.step + 1,
-            });
+        if !out.converged || x_new.iter().any(|v| !v.is_finite()) {
+            return Ok((false, out.report.iterations));
         }
         // The work of the supports: the residual at the converged state (the supports' force
         // on a blocked dof) times the dof's displacement.
@@ -231,9 +278,8 @@ impl EnergyConservingStepper {
         let sb = self.model.seabed();
         for c in 0..DIM {
             for k in 0..n_s {
-                let held = sb.is_some_and(|sb| {
-                    c == sb.axis && k % 2 == 0 && self.contact.held[k / 2]
-                });
+                let held =
+                    sb.is_some_and(|sb| c == sb.axis && k % 2 == 0 && contact.held[k / 2]);
                 let i = c * n_s + k;
                 if self.model.is_fixed(k) {
                     self.work += self.kkt.res[i] * (x_new[i] - self.x[i]);
@@ -243,27 +289,13 @@ impl EnergyConservingStepper {
             }
         }
         for i in 0..self.x.len() {
+            self.v_prev[i] = self.v[i];
             self.v[i] = 2.0 * (x_new[i] - self.x[i]) / dt - self.v[i];
         }
         self.x = x_new;
         self.tension = tension;
-        self.step += 1;
-        let (energy, kinetic_energy, max_speed) = self.energy(&self.x, &self.v);
-        self.last = StepReport {
-            step: self.step,
-            time: self.step as f64 * dt,
-            iterations: out.report.iterations,
-            residual: out.report.constraint_residual,
-            multiplier_change: out.report.multiplier_change,
-            max_stretch_error: self.stretch_error(),
-            energy,
-            kinetic_energy,
-            max_speed,
-            support_work: self.work,
-            seabed_work: self.seabed_work,
-            nodes_on_seabed: self.contact.held.iter().filter(|&&h| h).count(),
-        };
-        Ok(self.last)
+        self.contact = contact;
+        Ok((true, out.report.iterations))
     }
 
     /// The model.

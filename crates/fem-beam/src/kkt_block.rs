@@ -44,13 +44,12 @@
 //! onto it and held. A held node's position dof is treated as prescribed, so the block
 //! structure never changes and the penetration at the nodes is exactly zero.
 
-use nalgebra::SMatrix;
-
-use crate::block_tridiag::{BS, Lu8};
+use crate::block_tridiag::BS;
 use crate::error::BeamError;
 use crate::model::{BeamModel, DIM, norm};
 
-type M8 = SMatrix<f64, BS, BS>;
+/// A row-major 8×8 block.
+type Blk = [[f64; BS]; BS];
 
 /// The residual's coefficients (see the module documentation).
 #[derive(Clone, Copy, Debug)]
@@ -99,14 +98,24 @@ pub(crate) struct ActiveSet {
 pub(crate) struct BlockKkt {
     n_blocks: usize,
     n_s: usize,
-    diag: Vec<M8>,
-    lower: Vec<M8>,
-    upper: Vec<M8>,
-    lu: Vec<Lu8>,
+    /// `D_b` (row-major), assembled and scaled, then factorized in place (`P S = L U`).
+    diag: Vec<Blk>,
+    piv: Vec<[u8; BS]>,
+    /// The scalar 2×2 couplings of the Hessian part (the same for the three components):
+    /// `hd[b]` node `b` with itself, `hl[b]` node `b` (rows) with node `b − 1` (columns),
+    /// entry `2σ + τ` (`σ`, `τ` = 0 position, 1 tangent). `L_b`'s dof part is `hl[b] ⊗ I₃` and
+    /// `U_b`'s its transpose (the Hessian part is symmetric).
+    hd: Vec<[f64; 4]>,
+    hl: Vec<[f64; 4]>,
+    /// The rows `B` (in `L_b`) and the columns `Gᵀ` (in `U_b`) of the multipliers homed at
+    /// `b` on node `b − 1`'s dofs (local `3σ + c`), one per slot.
+    bl: Vec<[[f64; 6]; 2]>,
+    gu: Vec<[[f64; 6]; 2]>,
+    /// 1 for an unknown of the system, 0 for a blocked dof or an unused multiplier slot.
+    open: Vec<[f64; BS]>,
     /// Per block unknown (`8 b + local`): its scale and the right-hand side / solution.
     scale: Vec<f64>,
     rhs: Vec<f64>,
-    used: Vec<bool>,
     /// `x'_j` at `x` and `x̂'_j`.
     pub tangents: Vec<[f64; 3]>,
     pub tangents_hat: Vec<[f64; 3]>,
@@ -123,22 +132,26 @@ impl BlockKkt {
         let n_blocks = model.n_nodes();
         let n_p = model.n_points();
         let n_s = model.n_scalar();
-        Self {
+        let mut kkt = Self {
             n_blocks,
             n_s,
-            diag: vec![M8::zeros(); n_blocks],
-            lower: vec![M8::zeros(); n_blocks],
-            upper: vec![M8::zeros(); n_blocks],
-            lu: Vec::with_capacity(n_blocks),
+            diag: vec![[[0.0; BS]; BS]; n_blocks],
+            piv: vec![[0; BS]; n_blocks],
+            hd: vec![[0.0; 4]; n_blocks],
+            hl: vec![[0.0; 4]; n_blocks],
+            bl: vec![[[0.0; 6]; 2]; n_blocks],
+            gu: vec![[[0.0; 6]; 2]; n_blocks],
+            open: vec![[0.0; BS]; n_blocks],
             scale: vec![1.0; n_blocks * BS],
             rhs: vec![0.0; n_blocks * BS],
-            used: vec![false; n_blocks * BS],
             tangents: vec![[0.0; 3]; n_p],
             tangents_hat: vec![[0.0; 3]; n_p],
             res: vec![0.0; DIM * n_s],
             blocked: vec![false; DIM * n_s],
             factorizations: 0,
-        }
+        };
+        kkt.set_blocked(model, &ActiveSet::default());
+        kkt
     }
 
     /// Numeric factorizations so far.
@@ -165,6 +178,23 @@ impl BlockKkt {
                 if h {
                     self.blocked[sb.axis * n_s + 2 * i] = true;
                 }
+            }
+        }
+        for (b, o) in self.open.iter_mut().enumerate() {
+            for l in 0..2 * DIM {
+                o[l] = if self.blocked[(l % DIM) * n_s + 2 * b + l / DIM] {
+                    0.0
+                } else {
+                    1.0
+                };
+            }
+            o[2 * DIM] = 0.0;
+            o[2 * DIM + 1] = 0.0;
+        }
+        for j in 0..model.n_points() {
+            if model.point_is_active(j) {
+                let (b, q) = model.point_home(j);
+                self.open[b][2 * DIM + q] = 1.0;
             }
         }
     }
@@ -221,7 +251,6 @@ impl BlockKkt {
         tension: &[f64],
     ) -> Result<bool, BeamError> {
         self.assemble(model, jac, tension);
-        self.apply_scaling();
         let ok = self.factorize();
         self.factorizations += 1;
         if !ok {
@@ -240,7 +269,7 @@ impl BlockKkt {
         if self.blocked[c * self.n_s + k] {
             0.0
         } else {
-            self.rhs[(k / 2) * BS + 3 * (k % 2) + c]
+            self.rhs[(k / 2) * BS + DIM * (k % 2) + c]
         }
     }
 
@@ -336,79 +365,72 @@ impl BlockKkt {
         (rmax, cmax)
     }
 
+    /// Assembles the scaled Newton matrix (`D_b`, `hl`, `bl`, `gu`) and right-hand side.
+    ///
+    /// Scaling `D A D`: a dof by `1/√H_kk` (the same for the three components of a node's
+    /// position or tangent), a multiplier by the inverse max norm of its scaled constraint row.
     fn assemble(&mut self, model: &BeamModel, jac: &JacobianForm, tension: &[f64]) {
-        let n_s = self.n_s;
-        let nb = self.n_blocks;
-        for m in self.diag.iter_mut() {
-            m.fill(0.0);
-        }
-        for m in self.lower.iter_mut() {
-            m.fill(0.0);
-        }
-        for m in self.upper.iter_mut() {
-            m.fill(0.0);
-        }
-        self.rhs.fill(0.0);
-        self.used.fill(false);
+        let (nb, n_s) = (self.n_blocks, self.n_s);
         let rho = model.parameters().density;
         let ei = model.parameters().bending_stiffness;
         let w = model.point_weights();
         let dn = model.point_derivatives();
-        // Geometric stiffness per element: Σ_j w_j T_j N'_j N'_jᵀ over the element's points.
-        let mut kt = vec![[[0.0f64; 4]; 4]; model.n_elements()];
-        if jac.geometric != 0.0 {
-            for j in 0..model.n_points() {
-                let f = jac.geometric * w[j] * tension[j];
-                if f == 0.0 {
-                    continue;
-                }
-                let k = &mut kt[model.point_element(j)];
-                for a in 0..4 {
-                    for b in 0..4 {
-                        k[a][b] += f * dn[j][a] * dn[j][b];
-                    }
-                }
-            }
+        // The scalar Hessian couplings, element by element, then the geometric stiffness
+        // point by point.
+        for v in self.hd.iter_mut().chain(self.hl.iter_mut()) {
+            *v = [0.0; 4];
         }
         for (e, el) in model.elements().iter().enumerate() {
             let m = el.mass(rho);
-            let kb = el.bending(ei);
-            for a in 0..4 {
-                let (na, sa) = (e + a / 2, a % 2);
-                for b in 0..4 {
-                    let (nbk, sb) = (e + b / 2, b % 2);
-                    let v = jac.mass * m[a][b] + jac.bending * kb[a][b] + kt[e][a][b];
-                    if v == 0.0 {
-                        continue;
-                    }
+            let k = el.bending(ei);
+            let h = |a: usize, b: usize| jac.mass * m[a][b] + jac.bending * k[a][b];
+            add_element(&mut self.hd, &mut self.hl, e, h);
+        }
+        if jac.geometric != 0.0 {
+            for j in 0..model.n_points() {
+                let f = jac.geometric * w[j] * tension[j];
+                if f != 0.0 {
+                    let d = &dn[j];
+                    add_element(&mut self.hd, &mut self.hl, model.point_element(j), |a, b| {
+                        f * d[a] * d[b]
+                    });
+                }
+            }
+        }
+        // Dof scales and the scaled dof blocks.
+        for b in 0..nb {
+            let ss = [self.hd[b][0], self.hd[b][3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
+            for l in 0..2 * DIM {
+                self.scale[b * BS + l] = ss[l / DIM];
+            }
+            let o = self.open[b];
+            let d = &mut self.diag[b];
+            *d = [[0.0; BS]; BS];
+            for sg in 0..2 {
+                for tg in 0..2 {
+                    let v = self.hd[b][2 * sg + tg] * ss[sg] * ss[tg];
                     for c in 0..DIM {
-                        if self.blocked[c * n_s + 2 * e + a] || self.blocked[c * n_s + 2 * e + b] {
-                            continue;
-                        }
-                        let (r, col) = (DIM * sa + c, DIM * sb + c);
-                        let blk = if na == nbk {
-                            &mut self.diag[na]
-                        } else if na > nbk {
-                            &mut self.lower[na]
-                        } else {
-                            &mut self.upper[nbk]
-                        };
-                        blk[(r, col)] += v;
+                        let (r, col) = (DIM * sg + c, DIM * tg + c);
+                        d[r][col] = v * o[r] * o[col];
                     }
                 }
             }
-        }
-        // Right-hand side of the dofs and their use.
-        for c in 0..DIM {
-            for k in 0..n_s {
-                if !self.blocked[c * n_s + k] {
-                    let l = (k / 2) * BS + DIM * (k % 2) + c;
-                    self.rhs[l] = -self.res[c * n_s + k];
-                    self.used[l] = true;
+            if b > 0 {
+                let sp = [self.scale[(b - 1) * BS], self.scale[(b - 1) * BS + DIM]];
+                for sg in 0..2 {
+                    for tg in 0..2 {
+                        self.hl[b][2 * sg + tg] *= ss[sg] * sp[tg];
+                    }
                 }
             }
+            self.bl[b] = [[0.0; 6]; 2];
+            self.gu[b] = [[0.0; 6]; 2];
+            for l in 0..2 * DIM {
+                let (sg, c) = (l / DIM, l % DIM);
+                self.rhs[b * BS + l] = -self.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
+            }
         }
-        // Constraint rows B (at x) and columns Gᵀ (at x̂).
+        // Constraint rows B (at x) and columns Gᵀ (at x̂), scaled.
         for j in 0..model.n_points() {
             if !model.point_is_active(j) {
                 continue;
@@ -417,111 +439,121 @@ impl BlockKkt {
             let slot = 2 * DIM + q;
             let e = model.point_element(j);
             let (t, th) = (self.tangents[j], self.tangents_hat[j]);
-            let l = hb * BS + slot;
-            self.used[l] = true;
-            self.rhs[l] = -w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
+            let mut m = 0.0f64;
+            for a in 0..4 {
+                let na = e + a / 2;
+                let s = self.scale[na * BS + DIM * (a % 2)];
+                for c in 0..DIM {
+                    let o = self.open[na][DIM * (a % 2) + c];
+                    m = m.max((w[j] * dn[j][a] * t[c] * s * o).abs());
+                }
+            }
+            let sm = if m > 0.0 { 1.0 / m } else { 1.0 };
+            self.scale[hb * BS + slot] = sm;
+            self.rhs[hb * BS + slot] =
+                -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
             for a in 0..4 {
                 if dn[j][a] == 0.0 {
                     continue;
                 }
                 let (na, sa) = (e + a / 2, a % 2);
-                let f = w[j] * dn[j][a];
+                let f = w[j] * dn[j][a] * sm * self.scale[na * BS + DIM * sa];
                 for c in 0..DIM {
-                    if self.blocked[c * n_s + 2 * e + a] {
-                        continue;
-                    }
                     let dof = DIM * sa + c;
+                    let o = self.open[na][dof];
                     if na == hb {
-                        self.diag[hb][(slot, dof)] = f * t[c];
-                        self.diag[hb][(dof, slot)] = f * th[c];
+                        self.diag[hb][slot][dof] = f * t[c] * o;
+                        self.diag[hb][dof][slot] = f * th[c] * o;
                     } else {
                         debug_assert_eq!(na + 1, hb, "constraint point outside its home band");
-                        self.lower[hb][(slot, dof)] = f * t[c];
-                        self.upper[hb][(dof, slot)] = f * th[c];
+                        self.bl[hb][q][dof] = f * t[c] * o;
+                        self.gu[hb][q][dof] = f * th[c] * o;
                     }
                 }
             }
         }
         for b in 0..nb {
             for l in 0..BS {
-                if !self.used[b * BS + l] {
-                    self.diag[b][(l, l)] = 1.0;
+                if self.open[b][l] == 0.0 {
+                    self.diag[b][l][l] = 1.0;
+                    if l >= 2 * DIM {
+                        self.scale[b * BS + l] = 1.0;
+                        self.rhs[b * BS + l] = 0.0;
+                    }
                 }
             }
         }
     }
 
-    /// Symmetric scaling `D A D`: dofs by `1/√H_kk`, multipliers by the inverse max norm of
-    /// their scaled constraint row.
-    fn apply_scaling(&mut self) {
-        let nb = self.n_blocks;
-        for b in 0..nb {
-            for l in 0..2 * DIM {
-                let d = self.diag[b][(l, l)];
-                self.scale[b * BS + l] = if d > 0.0 && self.used[b * BS + l] {
-                    1.0 / d.sqrt()
-                } else {
-                    1.0
-                };
-            }
-        }
-        for b in 0..nb {
-            for q in 0..2 {
-                let l = 2 * DIM + q;
-                let mut m = 0.0f64;
-                if self.used[b * BS + l] {
-                    for col in 0..2 * DIM {
-                        m = m.max((self.diag[b][(l, col)] * self.scale[b * BS + col]).abs());
-                        if b > 0 {
-                            m = m.max(
-                                (self.lower[b][(l, col)] * self.scale[(b - 1) * BS + col]).abs(),
-                            );
-                        }
-                    }
-                }
-                self.scale[b * BS + l] = if m > 0.0 { 1.0 / m } else { 1.0 };
-            }
-        }
-        for b in 0..nb {
-            let sb = &self.scale[b * BS..(b + 1) * BS];
-            for col in 0..BS {
-                for r in 0..BS {
-                    self.diag[b][(r, col)] *= sb[r] * sb[col];
-                }
-            }
-            if b > 0 {
-                let sp = &self.scale[(b - 1) * BS..b * BS];
-                for col in 0..BS {
-                    for r in 0..BS {
-                        self.lower[b][(r, col)] *= sb[r] * sp[col];
-                        self.upper[b][(r, col)] *= sp[r] * sb[col];
-                    }
-                }
-            }
-            for l in 0..BS {
-                self.rhs[b * BS + l] *= sb[l];
-            }
-        }
-    }
-
-    /// Block LU: `S_0 = D_0`, `X_{b−1} = S_{b−1}⁻¹ U_b` (in `upper`), `S_b = D_b − L_b X_{b−1}`.
+    /// Block LU: `S_0 = D_0`, `X_{b−1} = S_{b−1}⁻¹ U_b`, `S_b = D_b − L_b X_{b−1}`, with the
+    /// compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`) and `U_b` (`hl[b]ᵀ ⊗ I₃` and the
+    /// columns `gu[b]`). `X_{b−1}` is used once and not kept (the back substitution applies
+    /// `S_b⁻¹ U_{b+1}` to a vector instead). Blocked rows stay unit rows.
     fn factorize(&mut self) -> bool {
         let nb = self.n_blocks;
-        self.lu.clear();
+        let mut xp: Blk = [[0.0; BS]; BS];
         for b in 0..nb {
             let mut s = self.diag[b];
             if b > 0 {
-                s -= self.lower[b] * self.upper[b];
+                let o = &self.open[b];
+                let hl = self.hl[b];
+                for sg in 0..2 {
+                    for c in 0..DIM {
+                        let r = DIM * sg + c;
+                        if o[r] == 0.0 {
+                            continue;
+                        }
+                        for tg in 0..2 {
+                            axpy(&mut s[r], -hl[2 * sg + tg], &xp[DIM * tg + c]);
+                        }
+                    }
+                }
+                for q in 0..2 {
+                    let r = 2 * DIM + q;
+                    if o[r] == 0.0 {
+                        continue;
+                    }
+                    for l in 0..2 * DIM {
+                        let v = self.bl[b][q][l];
+                        if v != 0.0 {
+                            axpy(&mut s[r], -v, &xp[l]);
+                        }
+                    }
+                }
             }
-            let Some(lu) = Lu8::new(s) else {
+            if !lu8(&mut s, &mut self.piv[b]) {
                 return false;
-            };
-            if b + 1 < nb {
-                lu.solve_matrix(&mut self.upper[b + 1]);
             }
-            self.lu.push(lu);
+            if b + 1 < nb {
+                xp = self.upper(b + 1);
+                lu8_solve_rows(&s, &self.piv[b], &mut xp);
+            }
+            self.diag[b] = s;
         }
         true
+    }
+
+    /// `U_b` as a row-major block: rows node `b − 1`'s dofs, columns node `b`'s dofs
+    /// (`hl[b]ᵀ ⊗ I₃`) and the multipliers homed at `b` (`gu[b]`).
+    #[inline(always)]
+    fn upper(&self, b: usize) -> Blk {
+        let mut u: Blk = [[0.0; BS]; BS];
+        let hl = self.hl[b];
+        let (o0, o1) = (&self.open[b - 1], &self.open[b]);
+        for tg in 0..2 {
+            for c in 0..DIM {
+                let r = DIM * tg + c;
+                if o0[r] == 0.0 {
+                    continue;
+                }
+                for sg in 0..2 {
+                    u[r][DIM * sg + c] = hl[2 * sg + tg] * o1[DIM * sg + c];
+                }
+                u[r][2 * DIM] = self.gu[b][0][r];
+                u[r][2 * DIM + 1] = self.gu[b][1][r];
+            }
+        }
+        u
     }
 
     /// Solves in place in `rhs` with the last factorization.
@@ -532,30 +564,150 @@ impl BlockKkt {
             let mut y = [0.0f64; BS];
             y.copy_from_slice(&self.rhs[b * BS..(b + 1) * BS]);
             if b > 0 {
-                let l = &self.lower[b];
-                for (col, p) in prev.iter().enumerate() {
-                    if *p != 0.0 {
-                        for (r, yr) in y.iter_mut().enumerate() {
-                            *yr -= l[(r, col)] * p;
-                        }
+                let (o, hl) = (&self.open[b], self.hl[b]);
+                for sg in 0..2 {
+                    for c in 0..DIM {
+                        let r = DIM * sg + c;
+                        y[r] -= o[r] * (hl[2 * sg] * prev[c] + hl[2 * sg + 1] * prev[DIM + c]);
                     }
                 }
+                for q in 0..2 {
+                    let row = &self.bl[b][q];
+                    let mut acc = 0.0;
+                    for l in 0..2 * DIM {
+                        acc += row[l] * prev[l];
+                    }
+                    y[2 * DIM + q] -= o[2 * DIM + q] * acc;
+                }
             }
-            self.lu[b].solve_column(&mut y);
+            lu8_solve(&self.diag[b], &self.piv[b], &mut y);
             self.rhs[b * BS..(b + 1) * BS].copy_from_slice(&y);
             prev = y;
         }
+        // z_b = y_b − S_b⁻¹ (U_{b+1} z_{b+1}).
         for b in (0..nb.saturating_sub(1)).rev() {
-            let x = &self.upper[b + 1];
-            let mut z = [0.0f64; BS];
-            z.copy_from_slice(&self.rhs[b * BS..(b + 1) * BS]);
-            for (col, p) in prev.iter().enumerate() {
-                for (r, zr) in z.iter_mut().enumerate() {
-                    *zr -= x[(r, col)] * p;
+            let (hl, o0, o1) = (self.hl[b + 1], &self.open[b], &self.open[b + 1]);
+            let mut uz = [0.0f64; BS];
+            for tg in 0..2 {
+                for c in 0..DIM {
+                    let r = DIM * tg + c;
+                    uz[r] = o0[r]
+                        * (hl[tg] * o1[c] * prev[c]
+                            + hl[2 + tg] * o1[DIM + c] * prev[DIM + c]
+                            + self.gu[b + 1][0][r] * prev[2 * DIM]
+                            + self.gu[b + 1][1][r] * prev[2 * DIM + 1]);
                 }
             }
-            self.rhs[b * BS..(b + 1) * BS].copy_from_slice(&z);
-            prev = z;
+            lu8_solve(&self.diag[b], &self.piv[b], &mut uz);
+            let z = &mut self.rhs[b * BS..(b + 1) * BS];
+            for r in 0..BS {
+                z[r] -= uz[r];
+            }
+            prev.copy_from_slice(z);
+        }
+    }
+}
+
+/// `y += a x` on 8-wide rows.
+#[inline(always)]
+fn axpy(y: &mut [f64; BS], a: f64, x: &[f64; BS]) {
+    for i in 0..BS {
+        y[i] += a * x[i];
+    }
+}
+
+/// LU with partial pivoting of a row-major 8×8 block in place, `P S = L U` (unit `L` below the
+/// diagonal, rows exchanged as they are pivoted); `false` if a pivot column is zero or not
+/// finite.
+#[inline(always)]
+fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
+    for k in 0..BS {
+        let mut p = k;
+        let mut m = a[k][k].abs();
+        for i in k + 1..BS {
+            let v = a[i][k].abs();
+            if v > m {
+                m = v;
+                p = i;
+            }
+        }
+        if m == 0.0 || !m.is_finite() {
+            return false;
+        }
+        piv[k] = p as u8;
+        a.swap(k, p);
+        let inv = 1.0 / a[k][k];
+        let rk = a[k];
+        for i in k + 1..BS {
+            let l = a[i][k] * inv;
+            a[i][k] = l;
+            for j in k + 1..BS {
+                a[i][j] -= l * rk[j];
+            }
+        }
+    }
+    true
+}
+
+/// Solves `S x = b` with the factorization of [`lu8`], in place.
+#[inline(always)]
+fn lu8_solve(a: &Blk, piv: &[u8; BS], x: &mut [f64; BS]) {
+    for k in 0..BS {
+        x.swap(k, piv[k] as usize);
+    }
+    for k in 0..BS {
+        let xk = x[k];
+        for i in k + 1..BS {
+            x[i] -= a[i][k] * xk;
+        }
+    }
+    for k in (0..BS).rev() {
+        x[k] /= a[k][k];
+        let xk = x[k];
+        for i in 0..k {
+            x[i] -= a[i][k] * xk;
+        }
+    }
+}
+
+/// Solves `S X = B` for a row-major `B` in place (8-wide row operations).
+#[inline(always)]
+fn lu8_solve_rows(a: &Blk, piv: &[u8; BS], bm: &mut Blk) {
+    for k in 0..BS {
+        bm.swap(k, piv[k] as usize);
+    }
+    for k in 0..BS {
+        let rk = bm[k];
+        for i in k + 1..BS {
+            axpy(&mut bm[i], -a[i][k], &rk);
+        }
+    }
+    for k in (0..BS).rev() {
+        let inv = 1.0 / a[k][k];
+        for v in bm[k].iter_mut() {
+            *v *= inv;
+        }
+        let rk = bm[k];
+        for i in 0..k {
+            axpy(&mut bm[i], -a[i][k], &rk);
+        }
+    }
+}
+
+/// Adds the scalar 4×4 element matrix `h(a, b)` of element `e` (local dofs `[v₀, v₀', v₁,
+/// v₁']`) into the nodal couplings `hd` (node with itself) and `hl` (node `e + 1` with `e`).
+#[inline]
+fn add_element(
+    hd: &mut [[f64; 4]],
+    hl: &mut [[f64; 4]],
+    e: usize,
+    h: impl Fn(usize, usize) -> f64,
+) {
+    for sg in 0..2 {
+        for tg in 0..2 {
+            hd[e][2 * sg + tg] += h(sg, tg);
+            hd[e + 1][2 * sg + tg] += h(2 + sg, 2 + tg);
+            hl[e + 1][2 * sg + tg] += h(2 + sg, tg);
         }
     }
 }
@@ -666,8 +818,11 @@ pub(crate) fn update_contact(
 }
 
 /// Newton on the KKT system (see the module documentation) from `x`, `tension`, with the
-/// stopping rule of [`crate::kkt`]: the constraint below its tolerance and each update below
-/// its tolerance or stalled, and (with a seabed) an unchanged active set.
+/// stopping rule of [`crate::kkt`] — the constraint below its tolerance, each update below its
+/// tolerance or stalled, and (with a seabed) an unchanged active set — except that an update
+/// is measured by the error it leaves, estimated from the contraction `q = δ_k/δ_{k−1}` as
+/// `q δ_k` when Newton contracts (`q < 0.1`): the quadratic convergence then makes the
+/// confirming iteration unnecessary (2 iterations per step instead of 3 at `Δt = 0.01`).
 pub(crate) fn newton(
     kkt: &mut BlockKkt,
     model: &BeamModel,
@@ -721,9 +876,12 @@ pub(crate) fn newton(
             return Ok(out);
         }
         let stalled = |now: f64, prev: f64| it >= 2 && now > 0.1 * prev;
-        let x_ok = m.step_change <= settings.step_tolerance
+        // The error left after an update, estimated from the contraction `q = now/prev`:
+        // `q · now` (quadratic convergence makes it far below `now`).
+        let left = |now: f64, prev: f64| if it >= 2 && now < 0.1 * prev { now * now / prev } else { now };
+        let x_ok = left(m.step_change, dx_prev) <= settings.step_tolerance
             || (m.step_change <= 1e4 * settings.step_tolerance && stalled(m.step_change, dx_prev));
-        let t_ok = m.multiplier_change <= settings.multiplier_tolerance
+        let t_ok = left(m.multiplier_change, dt_prev) <= settings.multiplier_tolerance
             || stalled(m.multiplier_change, dt_prev);
         let contact_ok = changes == 0 && !penetrates(model, x);
         if cmax <= settings.constraint_tolerance && x_ok && t_ok && contact_ok {
