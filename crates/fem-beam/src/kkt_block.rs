@@ -251,12 +251,15 @@ impl BlockKkt {
         tension: &[f64],
     ) -> Result<bool, BeamError> {
         self.assemble(model, jac, tension);
-        let ok = self.factorize();
+        // The block kernels compiled for the best SIMD level of the machine (AVX2 + FMA on
+        // x86-64 when present), selected at run time by `pulp`.
+        let arch = pulp::Arch::new();
+        let ok = arch.dispatch(|| self.factorize());
         self.factorizations += 1;
         if !ok {
             return Ok(false);
         }
-        self.solve();
+        arch.dispatch(|| self.solve());
         for (r, s) in self.rhs.iter_mut().zip(&self.scale) {
             *r *= s;
         }
@@ -489,6 +492,7 @@ impl BlockKkt {
     /// compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`) and `U_b` (`hl[b]ᵀ ⊗ I₃` and the
     /// columns `gu[b]`). `X_{b−1}` is used once and not kept (the back substitution applies
     /// `S_b⁻¹ U_{b+1}` to a vector instead). Blocked rows stay unit rows.
+    #[inline(always)]
     fn factorize(&mut self) -> bool {
         let nb = self.n_blocks;
         let mut xp: Blk = [[0.0; BS]; BS];
@@ -557,6 +561,7 @@ impl BlockKkt {
     }
 
     /// Solves in place in `rhs` with the last factorization.
+    #[inline(always)]
     fn solve(&mut self) {
         let nb = self.n_blocks;
         let mut prev = [0.0f64; BS];
@@ -878,7 +883,13 @@ pub(crate) fn newton(
         let stalled = |now: f64, prev: f64| it >= 2 && now > 0.1 * prev;
         // The error left after an update, estimated from the contraction `q = now/prev`:
         // `q · now` (quadratic convergence makes it far below `now`).
-        let left = |now: f64, prev: f64| if it >= 2 && now < 0.1 * prev { now * now / prev } else { now };
+        let left = |now: f64, prev: f64| {
+            if it >= 2 && now < 0.1 * prev {
+                now * now / prev
+            } else {
+                now
+            }
+        };
         let x_ok = left(m.step_change, dx_prev) <= settings.step_tolerance
             || (m.step_change <= 1e4 * settings.step_tolerance && stalled(m.step_change, dx_prev));
         let t_ok = left(m.multiplier_change, dt_prev) <= settings.multiplier_tolerance
@@ -900,4 +911,65 @@ pub(crate) fn penetrates(model: &BeamModel, x: &[f64]) -> bool {
         let n_s = model.n_scalar();
         (0..model.n_nodes()).any(|i| x[sb.axis * n_s + 2 * i] < sb.level)
     })
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use crate::model::{BeamParameters, BeamState, End};
+
+    /// Phase timings of one Newton iteration at N = 1e4 (minimum over repetitions), for
+    /// profiling by hand: `cargo test --release -p fem-beam kkt_block::timing -- --ignored
+    /// --nocapture`.
+    #[test]
+    #[ignore = "timing by hand"]
+    fn phases() {
+        let n = 10_000;
+        let mut p = BeamParameters::paper_95();
+        p.n_elements = n;
+        let model = BeamModel::new(p).unwrap();
+        let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
+        let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
+        let x = x0.to_columns();
+        let tension = vec![100.0; model.n_points()];
+        let mut kkt = BlockKkt::new(&model);
+        let form = ResidualForm {
+            mass: 2e4,
+            anchor: &x,
+            bending: 0.5,
+            offset: &x,
+            load: 1.0,
+            theta: 0.5,
+            reference: &x,
+        };
+        let jac = JacobianForm {
+            mass: 2e4,
+            bending: 0.5,
+            geometric: 0.5,
+        };
+        let time = |f: &mut dyn FnMut()| {
+            let mut best = f64::INFINITY;
+            for _ in 0..15 {
+                let t = std::time::Instant::now();
+                f();
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            best * 1e9 / n as f64
+        };
+        let t_res = time(&mut || kkt.residual(&model, &form, &x, &tension));
+        let t_asm = time(&mut || kkt.assemble(&model, &jac, &tension));
+        let t_fac = time(&mut || {
+            kkt.assemble(&model, &jac, &tension);
+            assert!(pulp::Arch::new().dispatch(|| kkt.factorize()));
+        }) - t_asm;
+        let t_sol = time(&mut || pulp::Arch::new().dispatch(|| kkt.solve()));
+        let t_fac_scalar = time(&mut || {
+            kkt.assemble(&model, &jac, &tension);
+            assert!(kkt.factorize());
+        }) - t_asm;
+        eprintln!(
+            "ns per element: residual {t_res:.0}, assembly {t_asm:.0}, factorization {t_fac:.0} \
+             (without pulp {t_fac_scalar:.0}), solve {t_sol:.0}"
+        );
+    }
 }

@@ -352,9 +352,17 @@ fn newton_static(
             return Ok((report, false));
         }
         let stalled = |now: f64, prev: f64| it >= 2 && now > 0.1 * prev;
-        let x_ok = m.step_change <= settings.step_tolerance
+        // The error an update leaves, estimated from the contraction (see kkt_block::newton).
+        let left = |now: f64, prev: f64| {
+            if it >= 2 && now < 0.1 * prev {
+                now * now / prev
+            } else {
+                now
+            }
+        };
+        let x_ok = left(m.step_change, dx_prev) <= settings.step_tolerance
             || (m.step_change <= 1e4 * settings.step_tolerance && stalled(m.step_change, dx_prev));
-        let t_ok = m.multiplier_change <= settings.multiplier_tolerance
+        let t_ok = left(m.multiplier_change, dt_prev) <= settings.multiplier_tolerance
             || stalled(m.multiplier_change, dt_prev);
         let contact_ok = changes == 0 && !crate::kkt_block::penetrates(model, x);
         if cmax <= settings.constraint_tolerance && x_ok && t_ok && contact_ok {
