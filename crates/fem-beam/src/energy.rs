@@ -31,7 +31,7 @@
 //! (2/Δt²) ρM (x − xⁿ − Δt vⁿ) + ½ EI K (x + xⁿ) − F + G(x̄)ᵀ T = 0,   c(x) = 0,
 //! ```
 //!
-//! by Newton on its KKT system ([`crate::kkt_block`], `θ = ½`): the Newton matrix has
+//! by Newton on its KKT system (the block engine `kkt_block`, `θ = ½`): the Newton matrix has
 //! `G(x̄)ᵀ` in its columns and `B(x)` in its rows, so it is not symmetric; it stays block
 //! tridiagonal. Warm start: the quadratic extrapolation `3xⁿ − 3xⁿ⁻¹ + xⁿ⁻²` (`xⁿ + Δt vⁿ`
 //! for the first steps) and the previous tensions.
@@ -289,8 +289,7 @@ impl EnergyConservingStepper {
         let sb = self.model.seabed();
         for c in 0..DIM {
             for k in 0..n_s {
-                let held =
-                    sb.is_some_and(|sb| c == sb.axis && k % 2 == 0 && contact.held[k / 2]);
+                let held = sb.is_some_and(|sb| c == sb.axis && k % 2 == 0 && contact.held[k / 2]);
                 let i = c * n_s + k;
                 if self.model.is_fixed(k) {
                     self.work += self.kkt.res[i] * (x_new[i] - self.x[i]);

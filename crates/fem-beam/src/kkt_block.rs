@@ -159,12 +159,6 @@ impl BlockKkt {
         self.factorizations
     }
 
-    /// Number of unknowns of the (unblocked) KKT system.
-    pub(crate) fn n_unknowns(&self, model: &BeamModel) -> usize {
-        let n_free = (0..self.n_s).filter(|&k| !model.is_fixed(k)).count();
-        DIM * n_free + (0..model.n_points()).filter(|&j| model.point_is_active(j)).count()
-    }
-
     /// Marks the blocked dofs: prescribed by the model, or held on the seabed.
     pub(crate) fn set_blocked(&mut self, model: &BeamModel, contact: &ActiveSet) {
         let n_s = self.n_s;
@@ -251,15 +245,12 @@ impl BlockKkt {
         tension: &[f64],
     ) -> Result<bool, BeamError> {
         self.assemble(model, jac, tension);
-        // The block kernels compiled for the best SIMD level of the machine (AVX2 + FMA on
-        // x86-64 when present), selected at run time by `pulp`.
-        let arch = pulp::Arch::new();
-        let ok = arch.dispatch(|| self.factorize());
+        let ok = self.factorize();
         self.factorizations += 1;
         if !ok {
             return Ok(false);
         }
-        arch.dispatch(|| self.solve());
+        self.solve();
         for (r, s) in self.rhs.iter_mut().zip(&self.scale) {
             *r *= s;
         }
@@ -328,28 +319,6 @@ impl BlockKkt {
         }
     }
 
-    /// The merit `½ (‖R‖²/f² + Σ_j c_j²)` of the last residual over the free dofs and the
-    /// active points, `c_j = ½(|x'_j|² − 1)`; the Newton direction is a descent direction
-    /// of it (for any fixed weight `f`).
-    pub(crate) fn merit(&self, model: &BeamModel, f: f64) -> f64 {
-        let r2: f64 = self
-            .res
-            .iter()
-            .zip(&self.blocked)
-            .filter(|(_, b)| !**b)
-            .map(|(r, _)| (r / f) * (r / f))
-            .sum();
-        let c2: f64 = (0..model.n_points())
-            .filter(|&j| model.point_is_active(j))
-            .map(|j| {
-                let t = self.tangents[j];
-                let c = 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
-                c * c
-            })
-            .sum();
-        0.5 * (r2 + c2)
-    }
-
     /// Free-dof max norm of the last residual, and `max_j |w_j ½(|x'_j|² − 1)| / w_j`.
     pub(crate) fn residual_norms(&self, model: &BeamModel) -> (f64, f64) {
         let rmax = self
@@ -394,15 +363,19 @@ impl BlockKkt {
                 let f = jac.geometric * w[j] * tension[j];
                 if f != 0.0 {
                     let d = &dn[j];
-                    add_element(&mut self.hd, &mut self.hl, model.point_element(j), |a, b| {
-                        f * d[a] * d[b]
-                    });
+                    add_element(
+                        &mut self.hd,
+                        &mut self.hl,
+                        model.point_element(j),
+                        |a, b| f * d[a] * d[b],
+                    );
                 }
             }
         }
         // Dof scales and the scaled dof blocks.
         for b in 0..nb {
-            let ss = [self.hd[b][0], self.hd[b][3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
+            let ss =
+                [self.hd[b][0], self.hd[b][3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
             for l in 0..2 * DIM {
                 self.scale[b * BS + l] = ss[l / DIM];
             }
@@ -828,6 +801,7 @@ pub(crate) fn update_contact(
 /// is measured by the error it leaves, estimated from the contraction `q = δ_k/δ_{k−1}` as
 /// `q δ_k` when Newton contracts (`q < 0.1`): the quadratic convergence then makes the
 /// confirming iteration unnecessary (2 iterations per step instead of 3 at `Δt = 0.01`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn newton(
     kkt: &mut BlockKkt,
     model: &BeamModel,
@@ -960,16 +934,12 @@ mod timing {
         let t_asm = time(&mut || kkt.assemble(&model, &jac, &tension));
         let t_fac = time(&mut || {
             kkt.assemble(&model, &jac, &tension);
-            assert!(pulp::Arch::new().dispatch(|| kkt.factorize()));
-        }) - t_asm;
-        let t_sol = time(&mut || pulp::Arch::new().dispatch(|| kkt.solve()));
-        let t_fac_scalar = time(&mut || {
-            kkt.assemble(&model, &jac, &tension);
             assert!(kkt.factorize());
         }) - t_asm;
+        let t_sol = time(&mut || kkt.solve());
         eprintln!(
-            "ns per element: residual {t_res:.0}, assembly {t_asm:.0}, factorization {t_fac:.0} \
-             (without pulp {t_fac_scalar:.0}), solve {t_sol:.0}"
+            "ns per element: residual {t_res:.0}, assembly {t_asm:.0}, factorization {t_fac:.0}, \
+             solve {t_sol:.0}"
         );
     }
 }

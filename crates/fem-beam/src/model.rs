@@ -279,8 +279,7 @@ impl BeamModel {
                 expected: "a finite number >= 0",
             });
         }
-        if params.bending_stiffness == 0.0 && options.constraint_points == ConstraintPoints::Gauss
-        {
+        if params.bending_stiffness == 0.0 && options.constraint_points == ConstraintPoints::Gauss {
             return Err(BeamError::CableNeedsNodalPoints);
         }
         if let Some(sb) = options.seabed
@@ -288,7 +287,11 @@ impl BeamModel {
         {
             return Err(BeamError::InvalidParameter {
                 name: "seabed",
-                value: if sb.axis >= DIM { sb.axis as f64 } else { sb.level },
+                value: if sb.axis >= DIM {
+                    sb.axis as f64
+                } else {
+                    sb.level
+                },
                 expected: "an axis 0, 1 or 2 and a finite level",
             });
         }
@@ -657,7 +660,7 @@ impl BeamModel {
         let (a, b) = (self.params.end_a.placement(), self.params.end_b.placement());
         if let (Some(pa), Some(pb)) = (a, b) {
             let span = dist(pa.at(t), pb.at(t));
-            if !(span < self.length()) {
+            if span.is_nan() || span >= self.length() {
                 return Err(BeamError::SupportsOutOfReach {
                     span,
                     length: self.length(),
@@ -857,11 +860,8 @@ impl BeamState {
         let l = model.length();
         let chord_v = sub(b, a);
         let c = norm(chord_v);
-        if !(c < l) {
-            return Err(BeamError::SupportsOutOfReach {
-                span: c,
-                length: l,
-            });
+        if c.is_nan() || c >= l {
+            return Err(BeamError::SupportsOutOfReach { span: c, length: l });
         }
         let normal = if c > 0.0 {
             let u = scale(chord_v, 1.0 / c);
@@ -886,7 +886,11 @@ impl BeamState {
     /// ([`BeamError::SupportsOutOfReach`] with `span` the shortest such polyline), or so long
     /// that even `d = |a'b'|` leaves slack (a slack cable on a frictionless seabed has no
     /// unique equilibrium; [`BeamError::SlackOnSeabed`]).
-    pub fn taut_over_seabed(model: &BeamModel, a: [f64; 3], b: [f64; 3]) -> Result<Self, BeamError> {
+    pub fn taut_over_seabed(
+        model: &BeamModel,
+        a: [f64; 3],
+        b: [f64; 3],
+    ) -> Result<Self, BeamError> {
         let Some(sb) = model.seabed() else {
             return Err(BeamError::Unsupported {
                 what: "taut_over_seabed needs a model with a seabed",
@@ -916,9 +920,7 @@ impl BeamState {
             });
         }
         if f(dd) < l {
-            return Err(BeamError::SlackOnSeabed {
-                excess: l - f(dd),
-            });
+            return Err(BeamError::SlackOnSeabed { excess: l - f(dd) });
         }
         // f is nondecreasing in d: bisection.
         let (mut lo, mut hi) = (0.0, dd);
@@ -1111,9 +1113,7 @@ pub fn catenary_over_seabed_parameters(
         l - ls + c * (ls / c).asinh() - x
     };
     if l - y - x >= 0.0 {
-        return Err(BeamError::SlackOnSeabed {
-            excess: l - y - x,
-        });
+        return Err(BeamError::SlackOnSeabed { excess: l - y - x });
     }
     if f(l) < 0.0 {
         return Err(BeamError::Unsupported {

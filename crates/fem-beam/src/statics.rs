@@ -174,10 +174,26 @@ pub fn solve_static_newton(
         if done == 0.0 {
             x.copy_from_slice(&x0);
             contact.held.copy_from_slice(&held0);
-            least_squares_tensions(model, &mut kkt, target, &mut x, &mut tension, &mut contact, floor)?;
+            least_squares_tensions(
+                model,
+                &mut kkt,
+                target,
+                &mut x,
+                &mut tension,
+                &mut contact,
+                floor,
+            )?;
         }
-        let (report, converged) =
-            newton_static(model, &mut kkt, target, &mut x, &mut tension, &mut contact, settings, floor)?;
+        let (report, converged) = newton_static(
+            model,
+            &mut kkt,
+            target,
+            &mut x,
+            &mut tension,
+            &mut contact,
+            settings,
+            floor,
+        )?;
         total += report.iterations;
         last = report;
         if converged {
