@@ -19,9 +19,7 @@ fn released(n: usize, rule: ConstraintPoints) -> (BeamModel, StaticSolution) {
     let model = BeamModel::with_options(p, options).unwrap();
     let guess = BeamState::try_arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
     let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
-    let model = model
-        .with_ends(End::pinned([0.0; 3]), End::Free)
-        .unwrap();
+    let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
     (model, sol)
 }
 
@@ -79,9 +77,15 @@ fn tip(scheme: &str, n: usize, dt: f64, t_end: f64) -> [f64; 3] {
             ..NewtonKktSettings::default()
         };
         let time = TimeSettings::energy_conserving(dt);
-        let mut st =
-            NewtonKktStepper::new(model, &sol.state, None, Some(&sol.multipliers), time, settings)
-                .unwrap();
+        let mut st = NewtonKktStepper::new(
+            model,
+            &sol.state,
+            None,
+            Some(&sol.multipliers),
+            time,
+            settings,
+        )
+        .unwrap();
         for _ in 0..steps {
             st.step().unwrap();
         }
@@ -99,8 +103,14 @@ fn the_tip_converges_at_second_order_in_dt_and_97_at_first() {
     let reference = tip("ec", n, 1.0 / 1600.0, t_end);
     let dist = |a: [f64; 3]| ((a[0] - reference[0]).powi(2) + (a[1] - reference[1]).powi(2)).sqrt();
     let dts = [0.1, 0.05, 0.02, 0.01];
-    let e_ec: Vec<f64> = dts.iter().map(|&dt| dist(tip("ec", n, dt, t_end))).collect();
-    let e_97: Vec<f64> = dts.iter().map(|&dt| dist(tip("97", n, dt, t_end))).collect();
+    let e_ec: Vec<f64> = dts
+        .iter()
+        .map(|&dt| dist(tip("ec", n, dt, t_end)))
+        .collect();
+    let e_97: Vec<f64> = dts
+        .iter()
+        .map(|&dt| dist(tip("97", n, dt, t_end)))
+        .collect();
     let rates = |e: &[f64]| -> Vec<f64> {
         (0..3)
             .map(|i| (e[i] / e[i + 1]).ln() / (dts[i] / dts[i + 1]).ln())
@@ -143,7 +153,10 @@ fn the_97_step_on_the_block_engine_equals_the_original_path() {
     for _ in 0..50 {
         let (a, b) = (csc.step().unwrap(), blk.step().unwrap());
         assert!(b.max_stretch_error < 1e-10);
-        assert!((a.energy - b.energy).abs() < 1e-9 * a.energy.abs(), "{a:?} {b:?}");
+        assert!(
+            (a.energy - b.energy).abs() < 1e-9 * a.energy.abs(),
+            "{a:?} {b:?}"
+        );
         for (p, q) in csc.state().positions.iter().zip(&blk.state().positions) {
             for c in 0..3 {
                 dx = dx.max((p[c] - q[c]).abs());

@@ -5,7 +5,7 @@
 use fem_beam::{
     BeamError, BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
     EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper, Placement, Seabed,
-    StaticSolution, TimeSettings, solve_static, solve_static_newton, UzawaSettings,
+    StaticSolution, TimeSettings, UzawaSettings, solve_static, solve_static_newton,
 };
 
 /// The line: L = 90 m, ρ = 7.67 kg/m, anchor at the origin on the seabed y = 0, fairlead at
@@ -78,7 +78,11 @@ fn the_static_touchdown_point_converges_to_the_closed_form() {
     let mut rows = Vec::new();
     for n in [36, 144, 576] {
         let (model, sol) = statics(n);
-        assert!(sol.report.iterations <= 8, "{} iterations", sol.report.iterations);
+        assert!(
+            sol.report.iterations <= 8,
+            "{} iterations",
+            sol.report.iterations
+        );
         let mut err = 0.0f64;
         for (i, &s) in model.node_arc_lengths().iter().enumerate() {
             let (e, x) = (exact(s), sol.state.positions[i]);

@@ -4,8 +4,7 @@
 
 use fem_beam::{
     BeamError, BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
-    NewtonKktSettings, PointLoad, StaticSolution, UzawaSettings, solve_static,
-    solve_static_newton,
+    NewtonKktSettings, PointLoad, StaticSolution, UzawaSettings, solve_static, solve_static_newton,
 };
 
 const GAUSS: ConstraintPoints = ConstraintPoints::Gauss;
@@ -113,7 +112,9 @@ fn elastica_tip_is_second_order_with_gauss_points_and_fourth_with_nodes_and_midp
     for k in [1.0, 2.0, 5.0] {
         let (eg, rg, ig) = tip_orders(k, GAUSS);
         let (en, rn, in_) = tip_orders(k, NODES);
-        eprintln!("k = {k}: Gauss {eg:?} rates {rg:.2?} ({ig} its); nodes {en:?} rates {rn:.2?} ({in_} its)");
+        eprintln!(
+            "k = {k}: Gauss {eg:?} rates {rg:.2?} ({ig} its); nodes {en:?} rates {rn:.2?} ({in_} its)"
+        );
         for r in &rg {
             assert!((1.9..2.2).contains(r), "Gauss rate {r} at k = {k}");
         }
@@ -170,7 +171,11 @@ fn a_cable_converges_to_the_catenary_at_fourth_order() {
     for n in [16, 32, 64, 128] {
         let (model, sol) = paper_start(n, 0.0, NODES);
         assert!(sol.report.max_constraint_violation < 1e-10);
-        assert!(sol.report.iterations <= 8, "{} iterations", sol.report.iterations);
+        assert!(
+            sol.report.iterations <= 8,
+            "{} iterations",
+            sol.report.iterations
+        );
         // Tension: positive everywhere (a hanging cable), the fairlead's ρg(c + 0) at the
         // supports of a level catenary: T = ρ g c cosh(10/c) = H + ρ g sag.
         assert!(sol.tensions().iter().all(|t| *t > 0.0));
@@ -241,7 +246,10 @@ fn newton_and_uzawa_reach_the_same_static_start() {
         .iter()
         .zip(nk.tensions())
         .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-    eprintln!("Uzawa vs Newton: positions {dx:.2e} m, tensions {:.2e} relative", dt / tmax);
+    eprintln!(
+        "Uzawa vs Newton: positions {dx:.2e} m, tensions {:.2e} relative",
+        dt / tmax
+    );
     assert!(dx < 1e-7, "{dx}");
     assert!(dt < 1e-5 * tmax, "{dt}");
 }
@@ -291,7 +299,10 @@ fn degenerate_settings_are_refused_up_front() {
     let settings = NewtonKktSettings::statics();
     match solve_static_newton(&far, &guess, 0.0, &settings) {
         Err(BeamError::SupportsOutOfReach { span, length }) => {
-            assert!(span == 40.0 && (length - 32.6).abs() < 1e-12, "{span} {length}");
+            assert!(
+                span == 40.0 && (length - 32.6).abs() < 1e-12,
+                "{span} {length}"
+            );
         }
         other => panic!("{other:?}"),
     }
