@@ -12,7 +12,7 @@ points > 0, cells > 0, at least one point-data array, every point/cell array dec
 file loaded with one tuple per point/cell, and the arrays named by --require-point-array.
 
 Prints one line per file and a final "checked N files from M collections"; exits 1 if any
-file or collection failed (each failure is printed, naming the file), 2 on usage errors.
+file or collection failed (a NaN or infinite value in any array or coordinate fails it) (each failure is printed, naming the file), 2 on usage errors.
 Needs the `vtk` package (pip install vtk).
 """
 
@@ -84,6 +84,16 @@ def parse_pvd(pvd):
     return entries
 
 
+def first_non_finite(arr):
+    """The first value of a VTK data array that is NaN or infinite, or None."""
+    n = arr.GetNumberOfTuples() * arr.GetNumberOfComponents()
+    for i in range(n):
+        v = arr.GetValue(i)
+        if not math.isfinite(v):
+            return v
+    return None
+
+
 def check_vtu(path, required_point_arrays):
     """Reads one .vtu with VTK; returns a summary line or raises CheckError."""
     output = _capture_vtk_output()
@@ -112,6 +122,9 @@ def check_vtu(path, required_point_arrays):
     n_points, n_cells = grid.GetNumberOfPoints(), grid.GetNumberOfCells()
     if n_points <= 0:
         raise CheckError(f"{path}: no points")
+    bad = first_non_finite(grid.GetPoints().GetData())
+    if bad is not None:
+        raise CheckError(f"{path}: a point coordinate is not finite ({bad})")
     if n_cells <= 0:
         raise CheckError(f"{path}: no cells")
 
@@ -124,6 +137,10 @@ def check_vtu(path, required_point_arrays):
             if arr.GetNumberOfTuples() != n:
                 raise CheckError(f"{path}: {kind} array {name!r} has "
                                  f"{arr.GetNumberOfTuples()} tuples, expected {n}")
+            bad = first_non_finite(arr)
+            if bad is not None:
+                raise CheckError(f"{path}: {kind} array {name!r} holds a non-finite value "
+                                 f"({bad})")
         return names
 
     len_of = {"point": reader.GetNumberOfPointArrays(), "cell": reader.GetNumberOfCellArrays()}

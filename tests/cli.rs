@@ -114,6 +114,38 @@ fn bad_inputs_exit_with_code_2_and_name_the_problem() {
     }
 }
 
+/// A run that fails after it started exits with code 1, says so, names the step, and leaves
+/// the rows and frames written before the failure (one such input per model family).
+#[test]
+fn failing_runs_exit_with_code_1_and_keep_their_output() {
+    let cases = yaml_files("tests/failing_runs");
+    assert!(cases.len() >= 5, "one failing run per model family");
+    for file in cases {
+        let path = file.to_str().unwrap();
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let dir = scratch(&format!("failing_{name}"));
+        let out = fem(&["run", path, "-o", dir.to_str().unwrap(), "-q"]);
+        let message = text(&out);
+        assert_eq!(out.status.code(), Some(1), "fem run {path}:\n{message}");
+        assert!(message.contains("run failed"), "{path}:\n{message}");
+        assert!(
+            message.contains("step"),
+            "{path}: the step is not named:\n{message}"
+        );
+        assert!(!message.contains("panicked"), "{path}:\n{message}");
+        let history = std::fs::read_to_string(dir.join("history.csv")).expect("history kept");
+        assert!(history.lines().count() >= 2, "{path}: no row kept");
+        assert!(
+            !history.to_lowercase().contains("nan") && !history.contains("inf"),
+            "{path}: a non-finite value was written"
+        );
+        assert!(
+            dir.join(format!("{name}.pvd")).exists(),
+            "{path}: no .pvd kept"
+        );
+    }
+}
+
 #[test]
 fn output_layout_and_energy_of_the_plucked_string() {
     let dir = scratch("pluck_layout");

@@ -947,13 +947,135 @@ macro_rules! framework_stepper {
                 $invariant
             }
             fn state(&self) -> Vec<fem_time::StateField<'_>> {
-                vec![
+                let r = self.h.last;
+                let mut fields = vec![
                     fem_time::StateField::dofs("position", &self.h.x),
                     fem_time::StateField::dofs("previous_position", &self.h.x_prev),
-                ]
+                    fem_time::StateField::owned(
+                        "last_report",
+                        fem_time::StateKind::Other,
+                        vec![
+                            r.step as f64,
+                            r.time,
+                            r.iterations as f64,
+                            r.residual,
+                            r.multiplier_change,
+                            r.max_stretch_error,
+                            r.energy,
+                            r.kinetic_energy,
+                            r.max_speed,
+                        ],
+                    ),
+                ];
+                fields.extend(self.solver_state());
+                fields
+            }
+            fn restore(
+                &mut self,
+                step_index: u64,
+                fields: &[fem_time::StateField<'_>],
+            ) -> Result<(), fem_time::StepError> {
+                let n = self.h.x.len();
+                self.h
+                    .x
+                    .copy_from_slice(fem_time::restored(fields, "position", n)?);
+                self.h
+                    .x_prev
+                    .copy_from_slice(fem_time::restored(fields, "previous_position", n)?);
+                let r = fem_time::restored(fields, "last_report", 9)?;
+                self.h.last = StepReport {
+                    step: r[0] as u64,
+                    time: r[1],
+                    iterations: r[2] as usize,
+                    residual: r[3],
+                    multiplier_change: r[4],
+                    max_stretch_error: r[5],
+                    energy: r[6],
+                    kinetic_energy: r[7],
+                    max_speed: r[8],
+                };
+                self.restore_solver_state(fields)?;
+                self.h.step = step_index;
+                Ok(())
             }
         }
     };
+}
+
+/// Flattens `[x, y, z]` triples for a state field.
+fn flatten(v: &[[f64; 3]]) -> Vec<f64> {
+    v.iter().flatten().copied().collect()
+}
+
+/// Restores `[x, y, z]` triples from a state field.
+fn unflatten(
+    fields: &[fem_time::StateField<'_>],
+    name: &'static str,
+    out: &mut [[f64; 3]],
+) -> Result<(), fem_time::StepError> {
+    let v = fem_time::restored(fields, name, 3 * out.len())?;
+    for (o, c) in out.iter_mut().zip(v.chunks_exact(3)) {
+        *o = [c[0], c[1], c[2]];
+    }
+    Ok(())
+}
+
+impl AugmentedLagrangianStepper {
+    /// The Uzawa loop's warm start: the projected tangents and the multipliers.
+    fn solver_state(&self) -> Vec<fem_time::StateField<'static>> {
+        vec![
+            fem_time::StateField::owned(
+                "projected_tangents",
+                fem_time::StateKind::Other,
+                flatten(&self.p),
+            ),
+            fem_time::StateField::owned(
+                "multipliers",
+                fem_time::StateKind::Other,
+                flatten(&self.lambda),
+            ),
+        ]
+    }
+    fn restore_solver_state(
+        &mut self,
+        fields: &[fem_time::StateField<'_>],
+    ) -> Result<(), fem_time::StepError> {
+        unflatten(fields, "projected_tangents", &mut self.p)?;
+        unflatten(fields, "multipliers", &mut self.lambda)
+    }
+}
+
+impl NewtonKktStepper {
+    /// Newton's warm start: the tensions.
+    fn solver_state(&self) -> Vec<fem_time::StateField<'static>> {
+        vec![fem_time::StateField::owned(
+            "tensions",
+            fem_time::StateKind::Other,
+            self.tension.clone(),
+        )]
+    }
+    fn restore_solver_state(
+        &mut self,
+        fields: &[fem_time::StateField<'_>],
+    ) -> Result<(), fem_time::StepError> {
+        let n = self.tension.len();
+        self.tension
+            .copy_from_slice(fem_time::restored(fields, "tensions", n)?);
+        Ok(())
+    }
+}
+
+impl PenaltyStepper {
+    /// The penalty scheme keeps no solver state between steps.
+    fn solver_state(&self) -> Vec<fem_time::StateField<'static>> {
+        Vec::new()
+    }
+    fn restore_solver_state(
+        &mut self,
+        _fields: &[fem_time::StateField<'_>],
+    ) -> Result<(), fem_time::StepError> {
+        Ok(())
+    }
 }
 
 // The augmented Lagrangian (97) loses energy through its constraint force (first order in Δt).

@@ -393,6 +393,11 @@ pub struct OutputInput {
     /// Positions along the string whose displacement is written every step to `probes.csv`.
     #[serde(default)]
     pub probes: Vec<f64>,
+    /// Write a checkpoint every this many steps (≥ 1); default: every 10 minutes of wall time.
+    /// A checkpoint is also written at the end of a run cut short by `--max-steps` and when
+    /// the run is interrupted (SIGINT, SIGTERM).
+    #[serde(default)]
+    pub checkpoint_every: Option<u64>,
 }
 
 impl Default for OutputInput {
@@ -403,6 +408,7 @@ impl Default for OutputInput {
             compression: CompressionKind::default(),
             samples: None,
             probes: Vec::new(),
+            checkpoint_every: None,
         }
     }
 }

@@ -66,7 +66,9 @@ use crate::effective::{Coefficients, StepMatrix};
 use crate::error::{check_alpha, check_dt, check_initial, check_t0};
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
 use crate::stability::{LargestEigenvalue, largest_eigenvalue};
-use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::stepper::{
+    Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
+};
 use crate::system::damping_csr;
 use crate::{Mass, SecondOrderSystem, StepError, StepSettings};
 
@@ -733,7 +735,23 @@ impl<S: SecondOrderSystem> Stepper for AlphaScheme<S> {
             StateField::dofs("second_difference", &self.delta),
             StateField::dofs("internal_force", &self.ax),
             StateField::dofs("previous_internal_force", &self.ax_next),
+            StateField::owned("energy", StateKind::Other, self.energy.to_array().to_vec()),
         ]
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.x.len();
+        self.x.copy_from_slice(restored(fields, "position", n)?);
+        self.d
+            .copy_from_slice(restored(fields, "previous_increment", n)?);
+        self.delta
+            .copy_from_slice(restored(fields, "second_difference", n)?);
+        self.ax
+            .copy_from_slice(restored(fields, "internal_force", n)?);
+        self.ax_next
+            .copy_from_slice(restored(fields, "previous_internal_force", n)?);
+        self.energy = Energy::from_slice(restored(fields, "energy", 5)?);
+        self.step = step_index;
+        Ok(())
     }
 }
 

@@ -33,7 +33,9 @@ use nalgebra_sparse::CsrMatrix;
 use crate::control::{Control, free_inf_norm};
 use crate::effective::{Coefficients, StepMatrix};
 use crate::error::{check_dt, check_initial, check_t0};
-use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::stepper::{
+    Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
+};
 use crate::system::damping_csr;
 use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings};
 
@@ -358,7 +360,22 @@ impl<S: SecondOrderSystem> Stepper for BackwardEuler<S> {
             StateField::dofs("position", &self.x),
             StateField::dofs("velocity", &self.v),
             StateField::dofs("acceleration", &self.a),
+            StateField::owned(
+                "balance",
+                StateKind::Other,
+                vec![self.external_work, self.dissipated],
+            ),
         ]
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.x.len();
+        self.x.copy_from_slice(restored(fields, "position", n)?);
+        self.v.copy_from_slice(restored(fields, "velocity", n)?);
+        self.a.copy_from_slice(restored(fields, "acceleration", n)?);
+        let b = restored(fields, "balance", 2)?;
+        (self.external_work, self.dissipated) = (b[0], b[1]);
+        self.step = step_index;
+        Ok(())
     }
 }
 

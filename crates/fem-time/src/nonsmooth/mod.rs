@@ -108,6 +108,28 @@ impl ContactWork {
         .map_err(|source| StepError::Lcp { step, t, source })
     }
 
+    /// The contact state a restart needs: the impulses (the LCP's warm start), the gaps and
+    /// the rates.
+    pub(crate) fn state(&self) -> Vec<crate::StateField<'_>> {
+        vec![
+            crate::StateField::other("impulses", &self.lambda),
+            crate::StateField::other("gaps", &self.gap),
+            crate::StateField::other("rates", &self.rate),
+        ]
+    }
+
+    /// Restores what [`ContactWork::state`] saved.
+    pub(crate) fn restore(&mut self, fields: &[crate::StateField<'_>]) -> Result<(), StepError> {
+        let m = self.lambda.len();
+        self.lambda
+            .copy_from_slice(crate::restored(fields, "impulses", m)?);
+        self.gap
+            .copy_from_slice(crate::restored(fields, "gaps", m)?);
+        self.rate
+            .copy_from_slice(crate::restored(fields, "rates", m)?);
+        Ok(())
+    }
+
     pub(crate) fn min_gap(&self) -> f64 {
         self.gap.iter().copied().fold(f64::INFINITY, f64::min)
     }

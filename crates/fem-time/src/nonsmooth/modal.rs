@@ -43,7 +43,7 @@ use std::borrow::Cow;
 use super::{ContactReport, ContactWork};
 use crate::StepError;
 use crate::error::{check_dt, check_t0, check_vector as check_vec};
-use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper, restored};
 
 /// `φ(z) = (e^z − 1)/z`, `φ(0) = 1`.
 fn phi(z: f64) -> f64 {
@@ -530,9 +530,21 @@ impl Stepper for ModalMoreauJean {
             StateField::dofs("modal_velocity", &self.v),
         ];
         if let Some(c) = &self.contacts {
-            fields.push(StateField::other("impulses", &c.lambda));
+            fields.extend(c.state());
         }
         fields
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.q.len();
+        self.q
+            .copy_from_slice(restored(fields, "modal_position", n)?);
+        self.v
+            .copy_from_slice(restored(fields, "modal_velocity", n)?);
+        if let Some(c) = &mut self.contacts {
+            c.restore(fields)?;
+        }
+        self.step = step_index;
+        Ok(())
     }
 }
 
