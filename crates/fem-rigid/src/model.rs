@@ -14,7 +14,7 @@
 
 use fem_io::Frame;
 use fem_model::Model;
-use fem_time::{Energy, StepError, StepReport, Stepper, TimeGrid};
+use fem_time::{Energy, StateField, StepError, StepReport, Stepper, TimeGrid};
 
 use crate::bodies::Observables;
 use crate::drawing::Drawing;
@@ -151,6 +151,12 @@ impl Model for RigidModel {
         out.push(o.orthonormality_defect);
         out.push(self.stepper.external_work());
         out.push(report.iterations as f64);
+    }
+
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        self.stepper.restore(step_index, fields)?;
+        self.observables = self.stepper.observables();
+        Ok(())
     }
 
     fn frame(&mut self) -> Frame<'_> {

@@ -29,13 +29,16 @@
 //!   without drift, RIG_POS's drifts up and RIG_NEG's down, each by `O(h²)` over a fixed
 //!   interval. What RIG_NEG and RIG_IMP do conserve to round-off (or to the Newton tolerance) is
 //!   the spatial angular momentum, which the energy balance does not speak of.
-//! - `state`: `position` and `velocity` of the centres of mass and `rotation` (`Λ`, row-major,
-//!   [`StateKind::Rotations`]) and `angular_velocity` (body-frame `Ω`), each in the body frame
-//!   as given ([`RigidBodies::rotation`]), and the accumulated `external_work`.
+//! - `state` (and `restore`, bit for bit): `position` and `velocity` of the centres of mass,
+//!   `rotation` (row-major, [`StateKind::Rotations`]) and `angular_velocity` as the stepper
+//!   keeps them — of each body's principal frame, `Λ R` and `Rᵀ Ω` (equal to `Λ` and `Ω` when
+//!   the inertia was given diagonal; [`RigidBodies::rotation`] and
+//!   [`RigidBodies::angular_velocity`] give the body frame as given) — and the accumulated
+//!   `external_work`.
 
 use std::borrow::Cow;
 
-use fem_time::{Energy, Invariant, StateField, StateKind, StepError};
+use fem_time::{Energy, Invariant, StateField, StateKind, StepError, restored};
 use rayon::prelude::*;
 
 use crate::bodies::{CHUNK, Loads, Observables, Pivot, RigidBodies};
@@ -481,41 +484,37 @@ impl fem_time::Stepper for RigidStepper {
 
     fn state(&self) -> Vec<StateField<'_>> {
         let b = &self.bodies;
-        let n = b.len();
-        let (rotation, omega): (Cow<'_, [f64]>, Cow<'_, [f64]>) = if b.frames.is_empty() {
-            (
-                Cow::Borrowed(b.rotation.as_flattened().as_flattened()),
-                Cow::Borrowed(b.omega.as_flattened()),
-            )
-        } else {
-            (
-                Cow::Owned(
-                    (0..n)
-                        .flat_map(|i| b.rotation(i).into_iter().flatten())
-                        .collect(),
-                ),
-                Cow::Owned((0..n).flat_map(|i| b.angular_velocity(i)).collect()),
-            )
-        };
         vec![
             StateField::dofs("position", b.position.as_flattened()),
             StateField::dofs("velocity", b.velocity.as_flattened()),
             StateField {
-                name: "rotation",
+                name: Cow::Borrowed("rotation"),
                 kind: StateKind::Rotations,
-                values: rotation,
+                values: Cow::Borrowed(b.rotation.as_flattened().as_flattened()),
             },
-            StateField {
-                name: "angular_velocity",
-                kind: StateKind::Other,
-                values: omega,
-            },
-            StateField {
-                name: "external_work",
-                kind: StateKind::Other,
-                values: Cow::Owned(vec![self.external_work]),
-            },
+            StateField::other("angular_velocity", b.omega.as_flattened()),
+            StateField::owned("external_work", StateKind::Other, vec![self.external_work]),
         ]
+    }
+
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.bodies.len();
+        let position = restored(fields, "position", 3 * n)?;
+        let velocity = restored(fields, "velocity", 3 * n)?;
+        let rotation = restored(fields, "rotation", 9 * n)?;
+        let omega = restored(fields, "angular_velocity", 3 * n)?;
+        let work = restored(fields, "external_work", 1)?;
+        let b = &mut self.bodies;
+        b.position.as_flattened_mut().copy_from_slice(position);
+        b.velocity.as_flattened_mut().copy_from_slice(velocity);
+        b.rotation
+            .as_flattened_mut()
+            .as_flattened_mut()
+            .copy_from_slice(rotation);
+        b.omega.as_flattened_mut().copy_from_slice(omega);
+        self.external_work = work[0];
+        self.step = step_index;
+        Ok(())
     }
 }
 
