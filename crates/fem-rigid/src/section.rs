@@ -389,10 +389,10 @@ fn loads(
             ),
         ));
     }
-    let mut out = Vec::with_capacity(3);
-    for (k, f) in functions.iter().enumerate() {
+    let function = |k: usize| -> Result<TimeFunction, InputError> {
         let at = format!("{field}[{k}]");
-        let g = time_function(input.base_dir(), f).map_err(|m| InputError::invalid(&at, m))?;
+        let g = time_function(input.base_dir(), &functions[k])
+            .map_err(|m| InputError::invalid(&at, m))?;
         // Loads are evaluated at the half steps; sample the interval (ends included).
         const SAMPLES: usize = 1001;
         let (t0, t1) = (grid.t0(), grid.t_end());
@@ -406,9 +406,9 @@ fn loads(
                 ));
             }
         }
-        out.push(g);
-    }
-    let [x, y, z]: [TimeFunction; 3] = out.try_into().ok().expect("three functions");
+        Ok(g)
+    };
+    let [x, y, z] = [function(0)?, function(1)?, function(2)?];
     Ok(Some([x, y, z]))
 }
 
