@@ -440,6 +440,7 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
             total: kinetic + potential,
             external_work: self.energy.external_work,
             dissipated: self.energy.dissipated,
+            reaction_work: self.energy.reaction_work,
         }
     }
 
@@ -606,7 +607,7 @@ impl<S: SecondOrderSystem> Stepper for NonlinearAlphaScheme<S> {
             .copy_from_slice(restored(fields, "previous_increment", n)?);
         self.delta
             .copy_from_slice(restored(fields, "second_difference", n)?);
-        self.energy = Energy::from_slice(restored(fields, "energy", 5)?);
+        self.energy = Energy::from_slice(restored(fields, "energy", 6)?);
         self.has_energy = self.system.potential_energy(&self.x).is_some();
         self.step = step_index;
         Ok(())

@@ -36,7 +36,7 @@ pub struct StepReport {
 
 /// A scheme's energy at the current step, and the balance terms accumulated since the start.
 ///
-/// `total + dissipated − external_work` is what [`Invariant`] speaks of.
+/// `total + dissipated − external_work − reaction_work` is what [`Invariant`] speaks of.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Energy {
     /// Kinetic part.
@@ -49,6 +49,9 @@ pub struct Energy {
     pub external_work: f64,
     /// Energy taken out by damping since the start.
     pub dissipated: f64,
+    /// Work of the reactions of prescribed (Dirichlet) dofs since the start: what driving a
+    /// dof puts into the system.
+    pub reaction_work: f64,
 }
 
 impl Energy {
@@ -60,12 +63,14 @@ impl Energy {
             total: kinetic + potential,
             external_work: 0.0,
             dissipated: 0.0,
+            reaction_work: 0.0,
         }
     }
 
-    /// `total + dissipated − external_work`: constant when the scheme conserves energy.
+    /// `total + dissipated − external_work − reaction_work`: constant when the scheme
+    /// conserves energy.
     pub fn balance(&self) -> f64 {
-        self.total + self.dissipated - self.external_work
+        self.total + self.dissipated - self.external_work - self.reaction_work
     }
 }
 
@@ -181,14 +186,15 @@ pub fn restored<'a>(
 }
 
 impl Energy {
-    /// The five numbers, for a state field.
-    pub fn to_array(&self) -> [f64; 5] {
+    /// The six numbers, for a state field.
+    pub fn to_array(&self) -> [f64; 6] {
         [
             self.kinetic,
             self.potential,
             self.total,
             self.external_work,
             self.dissipated,
+            self.reaction_work,
         ]
     }
 
@@ -200,6 +206,7 @@ impl Energy {
             total: v[2],
             external_work: v[3],
             dissipated: v[4],
+            reaction_work: v[5],
         }
     }
 }
