@@ -188,7 +188,7 @@ fn pendulum_period_from_the_history() {
     for (k, &tc) in crossings.iter().enumerate() {
         let period = 2.0 * tc / (k + 1) as f64;
         assert!(
-            (period - exact).abs() < 1e-6 * exact,
+            (period - exact).abs() < 1e-8 * exact,
             "turning point {k} at {tc}: period {period} against {exact}"
         );
     }

@@ -77,8 +77,9 @@ impl Model for RigidModel {
     fn describe(&self) -> Vec<String> {
         let bodies = self.stepper.bodies();
         let mut lines = vec![format!(
-            "  model: {} rigid bodies, gravity {:?}",
+            "  model: {} rigid {}, gravity {:?}",
             bodies.len(),
+            if bodies.len() == 1 { "body" } else { "bodies" },
             bodies.gravity()
         )];
         const SHOWN: usize = 10;
