@@ -347,6 +347,15 @@ pub enum SchemeKind {
     ConservationForm,
     /// The Moreau–Jean theta scheme (seed 002), `time.theta` in (0, 1].
     MoreauJean,
+    /// Solfec's RIG_POS rotation scheme for rigid bodies (NEW1 of Koziara & Bićanić 2010):
+    /// semi-explicit, ends with the explicit `Ω₁`.
+    RigPos,
+    /// Solfec's RIG_NEG rotation scheme (NEW2): semi-explicit, balances the spatial angular
+    /// momentum exactly.
+    RigNeg,
+    /// Solfec's RIG_IMP rotation scheme (NEW3): semi-implicit (Newton per body, `time.newton`),
+    /// balances the spatial angular momentum to the Newton tolerance.
+    RigImp,
 }
 
 impl SchemeKind {
@@ -358,6 +367,9 @@ impl SchemeKind {
             SchemeKind::ModalMoreauJean => "modal_moreau_jean",
             SchemeKind::ConservationForm => "conservation_form",
             SchemeKind::MoreauJean => "moreau_jean",
+            SchemeKind::RigPos => "rig_pos",
+            SchemeKind::RigNeg => "rig_neg",
+            SchemeKind::RigImp => "rig_imp",
         }
     }
 }

@@ -136,6 +136,8 @@ fn scheme_settings(scheme: SchemeKind) -> (bool, bool, bool) {
         SchemeKind::ModalMoreauJean => (false, false, false),
         SchemeKind::ConservationForm => (false, false, true),
         SchemeKind::MoreauJean => (false, true, true),
+        SchemeKind::RigPos | SchemeKind::RigNeg => (false, false, false),
+        SchemeKind::RigImp => (false, false, true),
     }
 }
 
