@@ -44,6 +44,88 @@ impl Gather {
     }
 }
 
+/// Where each cell's local dofs go, for vectors only: the gather half of an [`AssemblyPlan`]
+/// without the matrix pattern, whose size (`(n_local)²` entries per cell) is out of reach for
+/// explicit runs on millions of cells.
+///
+/// Assembly is split in the same two stages: every cell writes its `n_local` entries into its
+/// own slot of a buffer ([`VectorPlan::gather_into`] takes such a buffer), then each global
+/// entry sums its slots in increasing cell order. A distributed run can compute the slots of
+/// its own cells and sum shared entries in the same order, reproducing the serial result.
+#[derive(Clone, Debug)]
+pub struct VectorPlan {
+    n_dofs: usize,
+    n_local: usize,
+    n_cells: usize,
+    gather: Gather,
+}
+
+impl VectorPlan {
+    /// Builds the plan for `n_cells` cells with `n_local` dofs each; `cell_dofs` as for
+    /// [`AssemblyPlan::new`].
+    ///
+    /// # Panics
+    /// As [`AssemblyPlan::new`].
+    pub fn new(n_dofs: usize, n_local: usize, cell_dofs: &[Option<usize>]) -> Self {
+        assert!(n_local > 0 && cell_dofs.len().is_multiple_of(n_local));
+        for d in cell_dofs.iter().flatten() {
+            assert!(*d < n_dofs, "dof {d} out of range 0..{n_dofs}");
+        }
+        let gather = bucket(
+            n_dofs,
+            cell_dofs
+                .iter()
+                .enumerate()
+                .filter_map(|(s, d)| d.map(|d| (d, s))),
+        );
+        Self {
+            n_dofs,
+            n_local,
+            n_cells: cell_dofs.len() / n_local,
+            gather,
+        }
+    }
+
+    /// Number of global dofs (length of the assembled vector).
+    pub fn n_dofs(&self) -> usize {
+        self.n_dofs
+    }
+
+    /// Local dofs per cell.
+    pub fn n_local(&self) -> usize {
+        self.n_local
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.n_cells
+    }
+
+    /// Bytes held by the plan (its gather lists).
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<usize>() * (self.gather.offsets.len() + self.gather.sources.len())
+    }
+
+    /// Sums the per-cell slots (`n_cells · n_local` values, cell after cell) into `out`
+    /// (overwritten), each entry in increasing cell order. Parallel over entries; the result
+    /// does not depend on the number of threads.
+    pub fn gather_into(&self, slots: &[f64], out: &mut [f64]) {
+        assert_eq!(slots.len(), self.n_cells * self.n_local);
+        assert_eq!(out.len(), self.n_dofs);
+        self.gather.apply(slots, out);
+    }
+
+    /// Assembles a vector into `out` (overwritten): `local_vector(cell, out)` writes a cell's
+    /// `n_local` entries into a zeroed slot of `scratch`.
+    pub fn assemble_vector_into<F>(&self, local_vector: F, scratch: &mut Vec<f64>, out: &mut [f64])
+    where
+        F: Fn(usize, &mut [f64]) + Sync,
+    {
+        fill_local(scratch, self.n_cells, self.n_local, &local_vector);
+        self.gather_into(scratch, out);
+    }
+}
+
 /// Where each cell's local dofs go, and the global sparsity pattern they produce.
 #[derive(Clone, Debug)]
 pub struct AssemblyPlan {
@@ -320,5 +402,11 @@ mod tests {
         let u = one.install(|| plan.assemble_vector(vector_kernel));
         let v = two.install(|| plan.assemble_vector(vector_kernel));
         assert_eq!(u, v);
+        // The vector-only plan gives the same bits.
+        let vector_plan = VectorPlan::new(997, 2, &cells);
+        let mut w = vec![0.0; 997];
+        two.install(|| vector_plan.assemble_vector_into(vector_kernel, &mut Vec::new(), &mut w));
+        assert_eq!(u, w);
+        assert!(vector_plan.memory_bytes() >= 8 * 2 * n);
     }
 }

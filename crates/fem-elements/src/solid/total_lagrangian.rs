@@ -255,6 +255,76 @@ fn force_nq<const N: usize, const Q: usize>(
     jmin.iter().fold(f64::INFINITY, |m, &j| m.min(j))
 }
 
+/// Length of one element's geometry block: its gradients (`3 N Q`) followed by its
+/// weights (`Q`), as [`reference_geometry_block`] writes them.
+pub fn geometry_block_len(kind: SolidKind, n_points: usize) -> usize {
+    (3 * kind.n_nodes() + 1) * n_points
+}
+
+/// [`reference_geometry`] into one block `[grad | dV]` of [`geometry_block_len`] values.
+pub fn reference_geometry_block(
+    kind: SolidKind,
+    rule: &CellRule,
+    x: &[[f64; 3]],
+    block: &mut [f64],
+) -> Result<(), NonPositiveJacobian> {
+    let split = 3 * kind.n_nodes() * rule.n_points();
+    let (grad, dv) = block.split_at_mut(split);
+    reference_geometry(kind, rule, x, grad, dv)
+}
+
+/// Internal forces of a batch of cells of one `kind`: cell `c` has nodes
+/// `connectivity[N c..N (c + 1)]` and geometry block `geometry[B c..B (c + 1)]`
+/// ([`geometry_block_len`]), and its force goes to `forces[3N c..3N (c + 1)]` (overwritten).
+/// `u` is the global node-major displacement. The `(N, Q)` dispatch happens once per batch.
+///
+/// Returns the position in the batch of the first cell with `J ≤ 0` (or `NaN`) at a point,
+/// if any (all forces are computed regardless).
+pub fn internal_forces(
+    kind: SolidKind,
+    material: &Material,
+    n_points: usize,
+    geometry: &[f64],
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    let n = kind.n_nodes();
+    let n_cells = connectivity.len() / n;
+    assert_eq!(connectivity.len(), n * n_cells);
+    assert_eq!(geometry.len(), geometry_block_len(kind, n_points) * n_cells);
+    assert_eq!(forces.len(), 3 * n * n_cells);
+    dispatch!(n, n_points, forces_batch(material, geometry, connectivity, u, forces))
+}
+
+fn forces_batch<const N: usize, const Q: usize>(
+    material: &Material,
+    geometry: &[f64],
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    let block = (3 * N + 1) * Q;
+    let mut first_inverted = None;
+    for (c, ((geo, nodes), f)) in geometry
+        .chunks_exact(block)
+        .zip(connectivity.chunks_exact(N))
+        .zip(forces.chunks_exact_mut(3 * N))
+        .enumerate()
+    {
+        let mut ue = [[0.0; 3]; N];
+        for (a, &node) in nodes.iter().enumerate() {
+            ue[a] = [u[3 * node], u[3 * node + 1], u[3 * node + 2]];
+        }
+        let (grad, dv) = geo.split_at(3 * N * Q);
+        let jmin = force_nq::<N, Q>(material, grad, dv, ue.as_flattened(), f);
+        if jmin.is_nan() || jmin <= 0.0 {
+            first_inverted.get_or_insert(c);
+        }
+    }
+    first_inverted
+}
+
 /// Strain energy `Σ_q W(F_q) dV_q` of one element.
 pub fn strain_energy(material: &Material, grad: &[f64], dv: &[f64], u: &[f64]) -> f64 {
     let (n, q) = sizes(grad, dv, u);
