@@ -3,8 +3,10 @@
 //!
 //! [`SolidOperator::new`] computes once what depends only on the reference configuration: the
 //! reference gradients and volume weights of every cell at its quadrature points
-//! ([`fem_elements::solid::total_lagrangian`], `(3N + 1) Q` values per cell: 1.6 kB for a hex8
-//! with 2×2×2 points), the gather plan of the force vector and the lumped mass. The tangent's
+//! ([`fem_elements::solid::total_lagrangian`], `(3N + 1) Q` values per cell: 104 B for a tet4,
+//! 1.0 kB for a tet10) — for hex8 the compact `J⁻¹` and `dV` of [`fem_elements::solid::hex8`]
+//! (640 B; its force is sum-factorized, the other kernels expand it per cell) — the gather plan
+//! of the force vector and the lumped mass. The tangent's
 //! sparsity pattern is built on first use only (an explicit run never needs it, and for 10⁶ hex8
 //! cells it would take gigabytes).
 //!
@@ -22,6 +24,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use fem_elements::solid::hex8;
 use fem_elements::solid::loads::{body_force, face_traction};
 use fem_elements::solid::mass::{consistent_mass, lumped_mass};
 use fem_elements::solid::stable_step::max_generalized_eigenvalue;
@@ -111,6 +114,8 @@ pub struct SolidOperator {
     material: Material,
     density: f64,
     n_points: usize,
+    /// Hex8 with the compact geometry of `fem_elements::solid::hex8`.
+    compact: bool,
     points: Vec<[f64; 3]>,
     connectivity: Vec<usize>,
     geometry: Vec<f64>,
@@ -155,7 +160,12 @@ impl SolidOperator {
         }
         let n_cells = connectivity.len() / n;
         let rule = kind.force_rule();
-        let block = geometry_block_len(kind, rule.n_points());
+        let compact = kind == SolidKind::Hex8;
+        let block = if compact {
+            hex8::COMPACT_LEN
+        } else {
+            geometry_block_len(kind, rule.n_points())
+        };
         let mut geometry = vec![0.0; block * n_cells];
         let first_bad = geometry
             .par_chunks_mut(block * CELLS_PER_TASK)
@@ -168,7 +178,12 @@ impl SolidOperator {
                     for (a, &node) in connectivity[n * c..n * (c + 1)].iter().enumerate() {
                         x[a] = points[node];
                     }
-                    if let Err(source) = reference_geometry_block(kind, &rule, &x[..n], out) {
+                    let result = if compact {
+                        hex8::compact_geometry(&x[..n], out)
+                    } else {
+                        reference_geometry_block(kind, &rule, &x[..n], out)
+                    };
+                    if let Err(source) = result {
                         return Some((c, source));
                     }
                 }
@@ -189,6 +204,7 @@ impl SolidOperator {
             material,
             density,
             n_points: rule.n_points(),
+            compact,
             points: points.to_vec(),
             connectivity: connectivity.to_vec(),
             geometry,
@@ -203,12 +219,16 @@ impl SolidOperator {
 
     /// Bytes an explicit run needs for the operator of `n_cells` cells on `n_nodes` nodes
     /// (geometry, force slots, gather lists, connectivity, points, dof map, lumped mass), to be
-    /// checked before allocating. For 10⁶ hex8 cells (1.03·10⁶ nodes): about 2.2 GB.
+    /// checked before allocating. For 10⁶ hex8 cells (1.03·10⁶ nodes): about 1.2 GB.
     pub fn memory_estimate(kind: SolidKind, n_cells: usize, n_nodes: usize) -> usize {
         let n = kind.n_nodes();
         let f = std::mem::size_of::<f64>();
         let u = std::mem::size_of::<usize>();
-        let geometry = geometry_block_len(kind, kind.force_rule().n_points()) * f;
+        let geometry = if kind == SolidKind::Hex8 {
+            hex8::COMPACT_LEN
+        } else {
+            geometry_block_len(kind, kind.force_rule().n_points())
+        } * f;
         let per_cell = geometry + 3 * n * f + 3 * n * u + n * u;
         let per_node = 3 * f + 3 * (u + u + f) + 3 * u;
         n_cells * per_cell + n_nodes * per_node
@@ -267,18 +287,37 @@ impl SolidOperator {
         }
     }
 
+    /// Calls `f(grad, dv)` with cell `c`'s reference gradients and weights (expanded from the
+    /// compact hex8 geometry into stack buffers where needed).
+    #[inline]
+    fn with_cell_geometry<R>(&self, c: usize, f: impl FnOnce(&[f64], &[f64]) -> R) -> R {
+        let block = self.geometry_block();
+        let geo = &self.geometry[block * c..block * (c + 1)];
+        if self.compact {
+            let (mut grad, mut dv) = ([0.0; 192], [0.0; 8]);
+            hex8::expand_geometry(geo, &mut grad, &mut dv);
+            f(&grad, &dv)
+        } else {
+            let (grad, dv) = geo.split_at(3 * self.kind.n_nodes() * self.n_points);
+            f(grad, dv)
+        }
+    }
+
+    /// Values per cell in `geometry`.
+    fn geometry_block(&self) -> usize {
+        if self.compact {
+            hex8::COMPACT_LEN
+        } else {
+            geometry_block_len(self.kind, self.n_points)
+        }
+    }
+
     /// Displacements of cell `c`'s nodes into `ue` (node-major, `3N`).
     fn cell_displacement(&self, u: &[f64], c: usize, ue: &mut [f64]) {
         let n = self.kind.n_nodes();
         for (a, &node) in self.connectivity[n * c..n * (c + 1)].iter().enumerate() {
             ue[3 * a..3 * a + 3].copy_from_slice(&u[3 * node..3 * node + 3]);
         }
-    }
-
-    /// Gradients and weights of cell `c`.
-    fn cell_geometry(&self, c: usize) -> (&[f64], &[f64]) {
-        let block = geometry_block_len(self.kind, self.n_points);
-        self.geometry[block * c..block * (c + 1)].split_at(3 * self.kind.n_nodes() * self.n_points)
     }
 
     fn check_displacement(&self, u: &[f64]) {
@@ -290,7 +329,7 @@ impl SolidOperator {
     pub fn cell_forces_into(&self, u: &[f64], slots: &mut Vec<f64>) -> Result<(), SolidError> {
         self.check_displacement(u);
         let n = self.kind.n_nodes();
-        let block = geometry_block_len(self.kind, self.n_points);
+        let block = self.geometry_block();
         slots.resize(self.n_cells() * 3 * n, 0.0);
         let first = slots
             .par_chunks_mut(3 * n * CELLS_PER_TASK)
@@ -298,8 +337,12 @@ impl SolidOperator {
             .zip(self.connectivity.par_chunks(n * CELLS_PER_TASK))
             .enumerate()
             .filter_map(|(task, ((f, geo), conn))| {
-                internal_forces(self.kind, &self.material, self.n_points, geo, conn, u, f)
-                    .map(|c| task * CELLS_PER_TASK + c)
+                let first = if self.compact {
+                    hex8::internal_forces(&self.material, geo, conn, u, f)
+                } else {
+                    internal_forces(self.kind, &self.material, self.n_points, geo, conn, u, f)
+                };
+                first.map(|c| task * CELLS_PER_TASK + c)
             })
             .min();
         match first {
@@ -363,8 +406,9 @@ impl SolidOperator {
             |c, out| {
                 let mut ue = [0.0; 30];
                 self.cell_displacement(u, c, &mut ue[..n3]);
-                let (grad, dv) = self.cell_geometry(c);
-                let jmin = tangent_stiffness(&self.material, grad, dv, &ue[..n3], out);
+                let jmin = self.with_cell_geometry(c, |grad, dv| {
+                    tangent_stiffness(&self.material, grad, dv, &ue[..n3], out)
+                });
                 if jmin.is_nan() || jmin <= 0.0 {
                     first.fetch_min(c, Ordering::Relaxed);
                 }
@@ -472,8 +516,9 @@ impl SolidOperator {
             .map(|c| {
                 let mut ue = [0.0; 30];
                 self.cell_displacement(u, c, &mut ue[..n3]);
-                let (grad, dv) = self.cell_geometry(c);
-                strain_energy(&self.material, grad, dv, &ue[..n3])
+                self.with_cell_geometry(c, |grad, dv| {
+                    strain_energy(&self.material, grad, dv, &ue[..n3])
+                })
             })
             .collect();
         per_cell.iter().sum()
@@ -487,8 +532,9 @@ impl SolidOperator {
         out.par_iter_mut().enumerate().for_each(|(c, s)| {
             let mut ue = [0.0; 30];
             self.cell_displacement(u, c, &mut ue[..n3]);
-            let (grad, dv) = self.cell_geometry(c);
-            *s = cell_stress(&self.material, grad, dv, &ue[..n3]);
+            *s = self.with_cell_geometry(c, |grad, dv| {
+                cell_stress(&self.material, grad, dv, &ue[..n3])
+            });
         });
     }
 
@@ -506,10 +552,10 @@ impl SolidOperator {
             .map(|c| {
                 let mut ue = [0.0; 30];
                 self.cell_displacement(u, c, &mut ue[..n3]);
-                let (grad, dv) = self.cell_geometry(c);
                 let mut k = [0.0; 900];
-                let jmin =
-                    tangent_stiffness(&self.material, grad, dv, &ue[..n3], &mut k[..n3 * n3]);
+                let jmin = self.with_cell_geometry(c, |grad, dv| {
+                    tangent_stiffness(&self.material, grad, dv, &ue[..n3], &mut k[..n3 * n3])
+                });
                 if jmin.is_nan() || jmin <= 0.0 {
                     return Err(c);
                 }

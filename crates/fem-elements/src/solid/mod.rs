@@ -7,6 +7,7 @@
 //! | [`quadrature3d`] | rules on the reference tetrahedron, cube, triangle and square |
 //! | [`material`] | Saint Venant–Kirchhoff and two compressible Neo-Hookean energies: `W`, `S`, `𝒞` |
 //! | [`total_lagrangian`] | reference gradients; internal force, tangent, energy, stress of one element |
+//! | [`hex8`] | the hex8 2×2×2 internal force by sum factorization from a compact geometry |
 //! | [`mass`] | consistent mass, row-sum and HRZ lumping |
 //! | [`loads`] | consistent dead tractions and body forces |
 //! | [`stable_step`] | the largest eigenvalue of `(K_e, M_e)` for the explicit critical step |
@@ -15,6 +16,7 @@
 //! All kernels take one element's data as slices and fill caller buffers; global assembly is
 //! `fem-assembly`'s (`fem_assembly::solid`). Theory and conventions: `docs/theory/solid.md`.
 
+pub mod hex8;
 pub mod loads;
 pub mod mass;
 pub mod mass_properties;
