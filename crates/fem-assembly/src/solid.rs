@@ -26,7 +26,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fem_elements::solid::hex8;
 use fem_elements::solid::loads::{body_force, face_traction};
-use fem_elements::solid::mass::{consistent_mass, lumped_mass};
+use fem_elements::solid::mass::{
+    ShapeTable, consistent_mass_tabulated, lumped_mass, lumped_mass_tabulated,
+};
 use fem_elements::solid::stable_step::max_generalized_eigenvalue;
 use fem_elements::solid::total_lagrangian::{
     CellStress, NonPositiveJacobian, cell_stress, geometry_block_len, internal_forces,
@@ -434,11 +436,14 @@ impl SolidOperator {
     pub fn consistent_mass(&self) -> Result<CsrMatrix<f64>, SolidError> {
         let n = self.kind.n_nodes();
         let first = AtomicUsize::new(usize::MAX);
+        let table = ShapeTable::for_mass(self.kind);
         let m = self.matrix_plan().assemble_matrix(|c, out| {
             let mut x = [[0.0; 3]; 10];
             self.cell_points(c, &mut x);
             let mut block = [0.0; 100];
-            if consistent_mass(self.kind, &x[..n], self.density, &mut block[..n * n]).is_err() {
+            let result =
+                consistent_mass_tabulated(&table, &x[..n], self.density, &mut block[..n * n]);
+            if result.is_err() {
                 first.fetch_min(c, Ordering::Relaxed);
             }
             let n3 = 3 * n;
@@ -486,12 +491,15 @@ impl SolidOperator {
         let n = self.kind.n_nodes();
         let first = AtomicUsize::new(usize::MAX);
         let mut out = vec![0.0; self.dofmap.n_free()];
+        let table = ShapeTable::for_mass(self.kind);
         self.vector_plan.assemble_vector_into(
             |c, slot| {
                 let mut x = [[0.0; 3]; 10];
                 self.cell_points(c, &mut x);
                 let mut m = [0.0; 10];
-                if lumped_mass(self.kind, lumping, &x[..n], self.density, &mut m[..n]).is_err() {
+                let result =
+                    lumped_mass_tabulated(&table, lumping, &x[..n], self.density, &mut m[..n]);
+                if result.is_err() {
                     first.fetch_min(c, Ordering::Relaxed);
                 }
                 for a in 0..n {
@@ -547,6 +555,7 @@ impl SolidOperator {
         let n = self.kind.n_nodes();
         let n3 = 3 * n;
         let lumping = self.kind.default_lumping();
+        let table = ShapeTable::for_mass(self.kind);
         let best = (0..self.n_cells())
             .into_par_iter()
             .map(|c| {
@@ -562,7 +571,7 @@ impl SolidOperator {
                 let mut x = [[0.0; 3]; 10];
                 self.cell_points(c, &mut x);
                 let mut m = [0.0; 10];
-                lumped_mass(self.kind, lumping, &x[..n], self.density, &mut m[..n])
+                lumped_mass_tabulated(&table, lumping, &x[..n], self.density, &mut m[..n])
                     .expect("the default lumping of a valid cell succeeds");
                 let md: [f64; 30] = std::array::from_fn(|i| if i < n3 { m[i / 3] } else { 0.0 });
                 Ok((max_generalized_eigenvalue(&k[..n3 * n3], &md[..n3]), c))

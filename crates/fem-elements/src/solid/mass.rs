@@ -18,6 +18,7 @@
 //! Both keep the element mass `Σ_a m_a = ρV` exactly (up to round-off).
 
 use super::material::det3;
+use super::quadrature3d::CellRule;
 use super::shape::SolidKind;
 use super::total_lagrangian::{NonPositiveJacobian, jacobian};
 
@@ -59,6 +60,63 @@ pub enum MassError {
     },
 }
 
+/// Shape function values and reference gradients of one element kind at the points of a
+/// rule, tabulated once and shared by all cells.
+#[derive(Clone, Debug)]
+pub struct ShapeTable {
+    kind: SolidKind,
+    weights: Vec<f64>,
+    values: Vec<f64>,
+    gradients: Vec<[f64; 3]>,
+}
+
+impl ShapeTable {
+    /// The table of `kind` at the points of `rule`.
+    pub fn new(kind: SolidKind, rule: &CellRule) -> Self {
+        let n = kind.n_nodes();
+        let mut values = vec![0.0; n * rule.n_points()];
+        let mut gradients = vec![[0.0; 3]; n * rule.n_points()];
+        for (q, &xi) in rule.points.iter().enumerate() {
+            kind.values_into(xi, &mut values[n * q..n * (q + 1)]);
+            kind.gradients_into(xi, &mut gradients[n * q..n * (q + 1)]);
+        }
+        Self {
+            kind,
+            weights: rule.weights.clone(),
+            values,
+            gradients,
+        }
+    }
+
+    /// The table at the points of [`SolidKind::mass_rule`].
+    pub fn for_mass(kind: SolidKind) -> Self {
+        Self::new(kind, &kind.mass_rule())
+    }
+
+    /// Element kind.
+    pub fn kind(&self) -> SolidKind {
+        self.kind
+    }
+
+    /// Calls `visit(N(ξ_q), w_q det J(ξ_q))` at every point of the element with nodes `x`.
+    fn for_each_point(
+        &self,
+        x: &[[f64; 3]],
+        mut visit: impl FnMut(&[f64], f64),
+    ) -> Result<(), NonPositiveJacobian> {
+        let n = self.kind.n_nodes();
+        assert_eq!(x.len(), n);
+        for (q, &w) in self.weights.iter().enumerate() {
+            let det = det3(&jacobian(x, &self.gradients[n * q..n * (q + 1)]));
+            if !(det > 0.0 && det.is_finite()) {
+                return Err(NonPositiveJacobian { point: q, det });
+            }
+            visit(&self.values[n * q..n * (q + 1)], w * det);
+        }
+        Ok(())
+    }
+}
+
 /// Consistent mass block `M_ab = Σ_q ρ N_a(ξ_q) N_b(ξ_q) w_q det J(ξ_q)` of one element with
 /// nodes `x` into `m` (`N × N`, row-major, overwritten), with [`SolidKind::mass_rule`].
 pub fn consistent_mass(
@@ -67,28 +125,27 @@ pub fn consistent_mass(
     density: f64,
     m: &mut [f64],
 ) -> Result<(), NonPositiveJacobian> {
-    let n = kind.n_nodes();
-    assert_eq!(x.len(), n);
+    consistent_mass_tabulated(&ShapeTable::for_mass(kind), x, density, m)
+}
+
+/// [`consistent_mass`] with a table built once (for loops over many cells).
+pub fn consistent_mass_tabulated(
+    table: &ShapeTable,
+    x: &[[f64; 3]],
+    density: f64,
+    m: &mut [f64],
+) -> Result<(), NonPositiveJacobian> {
+    let n = table.kind.n_nodes();
     assert_eq!(m.len(), n * n);
     m.fill(0.0);
-    let rule = kind.mass_rule();
-    let mut values = [0.0; 10];
-    let mut dn = [[0.0; 3]; 10];
-    for (q, (&xi, &w)) in rule.points.iter().zip(&rule.weights).enumerate() {
-        kind.values_into(xi, &mut values[..n]);
-        kind.gradients_into(xi, &mut dn[..n]);
-        let det = det3(&jacobian(x, &dn[..n]));
-        if !(det > 0.0 && det.is_finite()) {
-            return Err(NonPositiveJacobian { point: q, det });
-        }
-        let c = density * w * det;
+    table.for_each_point(x, |values, dv| {
+        let c = density * dv;
         for a in 0..n {
             for b in 0..n {
                 m[a * n + b] += c * values[a] * values[b];
             }
         }
-    }
-    Ok(())
+    })
 }
 
 /// Lumped mass of one element, one value per node (the same for each of its three
@@ -100,15 +157,35 @@ pub fn lumped_mass(
     density: f64,
     m: &mut [f64],
 ) -> Result<(), MassError> {
-    let n = kind.n_nodes();
+    lumped_mass_tabulated(&ShapeTable::for_mass(kind), lumping, x, density, m)
+}
+
+/// [`lumped_mass`] with a table built once. Needs only `Σ_q N_a dV_q` (row sums, since
+/// `Σ_b N_b = 1`) or `Σ_q N_a² dV_q` and the volume (HRZ), not the whole `N × N` block.
+pub fn lumped_mass_tabulated(
+    table: &ShapeTable,
+    lumping: Lumping,
+    x: &[[f64; 3]],
+    density: f64,
+    m: &mut [f64],
+) -> Result<(), MassError> {
+    let n = table.kind.n_nodes();
     assert_eq!(m.len(), n);
-    let mut full = [0.0; 100];
-    let full = &mut full[..n * n];
-    consistent_mass(kind, x, density, full)?;
+    m.fill(0.0);
+    let mut volume = 0.0;
+    table.for_each_point(x, |values, dv| {
+        volume += dv;
+        for a in 0..n {
+            m[a] += match lumping {
+                Lumping::RowSum => values[a] * dv,
+                Lumping::Hrz => values[a] * values[a] * dv,
+            };
+        }
+    })?;
     match lumping {
         Lumping::RowSum => {
-            for a in 0..n {
-                m[a] = full[a * n..(a + 1) * n].iter().sum();
+            for v in m.iter_mut() {
+                *v *= density;
             }
             if let Some(node) = m.iter().position(|&v| v.is_nan() || v <= 0.0) {
                 return Err(MassError::NonPositiveLumpedMass {
@@ -118,10 +195,10 @@ pub fn lumped_mass(
             }
         }
         Lumping::Hrz => {
-            let total: f64 = full.iter().sum();
-            let diagonal: f64 = (0..n).map(|a| full[a * n + a]).sum();
-            for a in 0..n {
-                m[a] = full[a * n + a] * (total / diagonal);
+            let diagonal: f64 = m.iter().sum();
+            let scale = density * volume / diagonal;
+            for v in m.iter_mut() {
+                *v *= scale;
             }
         }
     }
