@@ -22,5 +22,5 @@ pub use cholesky::{SolverError, SparseCholesky};
 pub use dofmap::DofMap;
 pub use lumping::lump_row_sum;
 pub use nalgebra_sparse::CsrMatrix;
-pub use plan::{AssemblyPlan, VectorPlan};
+pub use plan::{AssemblyPlan, NodeBlockPlan, VectorPlan};
 pub use solid::{SolidError, SolidOperator, StableStep};

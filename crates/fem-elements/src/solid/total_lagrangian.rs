@@ -255,6 +255,19 @@ pub(crate) fn weighted_first_piola<const Q: usize>(
     p: &mut [[[f64; Q]; 3]; 3],
 ) -> f64 {
     let mut jac = [0.0; Q];
+    weighted_first_piola_lanes(material, f, dv, p, &mut jac);
+    jac.iter().fold(f64::INFINITY, |m, &j| m.min(j))
+}
+
+/// [`weighted_first_piola`] with `J` of every lane in `jac`.
+#[inline(always)]
+fn weighted_first_piola_lanes<const Q: usize>(
+    material: &Material,
+    f: &[[[f64; Q]; 3]; 3],
+    dv: &[f64; Q],
+    p: &mut [[[f64; Q]; 3]; 3],
+    jac: &mut [f64; Q],
+) {
     match material.model() {
         MaterialModel::NeoHookean => {
             let mu = material.mu();
@@ -310,7 +323,6 @@ pub(crate) fn weighted_first_piola<const Q: usize>(
             }
         }
     }
-    jac.iter().fold(f64::INFINITY, |m, &j| m.min(j))
 }
 
 /// Length of one element's geometry block: its gradients (`3 N Q`) followed by its
@@ -352,11 +364,84 @@ pub fn internal_forces(
     assert_eq!(connectivity.len(), n * n_cells);
     assert_eq!(geometry.len(), geometry_block_len(kind, n_points) * n_cells);
     assert_eq!(forces.len(), 3 * n * n_cells);
+    if n_points == 1 && n == 4 {
+        // One point per cell: vectorize the stress across cells instead.
+        return forces_one_point_batch::<4>(material, geometry, connectivity, u, forces);
+    }
     dispatch!(
         n,
         n_points,
         forces_batch(material, geometry, connectivity, u, forces)
     )
+}
+
+/// Cells per lane group of [`forces_one_point_batch`].
+const CELL_LANES: usize = 4;
+
+/// [`forces_batch`] for one-point elements (tet4): groups of [`CELL_LANES`] cells share the
+/// lane-wise stress evaluation (the cells are the lanes), the rest goes one by one. Each
+/// cell's arithmetic is the same as in [`force_nq`], so the results are identical.
+fn forces_one_point_batch<const N: usize>(
+    material: &Material,
+    geometry: &[f64],
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    const L: usize = CELL_LANES;
+    let block = 3 * N + 1;
+    let (u3, _) = u.as_chunks::<3>();
+    let n_cells = connectivity.len() / N;
+    let n_grouped = n_cells - n_cells % L;
+    let mut first_inverted = None;
+    for first in (0..n_grouped).step_by(L) {
+        // F lanes (cells l = 0..L) and weights.
+        let mut fl = [[[0.0; L]; 3]; 3];
+        let mut dv = [0.0; L];
+        for l in 0..L {
+            let c = first + l;
+            let geo = &geometry[block * c..block * (c + 1)];
+            let nodes = &connectivity[N * c..N * (c + 1)];
+            let ue: [[f64; 3]; N] = std::array::from_fn(|a| u3[nodes[a]]);
+            let (g, _) = geo[..3 * N].as_chunks::<3>();
+            for i in 0..3 {
+                for k in 0..3 {
+                    let mut h = 0.0;
+                    for a in 0..N {
+                        h += ue[a][i] * g[a][k];
+                    }
+                    fl[i][k][l] = h + if i == k { 1.0 } else { 0.0 };
+                }
+            }
+            dv[l] = geo[3 * N];
+        }
+        let mut p = [[[0.0; L]; 3]; 3];
+        let mut jac = [0.0; L];
+        weighted_first_piola_lanes(material, &fl, &dv, &mut p, &mut jac);
+        for l in 0..L {
+            let c = first + l;
+            let geo = &geometry[block * c..block * (c + 1)];
+            let f = &mut forces[3 * N * c..3 * N * (c + 1)];
+            for a in 0..N {
+                for i in 0..3 {
+                    f[3 * a + i] = p[i][0][l] * geo[3 * a]
+                        + p[i][1][l] * geo[3 * a + 1]
+                        + p[i][2][l] * geo[3 * a + 2];
+                }
+            }
+            if jac[l].is_nan() || jac[l] <= 0.0 {
+                first_inverted.get_or_insert(c);
+            }
+        }
+    }
+    let rest = forces_batch::<N, 1>(
+        material,
+        &geometry[block * n_grouped..],
+        &connectivity[N * n_grouped..],
+        u,
+        &mut forces[3 * N * n_grouped..],
+    );
+    first_inverted.or(rest.map(|c| c + n_grouped))
 }
 
 fn forces_batch<const N: usize, const Q: usize>(
@@ -634,6 +719,71 @@ mod tests {
                             assert!((k[r * 3 * n + c] - k[c * 3 * n + r]).abs() < 1e-12 * kscale);
                         }
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batches_equal_single_cells_bitwise() {
+        // 7 cells of each kind (tet4: one group of 4 lanes and 3 single cells), one inverted.
+        for kind in SolidKind::ALL {
+            let n = kind.n_nodes();
+            let rule = kind.force_rule();
+            let block = geometry_block_len(kind, rule.n_points());
+            let mut points = Vec::new();
+            let mut connectivity = Vec::new();
+            let mut geometry = vec![0.0; 7 * block];
+            for c in 0..7 {
+                let x: Vec<[f64; 3]> = element(kind)
+                    .iter()
+                    .map(|p| [p[0] + c as f64, p[1] * (1.0 + 0.1 * c as f64), p[2]])
+                    .collect();
+                reference_geometry_block(
+                    kind,
+                    &rule,
+                    &x,
+                    &mut geometry[c * block..(c + 1) * block],
+                )
+                .unwrap();
+                connectivity.extend(points.len()..points.len() + n);
+                points.extend(x);
+            }
+            let mut u: Vec<f64> = (0..3 * points.len())
+                .map(|i| 0.03 * (i as f64 * 0.37).sin())
+                .collect();
+            // Cell 5 squashed through itself (z → −z on its nodes).
+            for a in 0..n {
+                let node = connectivity[5 * n + a];
+                u[3 * node + 2] = -2.0 * points[node][2];
+            }
+            for model in MODELS {
+                let m = Material::new(model, 10.0, 0.3).unwrap();
+                let mut batch = vec![0.0; 7 * 3 * n];
+                let first = internal_forces(
+                    kind,
+                    &m,
+                    rule.n_points(),
+                    &geometry,
+                    &connectivity,
+                    &u,
+                    &mut batch,
+                );
+                assert_eq!(first, Some(5), "{kind} {model}");
+                for c in [0, 1, 2, 3, 4, 6] {
+                    let ue: Vec<f64> = connectivity[c * n..(c + 1) * n]
+                        .iter()
+                        .flat_map(|&a| u[3 * a..3 * a + 3].to_vec())
+                        .collect();
+                    let (grad, dv) =
+                        geometry[c * block..(c + 1) * block].split_at(3 * n * rule.n_points());
+                    let mut single = vec![0.0; 3 * n];
+                    internal_force(&m, grad, dv, &ue, &mut single);
+                    assert_eq!(
+                        &batch[c * 3 * n..(c + 1) * 3 * n],
+                        &single[..],
+                        "{kind} {model} cell {c}"
+                    );
                 }
             }
         }
