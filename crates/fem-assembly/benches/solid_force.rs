@@ -82,43 +82,58 @@ fn pool(threads: usize) -> rayon::ThreadPool {
         .expect("thread pool")
 }
 
-/// Median seconds per evaluation over `blocks` blocks of repeated evaluations (~0.2 s each).
-fn median_time(case: &mut Case, threads: &rayon::ThreadPool, blocks: usize) -> f64 {
+/// CPU time of the calling thread (s), from `/proc/thread-self/schedstat` (Linux); `None`
+/// elsewhere.
+fn thread_cpu_time() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// Median wall seconds per evaluation over `blocks` blocks of repeated evaluations (~0.2 s
+/// each), and (one thread only) the median CPU seconds of the thread that ran them.
+fn median_time(case: &mut Case, threads: &rayon::ThreadPool, blocks: usize) -> (f64, Option<f64>) {
     threads.install(|| {
         case.evaluate();
         let t0 = Instant::now();
         case.evaluate();
         let once = t0.elapsed().as_secs_f64().max(1e-6);
         let reps = ((0.2 / once) as usize).clamp(1, 10_000);
-        let mut times: Vec<f64> = (0..blocks)
-            .map(|_| {
-                let t = Instant::now();
-                for _ in 0..reps {
-                    case.evaluate();
-                }
-                t.elapsed().as_secs_f64() / reps as f64
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[blocks / 2]
+        let mut wall = Vec::with_capacity(blocks);
+        let mut cpu = Vec::with_capacity(blocks);
+        for _ in 0..blocks {
+            let (t, c) = (Instant::now(), thread_cpu_time());
+            for _ in 0..reps {
+                case.evaluate();
+            }
+            wall.push(t.elapsed().as_secs_f64() / reps as f64);
+            if let (Some(c0), Some(c1)) = (c, thread_cpu_time()) {
+                cpu.push((c1 - c0) / reps as f64);
+            }
+        }
+        wall.sort_by(f64::total_cmp);
+        cpu.sort_by(f64::total_cmp);
+        (wall[blocks / 2], (cpu.len() == blocks).then(|| cpu[blocks / 2]))
     })
 }
 
 fn print_table() {
     let (one, two) = (pool(1), pool(2));
     println!("Neo-Hookean internal force (cells' forces + fixed-order gather), median of 5 blocks");
+    println!("(cpu: CPU time of the 1-thread pool's worker, immune to time-sharing on a busy machine)");
     println!(
-        "{:>5} {:>3} {:>8} {:>12} {:>12} {:>12} {:>12} {:>8}",
-        "kind", "n", "cells", "s/eval 1t", "elem/s 1t", "s/eval 2t", "elem/s 2t", "2t/1t"
+        "{:>5} {:>3} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "kind", "n", "cells", "s/eval 1t", "elem/s 1t", "elem/s cpu", "s/eval 2t", "elem/s 2t", "2t/1t"
     );
     for (cells, name) in [(BoxCells::Hex8, "hex8"), (BoxCells::Tet4, "tet4")] {
         for n in SIZES {
             let mut case = Case::new(cells, n);
             let n_cells = case.body.n_cells() as f64;
-            let t1 = median_time(&mut case, &one, 5);
-            let t2 = median_time(&mut case, &two, 5);
+            let (t1, cpu) = median_time(&mut case, &one, 5);
+            let (t2, _) = median_time(&mut case, &two, 5);
+            let cpu = cpu.map_or("-".to_string(), |c| format!("{:.3e}", n_cells / c));
             println!(
-                "{name:>5} {n:>3} {:>8} {t1:>12.3e} {:>12.3e} {t2:>12.3e} {:>12.3e} {:>8.2}",
+                "{name:>5} {n:>3} {:>8} {t1:>12.3e} {:>12.3e} {cpu:>12} {t2:>12.3e} {:>12.3e} {:>8.2}",
                 n_cells,
                 n_cells / t1,
                 n_cells / t2,

@@ -11,7 +11,7 @@
 //! | [`mass`] | consistent mass, row-sum and HRZ lumping |
 //! | [`loads`] | consistent dead tractions and body forces |
 //! | [`stable_step`] | the largest eigenvalue of `(K_e, M_e)` for the explicit critical step |
-//! | [`mass_properties`] | volume, centre of mass and inertia tensor of a meshed body |
+//! | [`mass_properties`](mod@mass_properties) | volume, centre of mass and inertia tensor of a meshed body |
 //!
 //! All kernels take one element's data as slices and fill caller buffers; global assembly is
 //! `fem-assembly`'s (`fem_assembly::solid`). Theory and conventions: `docs/theory/solid.md`.
