@@ -552,7 +552,7 @@ mod tests {
     #[test]
     fn neo_hookean_matches_mfem_and_felupe_energy() {
         // The value MFEM's NeoHookeanModel(0.25, 5).EvalW and felupe's NeoHooke(0.25, 5)
-        // both return for this F (evaluated with PyMFEM 4.8 and felupe 11).
+        // both return for this F (evaluated with PyMFEM 4.10 and felupe 11.3).
         let m = Material::from_shear_and_bulk(MaterialModel::NeoHookean, 0.25, 5.0).unwrap();
         let f = [[1.1, 0.2, 0.05], [-0.1, 0.95, 0.1], [0.03, 0.07, 1.2]];
         assert!((m.energy(&f) - 0.192_181_168_250_124_4).abs() < 1e-15);
