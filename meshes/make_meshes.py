@@ -325,8 +325,8 @@ def main():
     plate(True, os.path.join(HERE, "plate_quad4.msh"))
     cube("tet4", os.path.join(HERE, "cube_tet4.msh"))
     cube("tet4", os.path.join(HERE, "cube_tet4_binary.msh"), binary=True)
-    # Second-order faces would be tri6, which fem does not read: no face groups.
-    cube("tet10", os.path.join(HERE, "cube_tet10.msh"), size=0.4, faces=False)
+    # Second-order faces are tri6 (Gmsh type 9).
+    cube("tet10", os.path.join(HERE, "cube_tet10.msh"), size=0.4)
     cube("hex8", os.path.join(HERE, "cube_hex8.msh"))
     cone(os.path.join(HERE, "top_cone.msh"))
     sparse_tags(os.path.join(HERE, "cube_top_sparse_tags.msh"))
