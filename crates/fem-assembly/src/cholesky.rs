@@ -16,11 +16,17 @@
 //! The matrix is given in CSR form and must be symmetric (both triangles stored); faer reads
 //! its lower triangle. A symmetric CSR matrix *is* its own CSC transpose, so the CSR arrays are
 //! handed to faer as CSC without copying values.
+//!
+//! # Storage
+//! The factor's values and the factorization's work space are allocated once, with the
+//! symbolic analysis; a refactorization writes into them (faer's low-level numeric
+//! factorization), so it costs the numeric factorization and nothing else — no allocation, no
+//! page faults on fresh memory.
 
-use faer::linalg::solvers::Solve;
-use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{MatMut, Side};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::sparse::linalg::cholesky::{LltRef, SymbolicCholesky, factorize_symbolic_cholesky};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMat, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, Side};
 use nalgebra_sparse::CsrMatrix;
 
 /// Bound on the relative residual of the check solve after a factorization.
@@ -74,16 +80,31 @@ pub enum SolverError {
 }
 
 /// A sparse `L Lᵀ` factorization whose symbolic part is kept across refactorizations.
-#[derive(Debug)]
 pub struct SparseCholesky {
     n: usize,
-    row_offsets: Vec<usize>,
-    col_indices: Vec<usize>,
-    symbolic: SymbolicLlt<usize>,
-    numeric: Llt<usize, f64>,
+    /// The analysed pattern (the CSR arrays read as CSC), checked once when analysed.
+    pattern: SymbolicSparseColMat<usize>,
+    symbolic: SymbolicCholesky<usize>,
+    /// Values of the factor `L`, in the layout of `symbolic`.
+    l_values: Vec<f64>,
+    /// Work space of the numeric factorization, sized once.
+    scratch: MemBuffer,
     n_factorizations: usize,
     last_residual: f64,
     policy: CheckPolicy,
+}
+
+impl std::fmt::Debug for SparseCholesky {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseCholesky")
+            .field("n", &self.n)
+            .field("nnz", &self.pattern.row_idx().len())
+            .field("factor_values", &self.l_values.len())
+            .field("n_factorizations", &self.n_factorizations)
+            .field("last_residual", &self.last_residual)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SparseCholesky {
@@ -97,22 +118,42 @@ impl SparseCholesky {
             )));
         }
         let n = a.nrows();
-        let row_offsets = a.row_offsets().to_vec();
-        let col_indices = a.col_indices().to_vec();
-        let pattern = SymbolicSparseColMatRef::new_checked(n, n, &row_offsets, None, &col_indices);
-        let symbolic = SymbolicLlt::try_new(pattern, Side::Lower)
-            .map_err(|e| SolverError::Structure(format!("{e:?}")))?;
-        let numeric = factor(&symbolic, pattern, a.values())?;
+        let pattern =
+            SymbolicSparseColMatRef::new_checked(n, n, a.row_offsets(), None, a.col_indices());
+        let symbolic = factorize_symbolic_cholesky(
+            pattern,
+            Side::Lower,
+            Default::default(),
+            Default::default(),
+        )
+        .map_err(|e| SolverError::Structure(format!("{e:?}")))?;
+        let scratch = MemBuffer::try_new(symbolic.factorize_numeric_llt_scratch::<f64>(
+            faer::get_global_parallelism(),
+            Default::default(),
+        ))
+        .map_err(|e| SolverError::Structure(format!("{e:?}")))?;
+        let mut l_values = Vec::new();
+        l_values
+            .try_reserve_exact(symbolic.len_val())
+            .map_err(|_| SolverError::Structure("out of memory for the factor".to_string()))?;
+        l_values.resize(symbolic.len_val(), 0.0);
         let mut chol = Self {
             n,
-            row_offsets,
-            col_indices,
+            pattern: SymbolicSparseColMat::new_checked(
+                n,
+                n,
+                a.row_offsets().to_vec(),
+                None,
+                a.col_indices().to_vec(),
+            ),
             symbolic,
-            numeric,
+            l_values,
+            scratch,
             n_factorizations: 1,
             last_residual: 0.0,
             policy: CheckPolicy::default(),
         };
+        chol.factor(a.values())?;
         chol.check(a)?;
         Ok(chol)
     }
@@ -125,25 +166,16 @@ impl SparseCholesky {
 
     /// Factors new values on the analysed pattern (symbolic analysis reused).
     pub fn refactor(&mut self, a: &CsrMatrix<f64>) -> Result<(), SolverError> {
-        if a.row_offsets() != self.row_offsets.as_slice()
-            || a.col_indices() != self.col_indices.as_slice()
-        {
+        if a.row_offsets() != self.pattern.col_ptr() || a.col_indices() != self.pattern.row_idx() {
             return Err(SolverError::PatternMismatch {
                 what: format!(
                     "{} nonzeros against {} analysed",
                     a.nnz(),
-                    self.col_indices.len()
+                    self.pattern.row_idx().len()
                 ),
             });
         }
-        let pattern = SymbolicSparseColMatRef::new_checked(
-            self.n,
-            self.n,
-            &self.row_offsets,
-            None,
-            &self.col_indices,
-        );
-        self.numeric = factor(&self.symbolic, pattern, a.values())?;
+        self.factor(a.values())?;
         self.n_factorizations += 1;
         match self.policy {
             CheckPolicy::EveryFactorization => self.check(a),
@@ -168,16 +200,42 @@ impl SparseCholesky {
 
     /// Solves `A x = b` in place (`b` becomes `x`).
     pub fn solve_in_place(&self, b: &mut [f64]) {
-        assert_eq!(b.len(), self.n);
-        self.numeric
-            .solve_in_place(MatMut::from_column_major_slice_mut(b, self.n, 1));
+        self.solve_many_in_place(b, 1);
     }
 
     /// Solves for `n_rhs` right-hand sides stored one after another (column-major) in `b`.
     pub fn solve_many_in_place(&self, b: &mut [f64], n_rhs: usize) {
         assert_eq!(b.len(), self.n * n_rhs);
-        self.numeric
-            .solve_in_place(MatMut::from_column_major_slice_mut(b, self.n, n_rhs));
+        let par = faer::get_global_parallelism();
+        // The solve's work space is a few vectors of length n (freshly allocated, as faer's
+        // own high-level solve does): `solve_in_place` takes `&self`, so it can be shared.
+        let mut scratch = MemBuffer::new(self.symbolic.solve_in_place_scratch::<f64>(n_rhs, par));
+        LltRef::new(&self.symbolic, &self.l_values).solve_in_place_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(b, self.n, n_rhs),
+            par,
+            MemStack::new(&mut scratch),
+        );
+    }
+
+    /// Numeric factorization of `values` (on the analysed pattern) into the kept storage.
+    fn factor(&mut self, values: &[f64]) -> Result<(), SolverError> {
+        self.symbolic
+            .factorize_numeric_llt(
+                &mut self.l_values,
+                SparseColMatRef::new(self.pattern.as_ref(), values),
+                Side::Lower,
+                Default::default(),
+                faer::get_global_parallelism(),
+                MemStack::new(&mut self.scratch),
+                Default::default(),
+            )
+            .map(|_| ())
+            .map_err(|e| match e {
+                faer::linalg::solvers::LltError::NonPositivePivot { index } => {
+                    SolverError::NotPositiveDefinite { index }
+                }
+            })
     }
 
     /// Solves a deterministic test system and records its relative residual.
@@ -218,20 +276,6 @@ pub(crate) fn check_solve(
         });
     }
     Ok(residual)
-}
-
-fn factor(
-    symbolic: &SymbolicLlt<usize>,
-    pattern: SymbolicSparseColMatRef<'_, usize>,
-    values: &[f64],
-) -> Result<Llt<usize, f64>, SolverError> {
-    let matrix = SparseColMatRef::new(pattern, values);
-    Llt::try_new_with_symbolic(symbolic.clone(), matrix, Side::Lower).map_err(|e| match e {
-        faer::sparse::linalg::LltError::Numeric(
-            faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index },
-        ) => SolverError::NotPositiveDefinite { index },
-        other => SolverError::Structure(format!("{other:?}")),
-    })
 }
 
 #[cfg(test)]
