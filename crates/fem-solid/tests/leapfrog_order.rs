@@ -87,8 +87,7 @@ fn framework_implicit_steppers_run_on_the_solid() {
     let mut errors = Vec::new();
     for n in [128.0, 256.0] {
         let mut alpha =
-            AlphaScheme::new(system.clone(), 0.25, StepSettings::new(T_END / n), &x0, &v0)
-                .unwrap();
+            AlphaScheme::new(system.clone(), 0.25, StepSettings::new(T_END / n), &x0, &v0).unwrap();
         run_to(&mut alpha, T_END);
         errors.push(max_diff(alpha.position(), &reference));
     }

@@ -110,7 +110,10 @@ fn energy_is_bounded_and_the_bar_stretches_as_solfec_reports() {
         // with the consistent one); Solfec reports ≈ 3.316 J.
         assert!((e0 - 3.315).abs() < 1e-9, "{e0}");
         assert!((hi - lo) / e0 < 1e-3, "energy range [{lo}, {hi}]");
-        assert!(min > -2e-5 && (0.6e-3..0.8e-3).contains(&max), "{min} .. {max}");
+        assert!(
+            min > -2e-5 && (0.6e-3..0.8e-3).contains(&max),
+            "{min} .. {max}"
+        );
         assert!((0.12..0.14).contains(&t), "period {t}");
     }
 }
@@ -125,7 +128,10 @@ fn def_lim_converges_at_order_two_at_one_sixteenth_of_a_second() {
     };
     let reference = at(1.0 / 32768.0);
     let steps = [128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0];
-    let errors: Vec<f64> = steps.iter().map(|n| max_diff(&at(1.0 / n), &reference)).collect();
+    let errors: Vec<f64> = steps
+        .iter()
+        .map(|n| max_diff(&at(1.0 / n), &reference))
+        .collect();
     let orders = orders(&errors);
     for (n, e) in steps.iter().zip(&errors) {
         eprintln!("h = 1/{n} = {:.3e}: error {e:.3e} m", 1.0 / n);

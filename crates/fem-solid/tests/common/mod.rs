@@ -93,7 +93,9 @@ pub fn run_to<S: NodalStepper + ?Sized>(stepper: &mut S, t_end: f64) {
 
 /// Max-norm of `a − b`.
 pub fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
 }
 
 /// Observed orders `log2(e_i / e_{i+1})`.
