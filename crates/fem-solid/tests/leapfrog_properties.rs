@@ -124,7 +124,7 @@ fn affine_motion_is_reproduced_in_one_explicit_and_one_linearly_implicit_step() 
         let boundary: Vec<bool> = body
             .points
             .iter()
-            .map(|p| p.iter().any(|&c| c < 1e-9 || c > 1.0 - 1e-9))
+            .map(|p| p.iter().any(|&c| !(1e-9..=1.0 - 1e-9).contains(&c)))
             .collect();
         for material in [
             MaterialModel::SaintVenantKirchhoff,
