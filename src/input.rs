@@ -103,4 +103,5 @@ registry! {
     DoublePendulum => fem_pendulum::DoublePendulumSection,
     Beam => fem_beam::BeamSection,
     RigidBodies => fem_rigid::RigidBodiesSection,
+    Solid => fem_solid::SolidSection,
 }

@@ -356,6 +356,10 @@ pub enum SchemeKind {
     /// Solfec's RIG_IMP rotation scheme (NEW3): semi-implicit (Newton per body, `time.newton`),
     /// balances the spatial angular momentum to the Newton tolerance.
     RigImp,
+    /// Solfec's DEF_EXP explicit leap-frog for deformable bodies (lumped mass, no solve).
+    DefExp,
+    /// Solfec's DEF_LIM linearly implicit leap-frog for deformable bodies (one solve per step).
+    DefLim,
 }
 
 impl SchemeKind {
@@ -370,6 +374,8 @@ impl SchemeKind {
             SchemeKind::RigPos => "rig_pos",
             SchemeKind::RigNeg => "rig_neg",
             SchemeKind::RigImp => "rig_imp",
+            SchemeKind::DefExp => "def_exp",
+            SchemeKind::DefLim => "def_lim",
         }
     }
 }

@@ -138,6 +138,7 @@ fn scheme_settings(scheme: SchemeKind) -> (bool, bool, bool) {
         SchemeKind::MoreauJean => (false, true, true),
         SchemeKind::RigPos | SchemeKind::RigNeg => (false, false, false),
         SchemeKind::RigImp => (false, false, true),
+        SchemeKind::DefExp | SchemeKind::DefLim => (false, false, false),
     }
 }
 

@@ -1,0 +1,271 @@
+//! What DEF_EXP and DEF_LIM share: the leap-frog state (positions and velocities at integer
+//! time levels), the half drifts `q(t+h/2)` and `q(t+h)` of the seed, the energy bookkeeping
+//! and the state for restarts.
+//!
+//! One step of either scheme (Solfec, `fem.c: TL_dynamic_step_begin/end`; seed equations
+//! `q(t+h/2)`, `u(t+h)`, `q(t+h)`):
+//!
+//! ```text
+//! q^{t+h/2} = q^t + h/2 u^t                                   (q(t+h/2))
+//! u^{t+h}   = u^t + A⁻¹ h f(q^{t+h/2}, u^t)                    (u(t+h))
+//! q^{t+h}   = q^{t+h/2} + h/2 u^{t+h}                          (q(t+h))
+//! ```
+//!
+//! with `f = f_ext(t+h/2) − f_int(q^{t+h/2})` (minus the damping `η K u^t` in DEF_LIM).
+//! Because `q^{t+h} − q^t = h (u^t + u^{t+h})/2`, the work of a force over a step is its
+//! value times that increment; the external work, the reactions' work and the dissipation are
+//! accumulated so.
+
+use std::borrow::Cow;
+
+use fem_assembly::{CsrMatrix, StableStep};
+use fem_time::{
+    Energy, SecondOrderSystem, StateField, StateKind, StepError, StepSettings, restored,
+};
+
+use crate::prescribed::LeapFrogControl;
+use crate::system::SolidSystem;
+
+/// A system the leap-frog steppers can run: a [`SecondOrderSystem`] that also gives its
+/// explicit critical step and says why an evaluation failed.
+pub trait LeapFrogSystem: SecondOrderSystem {
+    /// The critical step of the central difference at `x`, `2/sqrt(λ_max)`.
+    fn critical_step(&self, x: &[f64]) -> Result<StableStep, String>;
+    /// Why the last force or tangent evaluation gave non-finite values, if it did (taken).
+    fn take_failure(&self) -> Option<String>;
+    /// Refills `out` (of the pattern [`SecondOrderSystem::tangent`] gives) with `K(x)`.
+    fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
+        *out = self.tangent(x).to_csr().into_owned();
+    }
+}
+
+impl LeapFrogSystem for SolidSystem {
+    fn critical_step(&self, x: &[f64]) -> Result<StableStep, String> {
+        SolidSystem::critical_step(self, x).map_err(|e| e.to_string())
+    }
+    fn take_failure(&self) -> Option<String> {
+        self.take_inverted().map(|e| e.to_string())
+    }
+    fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
+        SolidSystem::tangent_into(self, x, out);
+    }
+}
+
+/// The state of a leap-frog stepper and its scratch vectors.
+#[derive(Debug)]
+pub(crate) struct LeapFrog {
+    pub t0: f64,
+    pub dt: f64,
+    pub step: u64,
+    /// `q^t` (positions at the current level).
+    pub q: Vec<f64>,
+    /// `u^t`.
+    pub u: Vec<f64>,
+    pub external_work: f64,
+    pub reaction_work: f64,
+    pub dissipated: f64,
+    pub control: LeapFrogControl,
+    /// `q^{t+h/2}`.
+    pub q_half: Vec<f64>,
+    /// `f_ext(t+h/2)`.
+    pub f_ext: Vec<f64>,
+    /// `f_int(q^{t+h/2})`.
+    pub f_int: Vec<f64>,
+    /// `f(q^{t+h/2}, u^t)`.
+    pub force: Vec<f64>,
+    /// `u^{t+h}`.
+    pub u_new: Vec<f64>,
+    /// Scratch for `q^{t+h}`.
+    q_new: Vec<f64>,
+}
+
+const BALANCE: &str = "balance";
+
+impl LeapFrog {
+    /// The state at `t0` from `x0`, `v0` (prescribed entries replaced by `g(t0)`, `ġ(t0)`).
+    pub fn new(
+        n: usize,
+        settings: StepSettings,
+        x0: &[f64],
+        v0: &[f64],
+    ) -> Result<Self, StepError> {
+        let StepSettings {
+            dt, t0, dirichlet, ..
+        } = settings;
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(StepError::InvalidParameter {
+                name: "dt",
+                value: dt,
+                expected: "a positive finite time step",
+            });
+        }
+        if !t0.is_finite() {
+            return Err(StepError::InvalidParameter {
+                name: "t0",
+                value: t0,
+                expected: "a finite start time",
+            });
+        }
+        for (what, v) in [("initial position", x0), ("initial velocity", v0)] {
+            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
+                return Err(StepError::BadData {
+                    what,
+                    found: v.len(),
+                    expected: n,
+                });
+            }
+        }
+        let control = LeapFrogControl::new(n, dirichlet)?;
+        let mut q = x0.to_vec();
+        let mut u = v0.to_vec();
+        control.initial(t0, &mut q, &mut u);
+        Ok(Self {
+            t0,
+            dt,
+            step: 0,
+            q,
+            u,
+            external_work: 0.0,
+            reaction_work: 0.0,
+            dissipated: 0.0,
+            control,
+            q_half: vec![0.0; n],
+            f_ext: vec![0.0; n],
+            f_int: vec![0.0; n],
+            force: vec![0.0; n],
+            u_new: vec![0.0; n],
+            q_new: vec![0.0; n],
+        })
+    }
+
+    /// The prescribed dofs' conditions are empty.
+    pub fn no_prescribed(&self) -> bool {
+        self.control.is_empty()
+    }
+
+    /// `t_n = t0 + n h`.
+    pub fn time(&self) -> f64 {
+        self.t0 + self.step as f64 * self.dt
+    }
+
+    /// The first half drift (`q(t+h/2)`) and the force `f = f_ext(t+h/2) − f_int(q^{t+h/2})`
+    /// into `self.force`. Fails if the force is not finite (an inverted cell, say).
+    pub fn half_drift_and_force<S: LeapFrogSystem>(&mut self, system: &S) -> Result<(), StepError> {
+        let h = self.dt;
+        let t_half = self.time() + 0.5 * h;
+        for ((qh, q), u) in self.q_half.iter_mut().zip(&self.q).zip(&self.u) {
+            *qh = q + 0.5 * h * u;
+        }
+        self.control.hold_positions(t_half, &mut self.q_half);
+        system.internal_force(&self.q_half, &mut self.f_int);
+        if system.has_external_force() {
+            system.external_force(t_half, &mut self.f_ext);
+        } else {
+            self.f_ext.fill(0.0);
+        }
+        for ((f, fe), fi) in self.force.iter_mut().zip(&self.f_ext).zip(&self.f_int) {
+            *f = fe - fi;
+        }
+        if self.force.iter().any(|f| !f.is_finite()) {
+            return Err(self.failure(system, "the force at t + h/2"));
+        }
+        Ok(())
+    }
+
+    /// The error of a non-finite evaluation: the system's reason (an inverted cell) if it has
+    /// one.
+    pub fn failure<S: LeapFrogSystem>(&self, system: &S, what: &str) -> StepError {
+        StepError::Failed {
+            step: self.step + 1,
+            t: self.time(),
+            message: match system.take_failure() {
+                Some(reason) => format!("{what} is not finite: {reason}"),
+                None => format!("{what} is not finite"),
+            },
+        }
+    }
+
+    /// The second half drift (`q(t+h)`) from `u^{t+h}` (in `self.u_new`, prescribed entries
+    /// set), the work of `f_ext(t+h/2)` and of the reactions `reactions` (one per prescribed
+    /// dof, in the order of their dofs) over the step, and the clock.
+    pub fn finish(&mut self, reactions: &[f64]) {
+        let h = self.dt;
+        let t1 = self.time() + h;
+        for ((qn, qh), un) in self.q_new.iter_mut().zip(&self.q_half).zip(&self.u_new) {
+            *qn = qh + 0.5 * h * un;
+        }
+        self.control.hold_positions(t1, &mut self.q_new);
+        let mut external_work = 0.0;
+        for ((f, q1), q0) in self.f_ext.iter().zip(&self.q_new).zip(&self.q) {
+            external_work += f * (q1 - q0);
+        }
+        let mut reaction_work = 0.0;
+        for (&d, r) in self.control.dofs().iter().zip(reactions) {
+            reaction_work += r * (self.q_new[d] - self.q[d]);
+        }
+        std::mem::swap(&mut self.q, &mut self.q_new);
+        std::mem::swap(&mut self.u, &mut self.u_new);
+        self.external_work += external_work;
+        self.reaction_work += reaction_work;
+        self.step += 1;
+    }
+
+    /// Kinetic energy `½ uᵀ M u`, strain energy `V(q)` and the balance terms.
+    pub fn energy<S: SecondOrderSystem>(&self, system: &S) -> Option<Energy> {
+        let potential = system.potential_energy(&self.q)?;
+        let mut e = Energy::new(0.5 * system.mass().norm_squared(&self.u), potential);
+        e.external_work = self.external_work;
+        e.reaction_work = self.reaction_work;
+        e.dissipated = self.dissipated;
+        Some(e)
+    }
+
+    /// Positions, velocities and the accumulated balance terms.
+    pub fn state(&self) -> Vec<StateField<'_>> {
+        vec![
+            StateField::dofs("position", &self.q),
+            StateField::dofs("velocity", &self.u),
+            StateField::owned(
+                BALANCE,
+                StateKind::Other,
+                vec![self.external_work, self.reaction_work, self.dissipated],
+            ),
+        ]
+    }
+
+    /// Sets the state saved by [`state`](Self::state) at `step_index`.
+    pub fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.q.len();
+        let q = restored(fields, "position", n)?;
+        let u = restored(fields, "velocity", n)?;
+        let b = restored(fields, BALANCE, 3)?;
+        self.q.copy_from_slice(q);
+        self.u.copy_from_slice(u);
+        (self.external_work, self.reaction_work, self.dissipated) = (b[0], b[1], b[2]);
+        self.step = step_index;
+        Ok(())
+    }
+
+    /// The velocity at the current level, as a [`fem_time::NodalStepper`] gives it.
+    pub fn velocity(&self) -> Cow<'_, [f64]> {
+        Cow::Borrowed(&self.u)
+    }
+}
+
+/// Refuses a step above the critical step `bound` (with `lambda_max`), naming the bound.
+pub(crate) fn check_critical(
+    dt: f64,
+    bound: &StableStep,
+    which: &'static str,
+) -> Result<(), StepError> {
+    if dt > bound.dt {
+        return Err(StepError::Unstable {
+            which,
+            dt,
+            bound: bound.dt,
+            lambda_max: bound.lambda_max,
+            advice: "reduce time.dt, or let model.solid.auto_dt choose a safe fraction of the bound",
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! The solid as a [`fem_model::Model`]: its stepper, frames and history.
+//!
+//! Output contract:
+//! - frames: the reference mesh's points and the solid's cells, with point data
+//!   `displacement` and `velocity` (3-vectors; *Warp By Vector* on `displacement` shows the
+//!   deformed body) and cell data `cauchy_stress` (6 components, Voigt order 11, 22, 33, 23,
+//!   13, 12), `von_mises`, `J` and `strain_energy_density` (cell averages over the quadrature
+//!   points, per unit reference volume for the energy);
+//! - `history.csv`: `step,t,kinetic,potential,total` (`½ uᵀ M u`, the strain energy and
+//!   their sum), then [`HISTORY_COLUMNS`]: the work of the external forces and of the
+//!   reactions of prescribed dofs since `t0`, the energy dissipated by damping, the step and
+//!   the solver iterations of the last step. `total + dissipated − external_work −
+//!   reaction_work` is what the scheme keeps (to its truncation error for DEF_EXP, DEF_LIM and
+//!   the alpha scheme at `α = 1/4`).
+
+use fem_elements::solid::CellStress;
+use fem_io::{Field, Frame, VtkCells};
+use fem_model::Model;
+use fem_time::{NodalStepper, StepReport, Stepper, TimeGrid};
+
+use crate::system::SolidSystem;
+
+/// The model's own `history.csv` columns, after `step,t,kinetic,potential,total`.
+pub const HISTORY_COLUMNS: [&str; 5] = [
+    "external_work",
+    "reaction_work",
+    "dissipated",
+    "dt",
+    "iterations",
+];
+
+/// What a frame shows, and its buffers.
+#[derive(Debug)]
+pub struct SolidOutput {
+    points: Vec<[f64; 3]>,
+    cells: VtkCells,
+    system: SolidSystem,
+    displacement: Vec<f64>,
+    velocity: Vec<f64>,
+    stresses: Vec<CellStress>,
+    cauchy: Vec<f64>,
+    von_mises: Vec<f64>,
+    jacobian: Vec<f64>,
+    energy_density: Vec<f64>,
+}
+
+impl SolidOutput {
+    /// The frames of `system` on the mesh `points` and the solid's `cells`.
+    pub fn new(points: Vec<[f64; 3]>, cells: VtkCells, system: SolidSystem) -> Self {
+        let n_cells = system.operator().n_cells();
+        let n_dofs = 3 * points.len();
+        Self {
+            points,
+            cells,
+            system,
+            displacement: vec![0.0; n_dofs],
+            velocity: vec![0.0; n_dofs],
+            stresses: vec![CellStress::default(); n_cells],
+            cauchy: vec![0.0; 6 * n_cells],
+            von_mises: vec![0.0; n_cells],
+            jacobian: vec![0.0; n_cells],
+            energy_density: vec![0.0; n_cells],
+        }
+    }
+
+    /// Fills the point and cell fields from the free-dof position and velocity.
+    fn update(&mut self, position: &[f64], velocity: &[f64]) {
+        self.system
+            .full_displacement(position, &mut self.displacement);
+        self.system.full_displacement(velocity, &mut self.velocity);
+        self.system
+            .operator()
+            .cell_stresses(&self.displacement, &mut self.stresses);
+        // A cell evaluated on an inverted body has no stress: written as 0, never NaN (the
+        // step that inverted it has already failed).
+        let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+        for (c, s) in self.stresses.iter().enumerate() {
+            for k in 0..6 {
+                self.cauchy[6 * c + k] = finite(s.cauchy[k]);
+            }
+            self.von_mises[c] = finite(s.von_mises);
+            self.jacobian[c] = finite(s.jacobian);
+            self.energy_density[c] = finite(s.energy_density);
+        }
+    }
+}
+
+/// A solid being run.
+pub struct SolidModel {
+    stepper: Box<dyn NodalStepper>,
+    grid: TimeGrid,
+    describe: Vec<String>,
+    output: SolidOutput,
+}
+
+impl std::fmt::Debug for SolidModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SolidModel")
+            .field("grid", &self.grid)
+            .field("output", &self.output)
+            .finish()
+    }
+}
+
+impl SolidModel {
+    /// The model of a built stepper.
+    pub fn new(
+        stepper: Box<dyn NodalStepper>,
+        grid: TimeGrid,
+        describe: Vec<String>,
+        output: SolidOutput,
+    ) -> Self {
+        Self {
+            stepper,
+            grid,
+            describe,
+            output,
+        }
+    }
+
+    /// The stepper (positions and velocities on the free dofs).
+    pub fn nodal_stepper(&self) -> &dyn NodalStepper {
+        self.stepper.as_ref()
+    }
+
+    /// The system (operator, mass, loads).
+    pub fn system(&self) -> &SolidSystem {
+        &self.output.system
+    }
+
+    /// The displacement of every node (`3 n_nodes`, fixed dofs zero) at the current step.
+    pub fn displacement(&self) -> Vec<f64> {
+        let mut u = Vec::new();
+        self.output
+            .system
+            .full_displacement(self.stepper.position(), &mut u);
+        u
+    }
+}
+
+impl Model for SolidModel {
+    fn describe(&self) -> Vec<String> {
+        self.describe.clone()
+    }
+
+    fn grid(&self) -> TimeGrid {
+        self.grid
+    }
+
+    fn stepper(&self) -> &dyn Stepper {
+        self.stepper.as_ref()
+    }
+
+    fn stepper_mut(&mut self) -> &mut dyn Stepper {
+        self.stepper.as_mut()
+    }
+
+    fn history_columns(&self) -> Vec<String> {
+        HISTORY_COLUMNS.map(String::from).to_vec()
+    }
+
+    fn history_values(&self, report: &StepReport, out: &mut Vec<f64>) {
+        let e = self.stepper.energy().unwrap_or_default();
+        out.extend([
+            e.external_work,
+            e.reaction_work,
+            e.dissipated,
+            self.stepper.dt(),
+            report.iterations as f64,
+        ]);
+    }
+
+    fn frame(&mut self) -> Frame<'_> {
+        let position = self.stepper.position().to_vec();
+        let velocity = self.stepper.velocity().into_owned();
+        self.output.update(&position, &velocity);
+        let o = &self.output;
+        Frame::new(&o.points, &o.cells)
+            .with_point_field(Field::vector("displacement", &o.displacement))
+            .with_point_field(Field::vector("velocity", &o.velocity))
+            .with_cell_field(Field::new("cauchy_stress", 6, &o.cauchy))
+            .with_cell_field(Field::scalar("von_mises", &o.von_mises))
+            .with_cell_field(Field::scalar("J", &o.jacobian))
+            .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density))
+    }
+}

@@ -1,0 +1,848 @@
+//! The `model.solid` input section: a total-Lagrangian solid on a volume mesh (tet4, hex8 or
+//! tet10), its material, mass, loads, prescribed rotations and initial velocity. Fixed and
+//! prescribed components come from the shared `fixed` and `dirichlet` sections (any physical
+//! group: points, curves, surfaces, volumes). Every key is in `docs/input.md`.
+
+use std::sync::Arc;
+
+use fem_assembly::{DofMap, SolidError, SolidOperator};
+use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal};
+use fem_elements::solid::{FaceKind, Lumping, Material, MaterialError, MaterialModel, SolidKind};
+use fem_io::VtkCells;
+use fem_mesh::{CellKind, Mesh};
+use fem_model::build::{
+    DofLocation, alpha, build_mesh, dirichlet_conditions, group_list, locate_dofs, newton_settings,
+    time_function,
+};
+use fem_model::input::{EnforcementKind, FunctionInput, MassKind, SchemeKind};
+use fem_model::{InputError, Model, ModelSection, Sections, Uses};
+use fem_time::{AlphaScheme, BackwardEuler, NodalStepper, StepError, StepSettings, TimeGrid};
+use serde::Deserialize;
+
+use crate::def_exp::{CriticalStepCheck, DefExp};
+use crate::def_lim::DefLim;
+use crate::initial::{InitialVelocity, parse_expression};
+use crate::model::{SolidModel, SolidOutput};
+use crate::rotation::RotationSignal;
+use crate::system::{SolidMass, SolidSystem};
+
+const SECTION: &str = "model.solid";
+
+/// A total-Lagrangian solid: the `model.solid` section.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolidSection {
+    /// The material.
+    pub material: MaterialInput,
+    /// A volume physical group (dimension 3) holding the solid's cells; default every volume
+    /// cell of the mesh (all of one kind).
+    #[serde(default)]
+    pub region: Option<String>,
+    /// `lumped` (default) or `consistent`.
+    #[serde(default)]
+    pub mass: MassKind,
+    /// How a lumped mass is lumped: `row_sum` (tet4, hex8) or `hrz` (any; the default for
+    /// tet10, whose row sums are not positive).
+    #[serde(default)]
+    pub lumping: Option<LumpingInput>,
+    /// Gravity, an acceleration `[gx, gy, gz]` (m/s²).
+    #[serde(default)]
+    pub gravity: Option<Vec<f64>>,
+    /// Dead tractions on boundary groups (dimension 2).
+    #[serde(default)]
+    pub tractions: Vec<TractionInput>,
+    /// Prescribed rotations of groups about an axis.
+    #[serde(default)]
+    pub rotations: Vec<RotationInput>,
+    /// The initial velocity (default zero).
+    #[serde(default)]
+    pub initial_velocity: Option<InitialVelocityInput>,
+    /// DEF_LIM: stiffness-proportional damping `η ≥ 0` (s), default 0.
+    #[serde(default)]
+    pub damping: Option<f64>,
+    /// DEF_EXP: take the step as this fraction of the critical step `2/sqrt(λ_max)` at the
+    /// start (Solfec uses 0.5), at most `time.dt`.
+    #[serde(default)]
+    pub auto_dt: Option<f64>,
+    /// DEF_EXP: re-check the critical step every this many steps (default 10; 0: at the
+    /// start only).
+    #[serde(default)]
+    pub recheck_every: Option<u64>,
+}
+
+/// The material of a solid.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialInput {
+    /// `svk` (Saint Venant–Kirchhoff), `neo_hookean` or `neo_hookean_log`.
+    pub model: MaterialKind,
+    /// Young's modulus `E > 0` (Pa).
+    pub young: f64,
+    /// Poisson's ratio, `−1 < ν < 0.5`.
+    pub poisson: f64,
+    /// Density `ρ > 0` (kg/m³, per unit reference volume).
+    pub density: f64,
+}
+
+/// The strain energy.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MaterialKind {
+    /// Saint Venant–Kirchhoff.
+    #[serde(alias = "saint_venant_kirchhoff")]
+    Svk,
+    /// Compressible Neo-Hookean, decoupled form.
+    NeoHookean,
+    /// Compressible Neo-Hookean with the `ln J` volumetric term.
+    NeoHookeanLog,
+}
+
+/// Lumping of the mass.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LumpingInput {
+    /// Row sums.
+    RowSum,
+    /// Hinton–Rock–Zienkiewicz diagonal scaling.
+    Hrz,
+}
+
+/// A dead traction (force per unit reference area) on a boundary group.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TractionInput {
+    /// The boundary physical group (dimension 2: tri3, quad4 or tri6 faces).
+    pub group: String,
+    /// Three functions of `t` (numbers, expressions or tables).
+    pub value: Vec<FunctionInput>,
+}
+
+/// A rigid rotation of a group's nodes about an axis, prescribed in all three components.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RotationInput {
+    /// The physical group (any dimension).
+    pub group: String,
+    /// The axis (normalised).
+    pub axis: Vec<f64>,
+    /// A point on the axis; default the centroid of the group's nodes.
+    #[serde(default)]
+    pub centre: Option<Vec<f64>>,
+    /// The angle `θ(t)` (radians).
+    pub angle: FunctionInput,
+    /// `direct` (default), `rate` or `full`.
+    #[serde(default)]
+    pub method: EnforcementKind,
+}
+
+/// An initial velocity field.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum InitialVelocityInput {
+    /// The same velocity everywhere.
+    Uniform(Vec<f64>),
+    /// A rigid motion `v + ω × (X − X₀)`.
+    Rotation(RigidVelocityInput),
+    /// Three expressions of `x, y, z`.
+    Expressions(Vec<String>),
+}
+
+/// A rigid initial motion.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigidVelocityInput {
+    /// `ω` (rad/s).
+    pub omega: Vec<f64>,
+    /// `X₀`; default the centre of mass.
+    #[serde(default)]
+    pub centre: Option<Vec<f64>>,
+    /// Translation velocity `v` (default zero).
+    #[serde(default)]
+    pub velocity: Option<Vec<f64>>,
+}
+
+impl ModelSection for SolidSection {
+    const NAME: &'static str = "solid";
+
+    fn uses(&self) -> Uses {
+        Uses {
+            initial: false,
+            schemes: &[
+                SchemeKind::DefExp,
+                SchemeKind::DefLim,
+                SchemeKind::Alpha,
+                SchemeKind::BackwardEuler,
+            ],
+            ..Uses::ON_A_MESH
+        }
+    }
+
+    fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
+        Ok(Box::new(self.model(input)?))
+    }
+}
+
+/// Three finite numbers at `field`.
+fn vec3(field: &str, v: &[f64]) -> Result<[f64; 3], InputError> {
+    match v {
+        [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok([*x, *y, *z]),
+        [_, _, _] => Err(InputError::invalid(field, "expected finite numbers")),
+        _ => Err(InputError::invalid(
+            field,
+            format!("expected exactly 3 numbers, got {}", v.len()),
+        )),
+    }
+}
+
+/// The solid's cells: its kind, connectivity and mesh cell indices.
+struct SolidCells {
+    kind: SolidKind,
+    mesh_kind: CellKind,
+    connectivity: Vec<usize>,
+}
+
+fn solid_kind(kind: CellKind) -> Option<SolidKind> {
+    match kind {
+        CellKind::Tet4 => Some(SolidKind::Tet4),
+        CellKind::Hex8 => Some(SolidKind::Hex8),
+        CellKind::Tet10 => Some(SolidKind::Tet10),
+        _ => None,
+    }
+}
+
+fn solid_cells(mesh: &Mesh, region: &Option<String>) -> Result<SolidCells, InputError> {
+    let cells: Vec<(usize, usize)> = match region {
+        Some(name) => {
+            let field = format!("{SECTION}.region");
+            let group = mesh.group(name).ok_or_else(|| {
+                InputError::invalid(
+                    &field,
+                    format!(
+                        "no physical group named '{name}'; the mesh has: {}",
+                        group_list(mesh)
+                    ),
+                )
+            })?;
+            if group.dim != 3 {
+                return Err(InputError::invalid(
+                    &field,
+                    format!(
+                        "the group '{name}' has dimension {}, but the solid's region must be a volume group (dimension 3)",
+                        group.dim
+                    ),
+                ));
+            }
+            group.cells.clone()
+        }
+        None => mesh
+            .block_indices_of_dim(3)
+            .flat_map(|b| (0..mesh.blocks[b].n_cells()).map(move |c| (b, c)))
+            .collect(),
+    };
+    let field = region
+        .as_ref()
+        .map_or("mesh".to_string(), |_| format!("{SECTION}.region"));
+    let Some(&(b0, _)) = cells.first() else {
+        return Err(InputError::invalid(
+            field,
+            "no volume cells (tet4, hex8 or tet10) to make a solid of",
+        ));
+    };
+    let mesh_kind = mesh.blocks[b0].kind;
+    let kind = solid_kind(mesh_kind).ok_or_else(|| {
+        InputError::invalid(
+            &field,
+            format!(
+                "{} cells are not solid elements: expected tet4, hex8 or tet10",
+                mesh_kind.name()
+            ),
+        )
+    })?;
+    if let Some(&(b, _)) = cells
+        .iter()
+        .find(|(b, _)| mesh.blocks[*b].kind != mesh_kind)
+    {
+        return Err(InputError::invalid(
+            field,
+            format!(
+                "the solid mixes {} and {} cells: one kind per solid",
+                mesh_kind.name(),
+                mesh.blocks[b].kind.name()
+            ),
+        ));
+    }
+    let connectivity = cells
+        .iter()
+        .flat_map(|&(b, c)| mesh.blocks[b].cell(c).iter().copied())
+        .collect();
+    Ok(SolidCells {
+        kind,
+        mesh_kind,
+        connectivity,
+    })
+}
+
+fn material(m: &MaterialInput) -> Result<(Material, f64), InputError> {
+    let at = |key: &str| format!("{SECTION}.material.{key}");
+    let model = match m.model {
+        MaterialKind::Svk => MaterialModel::SaintVenantKirchhoff,
+        MaterialKind::NeoHookean => MaterialModel::NeoHookean,
+        MaterialKind::NeoHookeanLog => MaterialModel::NeoHookeanLog,
+    };
+    let material = Material::new(model, m.young, m.poisson).map_err(|e| match e {
+        MaterialError::YoungModulus { .. } => InputError::invalid(at("young"), e.to_string()),
+        MaterialError::PoissonRatio { .. } => InputError::invalid(at("poisson"), e.to_string()),
+        other => InputError::invalid(at("model"), other.to_string()),
+    })?;
+    if !(m.density.is_finite() && m.density > 0.0) {
+        return Err(InputError::invalid(
+            at("density"),
+            format!("expected a positive finite density, got {}", m.density),
+        ));
+    }
+    Ok((material, m.density))
+}
+
+/// A shared Dirichlet condition as a signal of its own (so it can be merged with rotations).
+#[derive(Debug)]
+struct SharedSignal {
+    conditions: Arc<DirichletConditions>,
+    index: usize,
+}
+
+impl Signal for SharedSignal {
+    fn value(&self, t: f64) -> f64 {
+        self.conditions.signal(self.index).value(t)
+    }
+    fn rate(&self, t: f64) -> f64 {
+        self.conditions.signal(self.index).rate(t)
+    }
+    fn acceleration(&self, t: f64) -> f64 {
+        self.conditions.signal(self.index).acceleration(t)
+    }
+}
+
+fn enforcement(kind: EnforcementKind) -> Enforcement {
+    match kind {
+        EnforcementKind::Direct => Enforcement::Direct,
+        EnforcementKind::Rate => Enforcement::Rate,
+        EnforcementKind::Full => Enforcement::Full,
+    }
+}
+
+/// What the section asks of the time scheme, checked.
+struct SchemeChoice {
+    grid: TimeGrid,
+    describe: String,
+}
+
+impl SolidSection {
+    /// Validates the section with the rest of the input and builds the model.
+    pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
+        let invalid = |field: &str, message: String| InputError::invalid(field, message);
+        let at = |key: &str| format!("{SECTION}.{key}");
+        let scheme = input.time.scheme;
+        let grid = fem_model::build::time_grid(input.time)?;
+        for (given, key, only) in [
+            (self.damping.is_some(), "damping", SchemeKind::DefLim),
+            (self.auto_dt.is_some(), "auto_dt", SchemeKind::DefExp),
+            (
+                self.recheck_every.is_some(),
+                "recheck_every",
+                SchemeKind::DefExp,
+            ),
+        ] {
+            if given && scheme != only {
+                return Err(invalid(
+                    &at(key),
+                    format!(
+                        "'{key}' is a setting of the scheme '{}', not of '{}': remove it",
+                        only.name(),
+                        scheme.name()
+                    ),
+                ));
+            }
+        }
+        let mesh_input = input.mesh.ok_or_else(|| {
+            invalid(
+                "mesh",
+                "a solid needs a volume mesh: 'file' or 'box'".into(),
+            )
+        })?;
+        let mesh = build_mesh(input, mesh_input)?;
+        let (material, density) = material(&self.material)?;
+        let cells = solid_cells(&mesh, &self.region)?;
+        let lumping = match self.lumping {
+            None => cells.kind.default_lumping(),
+            Some(LumpingInput::RowSum) => Lumping::RowSum,
+            Some(LumpingInput::Hrz) => Lumping::Hrz,
+        };
+        if self.lumping.is_some() && self.mass == MassKind::Consistent {
+            return Err(invalid(
+                &at("lumping"),
+                "a consistent mass is not lumped: remove 'lumping' or use mass: lumped".into(),
+            ));
+        }
+
+        // Dofs: nodes outside the solid are not unknowns; then the `fixed` sets.
+        let mut on_solid = vec![false; mesh.n_nodes()];
+        for &n in &cells.connectivity {
+            on_solid[n] = true;
+        }
+        let mut fixed: Vec<usize> = (0..mesh.n_nodes())
+            .filter(|&n| !on_solid[n])
+            .flat_map(|n| (0..3).map(move |c| 3 * n + c))
+            .collect();
+        for (i, set) in input.fixed.iter().enumerate() {
+            fixed.extend(locate_dofs(
+                &mesh,
+                DofLocation::of_fixed(set),
+                &format!("fixed[{i}]"),
+                3,
+            )?);
+        }
+        let dofmap = DofMap::with_fixed(mesh.n_nodes(), 3, fixed);
+        if dofmap.n_free() == 0 {
+            return Err(invalid(
+                "fixed",
+                "every dof of the solid is fixed: nothing would move".into(),
+            ));
+        }
+
+        let operator = SolidOperator::new(
+            cells.kind,
+            &mesh.points,
+            &cells.connectivity,
+            material,
+            density,
+            lumping,
+            &dofmap,
+        )
+        .map_err(|e| operator_error(e, &cells, lumping))?;
+        let centre_of_mass = operator.mass_properties().center;
+        let mass = match self.mass {
+            MassKind::Lumped => SolidMass::Lumped,
+            MassKind::Consistent => SolidMass::Consistent,
+        };
+        let mut system =
+            SolidSystem::new(operator, mass).map_err(|e| operator_error(e, &cells, lumping))?;
+        if let Some(g) = &self.gravity {
+            system = system.with_gravity(vec3(&at("gravity"), g)?);
+        }
+        for (i, t) in self.tractions.iter().enumerate() {
+            let field = format!("{SECTION}.tractions[{i}]");
+            add_traction(&mut system, &mesh, t, &field, input)?;
+        }
+
+        let dirichlet = self.prescribed(input, &mesh, &dofmap, &grid)?;
+        let n_prescribed = dirichlet.len();
+
+        // Initial state.
+        let velocity = self.initial_velocity(centre_of_mass)?;
+        let x0 = vec![0.0; dofmap.n_free()];
+        let mut v0 = vec![0.0; dofmap.n_free()];
+        for (f, &g) in dofmap.free_dofs().iter().enumerate() {
+            v0[f] = velocity.at(mesh.points[g / 3])[g % 3];
+        }
+        if let Some(bad) = v0.iter().position(|v| !v.is_finite()) {
+            let node = dofmap.free_dofs()[bad] / 3;
+            return Err(invalid(
+                &at("initial_velocity"),
+                format!("not finite at node {node} ({:?})", mesh.points[node]),
+            ));
+        }
+
+        let describe_model = vec![
+            format!(
+                "  mesh: {} nodes, {} {} cells in the solid",
+                mesh.n_nodes(),
+                system.operator().n_cells(),
+                cells.kind
+            ),
+            format!(
+                "  material: {} E = {:e}, nu = {}, rho = {:e}; mass {}{}",
+                material.model(),
+                material.young(),
+                material.poisson(),
+                density,
+                match self.mass {
+                    MassKind::Lumped => "lumped",
+                    MassKind::Consistent => "consistent",
+                },
+                match (self.mass, lumping) {
+                    (MassKind::Consistent, _) => "",
+                    (_, Lumping::RowSum) => " (row sum)",
+                    (_, Lumping::Hrz) => " (HRZ)",
+                }
+            ),
+            format!(
+                "  dofs: {} free of {} ({} prescribed)",
+                dofmap.n_free(),
+                dofmap.n_dofs(),
+                n_prescribed
+            ),
+        ];
+        let critical = system
+            .critical_step(&x0)
+            .map_err(|e| operator_error(e, &cells, lumping))?;
+        let choice = self.scheme_choice(input, grid, critical.dt)?;
+        let settings = StepSettings::new(choice.grid.dt())
+            .starting_at(choice.grid.t0())
+            .with_dirichlet(dirichlet);
+        let setup = |e: StepError| invalid("time", e.to_string());
+        let stepper: Box<dyn NodalStepper> = match scheme {
+            SchemeKind::DefExp => {
+                let check = CriticalStepCheck {
+                    recheck_every: self.recheck_every.unwrap_or(10),
+                    ..CriticalStepCheck::default()
+                };
+                let s = DefExp::new(system.clone(), settings, &x0, &v0, check).map_err(
+                    |e| match e {
+                        StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
+                        other => setup(other),
+                    },
+                )?;
+                Box::new(s)
+            }
+            SchemeKind::DefLim => {
+                let eta = self.damping.unwrap_or(0.0);
+                if !(eta >= 0.0 && eta.is_finite()) {
+                    return Err(invalid(
+                        &at("damping"),
+                        format!("expected a non-negative finite damping eta (s), got {eta}"),
+                    ));
+                }
+                Box::new(DefLim::new(system.clone(), eta, settings, &x0, &v0).map_err(setup)?)
+            }
+            SchemeKind::Alpha => {
+                let alpha = alpha(input.time)?;
+                let settings = settings.with_newton(newton_settings(input.time)?);
+                Box::new(
+                    AlphaScheme::new(system.clone(), alpha, settings, &x0, &v0).map_err(setup)?,
+                )
+            }
+            SchemeKind::BackwardEuler => {
+                let settings = settings.with_newton(newton_settings(input.time)?);
+                Box::new(BackwardEuler::new(system.clone(), settings, &x0, &v0).map_err(setup)?)
+            }
+            other => unreachable!("refused by the model's uses: {other:?}"),
+        };
+        let mut describe = describe_model;
+        describe.push(choice.describe);
+        describe.push(format!(
+            "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (cell {})",
+            critical.dt, critical.cell
+        ));
+        let mut vtk = VtkCells::new();
+        vtk.push_block(cells.mesh_kind, &cells.connectivity);
+        let output = SolidOutput::new(mesh.points, vtk, system);
+        Ok(SolidModel::new(stepper, choice.grid, describe, output))
+    }
+
+    /// The time grid (with `auto_dt`, the step a fraction of the critical step) and the
+    /// scheme's description.
+    fn scheme_choice(
+        &self,
+        input: &Sections<'_>,
+        grid: TimeGrid,
+        critical: f64,
+    ) -> Result<SchemeChoice, InputError> {
+        let time = input.time;
+        let mut grid = grid;
+        let describe = match time.scheme {
+            SchemeKind::DefExp => {
+                if let Some(safety) = self.auto_dt {
+                    if !(safety > 0.0 && safety <= 1.0) {
+                        return Err(InputError::invalid(
+                            format!("{SECTION}.auto_dt"),
+                            format!(
+                                "expected a safety fraction 0 < auto_dt <= 1 of the critical step, got {safety}"
+                            ),
+                        ));
+                    }
+                    let dt = (safety * critical).min(time.dt);
+                    grid = TimeGrid::new(time.t0, time.t_end, dt)
+                        .map_err(|e| InputError::invalid("time", e.to_string()))?;
+                }
+                format!(
+                    "  time: DEF_EXP (explicit leap-frog, lumped mass), dt = {:e}{}, {} steps from {} to {}",
+                    grid.dt(),
+                    self.auto_dt.map_or(String::new(), |s| format!(
+                        " ({s} of the critical step, at most time.dt)"
+                    )),
+                    grid.n_steps(),
+                    grid.t0(),
+                    grid.t_end()
+                )
+            }
+            SchemeKind::DefLim => format!(
+                "  time: DEF_LIM (linearly implicit leap-frog, one Cholesky solve per step), eta = {}, dt = {:e}, {} steps from {} to {}",
+                self.damping.unwrap_or(0.0),
+                grid.dt(),
+                grid.n_steps(),
+                grid.t0(),
+                grid.t_end()
+            ),
+            other => format!(
+                "  time: {} (Newton on the solid), dt = {:e}, {} steps from {} to {}",
+                other.name(),
+                grid.dt(),
+                grid.n_steps(),
+                grid.t0(),
+                grid.t_end()
+            ),
+        };
+        Ok(SchemeChoice { grid, describe })
+    }
+
+    /// The shared `dirichlet` sets and the section's rotations, merged.
+    fn prescribed(
+        &self,
+        input: &Sections<'_>,
+        mesh: &Mesh,
+        dofmap: &DofMap,
+        grid: &TimeGrid,
+    ) -> Result<DirichletConditions, InputError> {
+        let shared = Arc::new(dirichlet_conditions(input, mesh, dofmap, grid)?);
+        if self.rotations.is_empty() {
+            return Ok(Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone()));
+        }
+        let mut sets: Vec<DirichletSet> = shared
+            .iter()
+            .enumerate()
+            .map(|(index, (dof, _, e))| DirichletSet {
+                dofs: vec![dof],
+                signal: Arc::new(SharedSignal {
+                    conditions: shared.clone(),
+                    index,
+                }),
+                enforcement: e,
+            })
+            .collect();
+        let n_shared = sets.len();
+        let mut origin = Vec::new();
+        for (i, r) in self.rotations.iter().enumerate() {
+            let field = format!("{SECTION}.rotations[{i}]");
+            let group = mesh.group(&r.group).ok_or_else(|| {
+                InputError::invalid(
+                    format!("{field}.group"),
+                    format!(
+                        "no physical group named '{}'; the mesh has: {}",
+                        r.group,
+                        group_list(mesh)
+                    ),
+                )
+            })?;
+            let axis = vec3(&format!("{field}.axis"), &r.axis)?;
+            let norm = axis.iter().map(|a| a * a).sum::<f64>().sqrt();
+            if norm == 0.0 {
+                return Err(InputError::invalid(
+                    format!("{field}.axis"),
+                    "expected a non-zero axis",
+                ));
+            }
+            let axis = axis.map(|a| a / norm);
+            let centre = match &r.centre {
+                Some(c) => vec3(&format!("{field}.centre"), c)?,
+                None => {
+                    let n = group.nodes.len() as f64;
+                    std::array::from_fn(|i| {
+                        group.nodes.iter().map(|&v| mesh.points[v][i]).sum::<f64>() / n
+                    })
+                }
+            };
+            let angle = time_function(input.base_dir(), &r.angle)
+                .map_err(|m| InputError::invalid(format!("{field}.angle"), m))?;
+            let angle = Prescribed::new(angle);
+            angle
+                .check_finite_on(grid.t0(), grid.t_end(), 1001)
+                .map_err(|e| InputError::invalid(format!("{field}.angle"), e.to_string()))?;
+            let angle = Arc::new(angle);
+            for &node in &group.nodes {
+                for c in 0..3 {
+                    let g = 3 * node + c;
+                    let dof = dofmap.free(g).ok_or_else(|| {
+                        InputError::invalid(
+                            format!("{field}.group"),
+                            format!(
+                                "node {node} component {c} is also held by 'fixed' (or is not on the solid): a dof is either fixed or prescribed"
+                            ),
+                        )
+                    })?;
+                    sets.push(DirichletSet {
+                        dofs: vec![dof],
+                        signal: Arc::new(RotationSignal::new(
+                            angle.clone(),
+                            axis,
+                            centre,
+                            mesh.points[node],
+                            c,
+                        )),
+                        enforcement: enforcement(r.method),
+                    });
+                    origin.push(i);
+                }
+            }
+        }
+        DirichletConditions::new(&sets).map_err(|c| {
+            let g = dofmap.free_dofs()[c.dof];
+            let name = |s: usize| {
+                if s < n_shared {
+                    "a 'dirichlet' set".to_string()
+                } else {
+                    format!("{SECTION}.rotations[{}]", origin[s - n_shared])
+                }
+            };
+            InputError::invalid(
+                if c.second >= n_shared {
+                    format!("{SECTION}.rotations[{}]", origin[c.second - n_shared])
+                } else {
+                    "dirichlet".to_string()
+                },
+                format!(
+                    "node {} component {} is prescribed twice (also by {})",
+                    g / 3,
+                    g % 3,
+                    name(c.first)
+                ),
+            )
+        })
+    }
+
+    fn initial_velocity(&self, centre_of_mass: [f64; 3]) -> Result<InitialVelocity, InputError> {
+        let field = format!("{SECTION}.initial_velocity");
+        Ok(match &self.initial_velocity {
+            None => InitialVelocity::Zero,
+            Some(InitialVelocityInput::Uniform(v)) => InitialVelocity::Rigid {
+                velocity: vec3(&format!("{field}.uniform"), v)?,
+                omega: [0.0; 3],
+                centre: [0.0; 3],
+            },
+            Some(InitialVelocityInput::Rotation(r)) => InitialVelocity::Rigid {
+                velocity: match &r.velocity {
+                    Some(v) => vec3(&format!("{field}.rotation.velocity"), v)?,
+                    None => [0.0; 3],
+                },
+                omega: vec3(&format!("{field}.rotation.omega"), &r.omega)?,
+                centre: match &r.centre {
+                    Some(c) => vec3(&format!("{field}.rotation.centre"), c)?,
+                    None => centre_of_mass,
+                },
+            },
+            Some(InitialVelocityInput::Expressions(e)) => {
+                let key = format!("{field}.expressions");
+                if e.len() != 3 {
+                    return Err(InputError::invalid(
+                        key,
+                        format!("expected 3 expressions of x, y, z, got {}", e.len()),
+                    ));
+                }
+                let parsed = e
+                    .iter()
+                    .map(|s| parse_expression(s))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|m| InputError::invalid(&key, m))?;
+                let [a, b, c]: [_; 3] = parsed.try_into().expect("three expressions");
+                InitialVelocity::Expressions(Box::new([a, b, c]))
+            }
+        })
+    }
+}
+
+/// A dead traction on a boundary group: refuses a group that is not of dimension 2.
+fn add_traction(
+    system: &mut SolidSystem,
+    mesh: &Mesh,
+    t: &TractionInput,
+    field: &str,
+    input: &Sections<'_>,
+) -> Result<(), InputError> {
+    let group = mesh.group(&t.group).ok_or_else(|| {
+        InputError::invalid(
+            format!("{field}.group"),
+            format!(
+                "no physical group named '{}'; the mesh has: {}",
+                t.group,
+                group_list(mesh)
+            ),
+        )
+    })?;
+    if group.dim != 2 {
+        return Err(InputError::invalid(
+            format!("{field}.group"),
+            format!(
+                "the group '{}' has dimension {}, but a traction acts on a boundary group of dimension 2 (tri3, quad4 or tri6 faces)",
+                t.group, group.dim
+            ),
+        ));
+    }
+    if t.value.len() != 3 {
+        return Err(InputError::invalid(
+            format!("{field}.value"),
+            format!(
+                "expected 3 functions of t (one per axis), got {}",
+                t.value.len()
+            ),
+        ));
+    }
+    let mut value = Vec::with_capacity(3);
+    for (i, f) in t.value.iter().enumerate() {
+        value.push(
+            time_function(input.base_dir(), f)
+                .map_err(|m| InputError::invalid(format!("{field}.value[{i}]"), m))?,
+        );
+    }
+    let value: [_; 3] = value.try_into().expect("three functions");
+    for (kind, face) in [
+        (CellKind::Tri3, FaceKind::Tri3),
+        (CellKind::Quad4, FaceKind::Quad4),
+        (CellKind::Tri6, FaceKind::Tri6),
+    ] {
+        let faces: Vec<usize> = group
+            .cells
+            .iter()
+            .filter(|(b, _)| mesh.blocks[*b].kind == kind)
+            .flat_map(|&(b, c)| mesh.blocks[b].cell(c).iter().copied())
+            .collect();
+        if !faces.is_empty() {
+            system.add_traction(face, &faces, value.clone());
+        }
+    }
+    if let Some(&(b, _)) = group.cells.iter().find(|(b, _)| {
+        !matches!(
+            mesh.blocks[*b].kind,
+            CellKind::Tri3 | CellKind::Quad4 | CellKind::Tri6
+        )
+    }) {
+        return Err(InputError::invalid(
+            format!("{field}.group"),
+            format!(
+                "the group '{}' has {} cells: a traction needs tri3, quad4 or tri6 faces",
+                t.group,
+                mesh.blocks[b].kind.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An operator error as an input error naming the key or the cell.
+fn operator_error(e: SolidError, cells: &SolidCells, lumping: Lumping) -> InputError {
+    match &e {
+        SolidError::Mass { .. } => InputError::invalid(
+            format!("{SECTION}.lumping"),
+            format!(
+                "{e}{}",
+                if lumping == Lumping::RowSum && cells.kind == SolidKind::Tet10 {
+                    " (tet10 needs lumping: hrz, the default)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        SolidError::Density { .. } => {
+            InputError::invalid(format!("{SECTION}.material.density"), e.to_string())
+        }
+        _ => InputError::invalid("mesh", format!("{e} (cells counted within the solid)")),
+    }
+}

@@ -1,0 +1,253 @@
+//! The solid as a [`SecondOrderSystem`]: `M ü + f_int(u) = f_ext(t)` on the free dofs of a
+//! [`SolidOperator`], so that every stepper of the framework (the alpha scheme, backward Euler
+//! with Newton) and the leap-frog steppers of this crate run on it.
+//!
+//! The unknown `x` is the displacement on the free dofs (the fixed dofs are eliminated and
+//! hold zero; prescribed dofs are unknowns of the system, held by the stepper). The internal
+//! force, tangent and strain energy are the operator's (`docs/theory/solid.md`); the external
+//! force is a constant part (the body force) plus dead tractions, each a fixed spatial pattern
+//! scaled by a function of time per component.
+//!
+//! A force or tangent evaluated on an inverted body (`J ≤ 0` at a quadrature point) is
+//! returned as NaN, which every stepper refuses as a non-finite state; the first inverted cell
+//! is kept ([`SolidSystem::inverted`]) so the failure can name it.
+
+use std::sync::{Arc, Mutex};
+
+use fem_assembly::{CsrMatrix, SolidError, SolidOperator, StableStep, solid::face_traction_vector};
+use fem_constraints::TimeFunction;
+use fem_elements::solid::FaceKind;
+use fem_time::{Mass, Matrix, SecondOrderSystem};
+
+/// Scratch buffers of the force evaluation (the full displacement and the force slots).
+#[derive(Debug, Default)]
+struct Scratch {
+    u: Vec<f64>,
+    slots: Vec<f64>,
+}
+
+/// A dead traction on a set of faces: the consistent nodal force of a unit traction along
+/// each axis, scaled at time `t` by that component's function.
+#[derive(Clone, Debug)]
+struct Traction {
+    /// Nodal forces of the unit tractions `e_x`, `e_y`, `e_z` (free dofs).
+    unit: [Vec<f64>; 3],
+    /// The traction's components as functions of time (force per unit reference area).
+    value: [TimeFunction; 3],
+}
+
+/// The mass of a solid: lumped (by the operator's lumping) or consistent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolidMass {
+    /// The diagonal lumped mass (row sum for tet4 and hex8, HRZ for tet10, or as asked).
+    Lumped,
+    /// The consistent mass `∫ ρ N_a N_b dV`.
+    Consistent,
+}
+
+/// A total-Lagrangian solid as a second-order system on its free dofs.
+///
+/// Cloning shares the operator (its geometry and plans) and copies the mass and loads; each
+/// clone has its own scratch buffers.
+#[derive(Debug)]
+pub struct SolidSystem {
+    operator: Arc<SolidOperator>,
+    mass: Mass,
+    /// Constant external force (body force), free dofs.
+    constant_force: Vec<f64>,
+    tractions: Vec<Traction>,
+    scratch: Mutex<Scratch>,
+    inverted: Mutex<Option<SolidError>>,
+}
+
+impl SolidSystem {
+    /// The system of `operator` with its lumped or consistent mass and no load.
+    pub fn new(operator: SolidOperator, mass: SolidMass) -> Result<Self, SolidError> {
+        let mass = match mass {
+            SolidMass::Lumped => Mass::Lumped(operator.lumped_mass().to_vec()),
+            SolidMass::Consistent => Mass::Consistent(operator.consistent_mass()?),
+        };
+        let n = operator.dofmap().n_free();
+        Ok(Self {
+            operator: Arc::new(operator),
+            mass,
+            constant_force: vec![0.0; n],
+            tractions: Vec::new(),
+            scratch: Mutex::new(Scratch::default()),
+            inverted: Mutex::new(None),
+        })
+    }
+
+    /// Adds gravity `g` (an acceleration): `ρ g` per unit reference volume, consistently
+    /// integrated with a consistent mass, and `m_i g` on the lumped mass (its consistent
+    /// partner, so a free body falls at exactly `g`).
+    pub fn with_gravity(mut self, g: [f64; 3]) -> Self {
+        let force = match &self.mass {
+            Mass::Lumped(m) => {
+                let free = self.operator.dofmap().free_dofs();
+                m.iter()
+                    .zip(free)
+                    .map(|(mi, &dof)| mi * g[dof % 3])
+                    .collect()
+            }
+            Mass::Consistent(_) => {
+                let rho = self.operator.density();
+                self.operator.body_force(g.map(|gi| rho * gi))
+            }
+        };
+        for (c, f) in self.constant_force.iter_mut().zip(force) {
+            *c += f;
+        }
+        self
+    }
+
+    /// Adds a dead traction (force per unit reference area, each component a function of
+    /// time) on `faces` of one kind (their nodes, Gmsh order). Returns the faces' total area.
+    pub fn add_traction(
+        &mut self,
+        kind: FaceKind,
+        faces: &[usize],
+        value: [TimeFunction; 3],
+    ) -> f64 {
+        let points = self.operator.points();
+        let dofmap = self.operator.dofmap();
+        let mut area = 0.0;
+        let unit = std::array::from_fn(|i| {
+            let mut t = [0.0; 3];
+            t[i] = 1.0;
+            let (f, a) = face_traction_vector(kind, points, faces, t, dofmap);
+            area = a;
+            f
+        });
+        self.tractions.push(Traction { unit, value });
+        area
+    }
+
+    /// The operator (geometry, material, dof map).
+    pub fn operator(&self) -> &SolidOperator {
+        &self.operator
+    }
+
+    /// The displacement of all `3 n_nodes` dofs from the free dofs `x` (fixed dofs zero).
+    pub fn full_displacement(&self, x: &[f64], u: &mut Vec<f64>) {
+        let dofmap = self.operator.dofmap();
+        u.resize(dofmap.n_dofs(), 0.0);
+        dofmap.scatter(x, 0.0, u);
+    }
+
+    /// The first inverted cell met by a force or tangent evaluation, if any (cleared by
+    /// [`take_inverted`](Self::take_inverted)).
+    pub fn inverted(&self) -> Option<SolidError> {
+        self.inverted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Takes the recorded inversion, leaving none.
+    pub fn take_inverted(&self) -> Option<SolidError> {
+        self.inverted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    fn record(&self, e: SolidError) {
+        let mut slot = self.inverted.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    }
+
+    /// The explicit critical step at `x`: `2/sqrt(λ_max)` with `λ_max` the largest
+    /// generalized eigenvalue `K_e(u) φ = λ M_e φ` over the elements (an upper bound on the
+    /// global one, so the step is a safe one for the central difference/leap-frog).
+    pub fn critical_step(&self, x: &[f64]) -> Result<StableStep, SolidError> {
+        let mut u = Vec::new();
+        self.full_displacement(x, &mut u);
+        self.operator.stable_step(&u)
+    }
+
+    /// The strain energy at `x` (NaN on an inverted body).
+    pub fn strain_energy(&self, x: &[f64]) -> f64 {
+        let mut u = Vec::new();
+        self.full_displacement(x, &mut u);
+        self.operator.strain_energy(&u)
+    }
+
+    /// The tangent `K(x)` on the free dofs into `out`'s values (its pattern is the operator's,
+    /// fixed); NaN values when the body is inverted.
+    pub fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let Scratch { u, slots } = &mut *scratch;
+        self.full_displacement(x, u);
+        if let Err(e) = self.operator.tangent_values(u, slots, out.values_mut()) {
+            out.values_mut().fill(f64::NAN);
+            self.record(e);
+        }
+    }
+}
+
+impl Clone for SolidSystem {
+    fn clone(&self) -> Self {
+        Self {
+            operator: self.operator.clone(),
+            mass: self.mass.clone(),
+            constant_force: self.constant_force.clone(),
+            tractions: self.tractions.clone(),
+            scratch: Mutex::new(Scratch::default()),
+            inverted: Mutex::new(None),
+        }
+    }
+}
+
+impl SecondOrderSystem for SolidSystem {
+    fn n_dofs(&self) -> usize {
+        self.operator.dofmap().n_free()
+    }
+
+    fn mass(&self) -> &Mass {
+        &self.mass
+    }
+
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let Scratch { u, slots } = &mut *scratch;
+        self.full_displacement(x, u);
+        if let Err(e) = self.operator.internal_force(u, slots, f) {
+            f.fill(f64::NAN);
+            self.record(e);
+        }
+    }
+
+    fn tangent(&self, x: &[f64]) -> Matrix {
+        let pattern = self.operator.matrix_pattern().clone();
+        let nnz = pattern.nnz();
+        let mut k = CsrMatrix::try_from_pattern_and_values(pattern, vec![0.0; nnz])
+            .expect("values match the pattern");
+        self.tangent_into(x, &mut k);
+        Matrix::Sparse(k)
+    }
+
+    fn potential_energy(&self, x: &[f64]) -> Option<f64> {
+        Some(self.strain_energy(x)).filter(|e| e.is_finite())
+    }
+
+    fn external_force(&self, t: f64, f: &mut [f64]) {
+        f.copy_from_slice(&self.constant_force);
+        for traction in &self.tractions {
+            for (unit, value) in traction.unit.iter().zip(&traction.value) {
+                let s = value.eval(t);
+                if s != 0.0 {
+                    for (fi, ui) in f.iter_mut().zip(unit) {
+                        *fi += s * ui;
+                    }
+                }
+            }
+        }
+    }
+
+    fn has_external_force(&self) -> bool {
+        !self.tractions.is_empty() || self.constant_force.iter().any(|&f| f != 0.0)
+    }
+}
