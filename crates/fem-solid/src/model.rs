@@ -71,16 +71,13 @@ impl SolidOutput {
         self.system
             .operator()
             .cell_stresses(&self.displacement, &mut self.stresses);
-        // A cell evaluated on an inverted body has no stress: written as 0, never NaN (the
-        // step that inverted it has already failed).
-        let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+        // A value that is not finite is left as it is: the run loop refuses such a frame (the
+        // run stops with exit 1, naming the field) rather than write a made-up number.
         for (c, s) in self.stresses.iter().enumerate() {
-            for k in 0..6 {
-                self.cauchy[6 * c + k] = finite(s.cauchy[k]);
-            }
-            self.von_mises[c] = finite(s.von_mises);
-            self.jacobian[c] = finite(s.jacobian);
-            self.energy_density[c] = finite(s.energy_density);
+            self.cauchy[6 * c..6 * c + 6].copy_from_slice(&s.cauchy);
+            self.von_mises[c] = s.von_mises;
+            self.jacobian[c] = s.jacobian;
+            self.energy_density[c] = s.energy_density;
         }
     }
 }
