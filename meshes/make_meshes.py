@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate the test meshes in this folder with the Gmsh Python API.
 
-Usage (from anywhere):  pip install gmsh && python3 meshes/make_meshes.py [OUT_DIR]
+Usage (from anywhere):  pip install gmsh && python3 meshes/make_meshes.py [--parts] [OUT_DIR]
+(`--parts`: only the solid parts column_*.msh and bracket_*.msh)
 
 Every good mesh is written in MSH 4.1 (what `fem` reads); the files in bad/
 exercise the reader's error paths. The script is deterministic for a given
@@ -151,6 +152,83 @@ def cone(path, height=4.0 / 3.0, radius=0.5, size=0.2):
     mesh_size(size)
     gmsh.model.mesh.generate(3)
     save(path)
+
+
+def column(kind, path):
+    """Square column 0.2 x 0.2 x 1 (x, y in [-0.1, 0.1], z in [0, 1]) of the solid inputs:
+    tet4 (size 0.07), hex8 (4 x 4 x 20, transfinite, recombined) or tet10 (size 0.1, curved
+    faces not needed: the column is straight-sided). Groups: bottom (z = 0), top (z = 1),
+    sides (the four lateral faces, one group), column (the volume)."""
+    start("column_" + kind)
+    vol = gmsh.model.occ.addBox(-0.1, -0.1, 0, 0.2, 0.2, 1)
+    gmsh.model.occ.synchronize()
+    named = {"bottom": [], "top": [], "sides": []}
+    for (_, s) in gmsh.model.getBoundary([(3, vol)], oriented=False):
+        z = gmsh.model.occ.getCenterOfMass(2, s)[2]
+        named["bottom" if abs(z) < 1e-9 else "top" if abs(z - 1) < 1e-9 else "sides"].append(s)
+    for name, faces in named.items():
+        gmsh.model.addPhysicalGroup(2, faces, name=name)
+    gmsh.model.addPhysicalGroup(3, [vol], name="column")
+    if kind == "hex8":
+        for (_, c) in gmsh.model.getEntities(1):
+            a, b = gmsh.model.getAdjacencies(1, c)[1]
+            za = gmsh.model.getValue(0, a, [])[2]
+            zb = gmsh.model.getValue(0, b, [])[2]
+            gmsh.model.mesh.setTransfiniteCurve(c, 21 if abs(za - zb) > 0.5 else 5)
+        for (_, s) in gmsh.model.getEntities(2):
+            gmsh.model.mesh.setTransfiniteSurface(s)
+            gmsh.model.mesh.setRecombine(2, s)
+        gmsh.model.mesh.setTransfiniteVolume(vol)
+    else:
+        mesh_size(0.07 if kind == "tet4" else 0.1)
+    gmsh.model.mesh.generate(3)
+    if kind == "tet10":
+        gmsh.model.mesh.setOrder(2)
+    save(path)
+
+
+def bracket(kind, path):
+    """An L-shaped bracket with two bolt holes, tet4 (size 0.028) or tet10 (size 0.07, mid-edge
+    nodes on the curved hole surfaces): a base plate 0.4 x 0.2 x 0.05 (x, y, z) with a vertical
+    hole of radius 0.04 at (0.25, 0.1), and an upright 0.05 x 0.2 x 0.3 at x in [0, 0.05] with
+    a horizontal hole (axis x) of radius 0.04 at (y, z) = (0.1, 0.2). Volume
+    0.4*0.2*0.05 + 0.05*0.2*0.25 - 2 pi 0.04^2 0.05 = 0.0065 - 1.6e-4 pi.
+    Groups: base_hole, upright_hole (the hole surfaces), bottom (z = 0), bracket (volume)."""
+    start("bracket_" + kind)
+    occ = gmsh.model.occ
+    base = occ.addBox(0, 0, 0, 0.4, 0.2, 0.05)
+    upright = occ.addBox(0, 0, 0, 0.05, 0.2, 0.3)
+    body, _ = occ.fuse([(3, base)], [(3, upright)])
+    hole_base = occ.addCylinder(0.25, 0.1, -0.01, 0, 0, 0.07, 0.04)
+    hole_upright = occ.addCylinder(-0.01, 0.1, 0.2, 0.07, 0, 0, 0.04)
+    out, _ = occ.cut(body, [(3, hole_base), (3, hole_upright)])
+    occ.synchronize()
+    vol = [t for (d, t) in out if d == 3]
+    groups = {"base_hole": [], "upright_hole": [], "bottom": []}
+    for (_, s) in gmsh.model.getBoundary([(3, v) for v in vol], oriented=False):
+        kind_s = gmsh.model.getType(2, s)
+        c = occ.getCenterOfMass(2, s)
+        if kind_s == "Cylinder":
+            groups["base_hole" if c[2] < 0.1 else "upright_hole"].append(s)
+        elif kind_s == "Plane" and abs(c[2]) < 1e-9:
+            groups["bottom"].append(s)
+    for name, faces in groups.items():
+        assert faces, name
+        gmsh.model.addPhysicalGroup(2, faces, name=name)
+    gmsh.model.addPhysicalGroup(3, vol, name="bracket")
+    mesh_size(0.028 if kind == "tet4" else 0.07)
+    gmsh.model.mesh.generate(3)
+    if kind == "tet10":
+        gmsh.model.mesh.setOrder(2)
+    save(path)
+
+
+def parts():
+    """The solid parts of issue 10 (column and bracket)."""
+    for kind in ("tet4", "hex8", "tet10"):
+        column(kind, os.path.join(HERE, f"column_{kind}.msh"))
+    for kind in ("tet4", "tet10"):
+        bracket(kind, os.path.join(HERE, f"bracket_{kind}.msh"))
 
 
 def sparse_tags(path):
@@ -312,13 +390,20 @@ def bad_files():
 def main():
     # An optional argument writes everything into another folder (CI regenerates the meshes
     # there with the real Gmsh and checks that fem reads them).
+    # `--parts` writes only the solid parts (column, bracket).
     global HERE, BAD
-    if len(sys.argv) > 1:
-        HERE = os.path.abspath(sys.argv[1])
+    args = [a for a in sys.argv[1:] if a != "--parts"]
+    only_parts = len(args) < len(sys.argv) - 1
+    if args:
+        HERE = os.path.abspath(args[0])
         BAD = os.path.join(HERE, "bad")
         os.makedirs(HERE, exist_ok=True)
     gmsh.initialize()
     print(f"Gmsh {gmsh.__version__}")
+    if only_parts:
+        parts()
+        gmsh.finalize()
+        return
     string(1, os.path.join(HERE, "string_line2.msh"))
     string(2, os.path.join(HERE, "string_line3.msh"))
     plate(False, os.path.join(HERE, "plate_tri3.msh"))
@@ -331,6 +416,7 @@ def main():
     cone(os.path.join(HERE, "top_cone.msh"))
     sparse_tags(os.path.join(HERE, "cube_top_sparse_tags.msh"))
     write_text(os.path.join(HERE, "permuted_tags.msh"), PERMUTED)
+    parts()
     bad_files()
     gmsh.finalize()
 

@@ -91,43 +91,64 @@ fn thread_cpu_time() -> Option<f64> {
 }
 
 /// Median wall seconds per evaluation over `blocks` blocks of repeated evaluations (~0.2 s
-/// each), and (one thread only) the median CPU seconds of the thread that ran them.
-fn median_time(case: &mut Case, threads: &rayon::ThreadPool, blocks: usize) -> (f64, Option<f64>) {
-    threads.install(|| {
-        case.evaluate();
-        let t0 = Instant::now();
-        case.evaluate();
-        let once = t0.elapsed().as_secs_f64().max(1e-6);
-        let reps = ((0.2 / once) as usize).clamp(1, 10_000);
-        let mut wall = Vec::with_capacity(blocks);
-        let mut cpu = Vec::with_capacity(blocks);
-        for _ in 0..blocks {
-            let (t, c) = (Instant::now(), thread_cpu_time());
+/// each), and the median CPU seconds per evaluation of the pool's busiest worker and of all its
+/// workers together (from each worker's `/proc/thread-self/schedstat`, read by a broadcast
+/// before and after each block; `None` where that file does not exist).
+fn median_time(
+    case: &mut Case,
+    threads: &rayon::ThreadPool,
+    blocks: usize,
+) -> (f64, Option<(f64, f64)>) {
+    let worker_cpu = || threads.broadcast(|_| thread_cpu_time());
+    threads.install(|| case.evaluate());
+    let t0 = Instant::now();
+    threads.install(|| case.evaluate());
+    let once = t0.elapsed().as_secs_f64().max(1e-6);
+    let reps = ((0.2 / once) as usize).clamp(1, 10_000);
+    let mut wall = Vec::with_capacity(blocks);
+    let (mut busiest, mut total) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks));
+    for _ in 0..blocks {
+        let (t, c0) = (Instant::now(), worker_cpu());
+        threads.install(|| {
             for _ in 0..reps {
                 case.evaluate();
             }
-            wall.push(t.elapsed().as_secs_f64() / reps as f64);
-            if let (Some(c0), Some(c1)) = (c, thread_cpu_time()) {
-                cpu.push((c1 - c0) / reps as f64);
-            }
+        });
+        wall.push(t.elapsed().as_secs_f64() / reps as f64);
+        let c1 = worker_cpu();
+        let deltas: Option<Vec<f64>> = c0
+            .iter()
+            .zip(&c1)
+            .map(|(a, b)| Some(((*b)? - (*a)?) / reps as f64))
+            .collect();
+        if let Some(d) = deltas {
+            busiest.push(d.iter().copied().fold(0.0, f64::max));
+            total.push(d.iter().sum::<f64>());
         }
-        wall.sort_by(f64::total_cmp);
-        cpu.sort_by(f64::total_cmp);
-        (
-            wall[blocks / 2],
-            (cpu.len() == blocks).then(|| cpu[blocks / 2]),
-        )
-    })
+    }
+    wall.sort_by(f64::total_cmp);
+    busiest.sort_by(f64::total_cmp);
+    total.sort_by(f64::total_cmp);
+    (
+        wall[blocks / 2],
+        (busiest.len() == blocks).then(|| (busiest[blocks / 2], total[blocks / 2])),
+    )
 }
 
 fn print_table() {
     let (one, two) = (pool(1), pool(2));
     println!("Neo-Hookean internal force (cells' forces + fixed-order gather), median of 5 blocks");
     println!(
-        "(cpu: CPU time of the 1-thread pool's worker, immune to time-sharing on a busy machine)"
+        "(cpu: CPU time of the 1-thread pool's worker, immune to time-sharing on a busy machine;"
     );
     println!(
-        "{:>5} {:>3} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        " 2t/1t cpu: 1-thread CPU time over the busiest worker's CPU time with 2 threads, the"
+    );
+    println!(
+        " speed-up two free cores would give; work 2t: CPU of both workers over the 1-thread CPU)"
+    );
+    println!(
+        "{:>5} {:>3} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8}",
         "kind",
         "n",
         "cells",
@@ -136,17 +157,25 @@ fn print_table() {
         "elem/s cpu",
         "s/eval 2t",
         "elem/s 2t",
-        "2t/1t"
+        "2t/1t",
+        "2t/1t cpu",
+        "work 2t"
     );
     for (cells, name) in [(BoxCells::Hex8, "hex8"), (BoxCells::Tet4, "tet4")] {
         for n in SIZES {
             let mut case = Case::new(cells, n);
             let n_cells = case.body.n_cells() as f64;
-            let (t1, cpu) = median_time(&mut case, &one, 5);
-            let (t2, _) = median_time(&mut case, &two, 5);
-            let cpu = cpu.map_or("-".to_string(), |c| format!("{:.3e}", n_cells / c));
+            let (t1, cpu1) = median_time(&mut case, &one, 5);
+            let (t2, cpu2) = median_time(&mut case, &two, 5);
+            let cpu = cpu1.map_or("-".to_string(), |c| format!("{:.3e}", n_cells / c.0));
+            let (speedup_cpu, work) = match (cpu1, cpu2) {
+                (Some(c1), Some(c2)) => {
+                    (format!("{:.2}", c1.0 / c2.0), format!("{:.2}", c2.1 / c1.0))
+                }
+                _ => ("-".to_string(), "-".to_string()),
+            };
             println!(
-                "{name:>5} {n:>3} {:>8} {t1:>12.3e} {:>12.3e} {cpu:>12} {t2:>12.3e} {:>12.3e} {:>8.2}",
+                "{name:>5} {n:>3} {:>8} {t1:>12.3e} {:>12.3e} {cpu:>12} {t2:>12.3e} {:>12.3e} {:>8.2} {speedup_cpu:>10} {work:>8}",
                 n_cells,
                 n_cells / t1,
                 n_cells / t2,
