@@ -24,7 +24,10 @@
 //! page faults on fresh memory.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::sparse::linalg::cholesky::{LltRef, SymbolicCholesky, factorize_symbolic_cholesky};
+use faer::perm::PermRef;
+use faer::sparse::linalg::cholesky::{
+    LltRef, SymbolicCholesky, SymmetricOrdering, factorize_symbolic_cholesky,
+};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Side};
 use nalgebra_sparse::CsrMatrix;
@@ -108,8 +111,38 @@ impl std::fmt::Debug for SparseCholesky {
 }
 
 impl SparseCholesky {
-    /// Analyses the pattern of `a` and factors its values.
+    /// Analyses the pattern of `a` (faer's approximate-minimum-degree ordering) and factors
+    /// its values.
     pub fn new(a: &CsrMatrix<f64>) -> Result<Self, SolverError> {
+        Self::analyse_and_factor(a, None)
+    }
+
+    /// As [`SparseCholesky::new`], eliminating the rows in the given `order` (`order[k]` is
+    /// the row eliminated `k`-th, e.g. [`crate::ordering::nested_dissection`]).
+    pub fn with_order(a: &CsrMatrix<f64>, order: &[usize]) -> Result<Self, SolverError> {
+        let n = a.nrows();
+        let mut inverse = vec![usize::MAX; n];
+        for (k, &row) in order.iter().enumerate() {
+            if row >= n || inverse[row] != usize::MAX {
+                return Err(SolverError::Structure(format!(
+                    "the elimination order is not a permutation of the {n} rows"
+                )));
+            }
+            inverse[row] = k;
+        }
+        if order.len() != n {
+            return Err(SolverError::Structure(format!(
+                "the elimination order has {} rows, the matrix {n}",
+                order.len()
+            )));
+        }
+        Self::analyse_and_factor(a, Some((order, &inverse)))
+    }
+
+    fn analyse_and_factor(
+        a: &CsrMatrix<f64>,
+        order: Option<(&[usize], &[usize])>,
+    ) -> Result<Self, SolverError> {
         if a.nrows() != a.ncols() {
             return Err(SolverError::Structure(format!(
                 "matrix is {}x{}, not square",
@@ -120,13 +153,15 @@ impl SparseCholesky {
         let n = a.nrows();
         let pattern =
             SymbolicSparseColMatRef::new_checked(n, n, a.row_offsets(), None, a.col_indices());
-        let symbolic = factorize_symbolic_cholesky(
-            pattern,
-            Side::Lower,
-            Default::default(),
-            Default::default(),
-        )
-        .map_err(|e| SolverError::Structure(format!("{e:?}")))?;
+        let ordering = match order {
+            Some((forward, inverse)) => {
+                SymmetricOrdering::Custom(PermRef::new_checked(forward, inverse, n))
+            }
+            None => SymmetricOrdering::Amd,
+        };
+        let symbolic =
+            factorize_symbolic_cholesky(pattern, Side::Lower, ordering, Default::default())
+                .map_err(|e| SolverError::Structure(format!("{e:?}")))?;
         let scratch = MemBuffer::try_new(symbolic.factorize_numeric_llt_scratch::<f64>(
             faer::get_global_parallelism(),
             Default::default(),
@@ -340,6 +375,36 @@ mod tests {
             assert_eq!(x_reused, x_fresh);
             assert_ne!(x_reused, b);
         }
+    }
+
+    #[test]
+    fn a_given_elimination_order_solves_the_same_system() {
+        let m = 10;
+        let a = laplacian_3d(m, 0.5);
+        let points: Vec<[f64; 3]> = (0..m * m * m)
+            .map(|p| [(p / (m * m)) as f64, ((p / m) % m) as f64, (p % m) as f64])
+            .collect();
+        let order = crate::ordering::nested_dissection(&points, &a);
+        let mut nd = SparseCholesky::with_order(&a, &order).unwrap();
+        let amd = SparseCholesky::new(&a).unwrap();
+        nd.refactor(&a).unwrap();
+        let b: Vec<f64> = (0..a.nrows()).map(|i| (i as f64).cos()).collect();
+        let (mut x_nd, mut x_amd) = (b.clone(), b.clone());
+        nd.solve_in_place(&mut x_nd);
+        amd.solve_in_place(&mut x_amd);
+        for (u, v) in x_nd.iter().zip(&x_amd) {
+            assert!((u - v).abs() < 1e-12 * v.abs().max(1.0), "{u} against {v}");
+        }
+        let mut not_a_permutation = order.clone();
+        not_a_permutation[1] = not_a_permutation[0];
+        assert!(matches!(
+            SparseCholesky::with_order(&a, &not_a_permutation),
+            Err(SolverError::Structure(_))
+        ));
+        assert!(matches!(
+            SparseCholesky::with_order(&a, &order[1..]),
+            Err(SolverError::Structure(_))
+        ));
     }
 
     #[test]

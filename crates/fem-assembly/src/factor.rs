@@ -81,6 +81,24 @@ impl Factorization {
         })
     }
 
+    /// As [`Factorization::new`], eliminating the rows in `order` (`order[k]` the row
+    /// eliminated `k`-th, e.g. [`crate::ordering::nested_dissection`]) where the method is
+    /// Cholesky; the LU keeps its own (column) ordering.
+    pub fn with_order(
+        a: &CsrMatrix<f64>,
+        symmetry: Symmetry,
+        order: &[usize],
+    ) -> Result<Self, FactorError> {
+        let method = FactorMethod::for_symmetry(symmetry);
+        let wrap = |source| FactorError { method, source };
+        Ok(match method {
+            FactorMethod::Cholesky => Factorization::Cholesky(Box::new(
+                SparseCholesky::with_order(a, order).map_err(wrap)?,
+            )),
+            FactorMethod::Lu => Factorization::Lu(Box::new(SparseLu::new(a).map_err(wrap)?)),
+        })
+    }
+
     /// Sets when refactorizations are checked by a test solve.
     pub fn with_check_policy(self, policy: CheckPolicy) -> Self {
         match self {

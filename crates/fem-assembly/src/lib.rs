@@ -9,6 +9,7 @@
 //! | [`cholesky`] | faer's sparse Cholesky: symbolic analysis kept, numeric refactorization, residual check |
 //! | [`lu`] | faer's sparse LU for unsymmetric matrices, with the same life cycle |
 //! | [`factor`] | [`Factorization`]: Cholesky or LU chosen by the matrix's [`Symmetry`], errors that name the method |
+//! | [`ordering`] | a nested-dissection fill-reducing order from a point per row |
 //! | [`solid`] | total-Lagrangian tet4/hex8/tet10 solids: force, tangent, masses, energy, stresses, stable step |
 
 pub mod cholesky;
@@ -16,6 +17,7 @@ pub mod dofmap;
 pub mod factor;
 pub mod lu;
 pub mod lumping;
+pub mod ordering;
 pub mod plan;
 pub mod solid;
 pub mod sparse;

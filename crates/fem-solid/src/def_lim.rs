@@ -60,13 +60,11 @@ impl<S: LeapFrogSystem> DefLim<S> {
         let n = system.n_dofs();
         let state = LeapFrog::new(n, settings, x0, v0)?;
         let k = system.tangent(&state.q).to_csr().into_owned();
-        let matrix =
-            StepMatrix::new(k, system.mass(), state.control.flags()).map_err(|message| {
-                StepError::Failed {
-                    step: 0,
-                    t: state.t0,
-                    message,
-                }
+        let matrix = StepMatrix::new(k, system.mass(), state.control.flags(), system.dof_points())
+            .map_err(|message| StepError::Failed {
+                step: 0,
+                t: state.t0,
+                message,
             })?;
         let n_free = matrix.free.len();
         let n_prescribed = state.control.dofs().len();

@@ -3,6 +3,7 @@
 //! (not prescribed) dofs are computed once; each step refills the values, restricts them and
 //! refactors numerically (the symbolic analysis of the first factorization is kept).
 
+use fem_assembly::ordering::nested_dissection;
 use fem_assembly::{CsrMatrix, Factorization, Symmetry};
 use fem_time::{Mass, StepError};
 
@@ -21,12 +22,21 @@ pub(crate) struct StepMatrix {
     a_free: CsrMatrix<f64>,
     /// Free dofs, increasing.
     pub free: Vec<usize>,
+    /// Elimination order of the free block (nested dissection), when the dofs have points.
+    order: Option<Vec<usize>>,
     factor: Option<Factorization>,
 }
 
 impl StepMatrix {
-    /// The structure for the tangent `k` (its pattern), the mass and the prescribed flags.
-    pub fn new(k: CsrMatrix<f64>, mass: &Mass, prescribed: &[bool]) -> Result<Self, String> {
+    /// The structure for the tangent `k` (its pattern), the mass and the prescribed flags;
+    /// with a point per dof, the free block is factored in a nested-dissection order (about
+    /// 3× less work than minimum degree on 3D solids, docs/performance.md).
+    pub fn new(
+        k: CsrMatrix<f64>,
+        mass: &Mass,
+        prescribed: &[bool],
+        dof_points: Option<Vec<[f64; 3]>>,
+    ) -> Result<Self, String> {
         let n = k.nrows();
         let position = |i: usize, j: usize| -> Option<usize> {
             let (offsets, cols) = (k.row_offsets(), k.col_indices());
@@ -76,6 +86,10 @@ impl StepMatrix {
         let values = vec![0.0; cols.len()];
         let a_free = CsrMatrix::try_from_csr_data(free.len(), free.len(), offsets, cols, values)
             .map_err(|e| format!("the free block's pattern: {e}"))?;
+        let order = dof_points.map(|points| {
+            let free_points: Vec<[f64; 3]> = free.iter().map(|&i| points[i]).collect();
+            nested_dissection(&free_points, &a_free)
+        });
         Ok(Self {
             a: vec![0.0; k.nnz()],
             k,
@@ -83,6 +97,7 @@ impl StepMatrix {
             keep,
             a_free,
             free,
+            order,
             factor: None,
         })
     }
@@ -100,7 +115,14 @@ impl StepMatrix {
         }
         match &mut self.factor {
             Some(f) => f.refactor(&self.a_free)?,
-            None => self.factor = Some(Factorization::new(&self.a_free, Symmetry::Symmetric)?),
+            None => {
+                self.factor = Some(match &self.order {
+                    Some(order) => {
+                        Factorization::with_order(&self.a_free, Symmetry::Symmetric, order)?
+                    }
+                    None => Factorization::new(&self.a_free, Symmetry::Symmetric)?,
+                })
+            }
         }
         Ok(())
     }
