@@ -15,6 +15,7 @@ use fem_model::build::time_grid;
 use fem_model::input::SchemeKind;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{StepReport as FrameworkReport, Stepper, TimeGrid};
+use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::{
@@ -29,15 +30,20 @@ use crate::{
 #[serde(deny_unknown_fields)]
 pub struct BeamSection {
     /// Number of Hermite elements N (≥ 1).
+    #[serde(deserialize_with = "strict")]
     pub elements: usize,
     /// Length L (m).
+    #[serde(deserialize_with = "strict")]
     pub length: f64,
     /// Bending stiffness EI (N m²).
+    #[serde(deserialize_with = "strict")]
     pub bending_stiffness: f64,
     /// Mass per unit length ρ (kg/m).
+    #[serde(deserialize_with = "strict")]
     pub density: f64,
     /// Gravity (m/s²), default `[0, -9.81, 0]`.
     #[serde(default = "default_gravity")]
+    #[serde(deserialize_with = "strict")]
     pub gravity: [f64; 3],
     /// Support at s = 0 during the run.
     pub end_a: EndInput,
@@ -52,6 +58,7 @@ pub struct BeamSection {
     pub solver: BeamSolverInput,
     /// Hermite samples per element in the ParaView polyline (default 8).
     #[serde(default = "default_samples_per_element")]
+    #[serde(deserialize_with = "strict")]
     pub samples_per_element: usize,
 }
 
@@ -70,12 +77,14 @@ pub enum EndInput {
     /// No condition.
     Free,
     /// Position held at a point.
-    Pinned([f64; 3]),
+    Pinned(#[serde(deserialize_with = "strict")] [f64; 3]),
     /// Position and unit tangent held.
     Clamped {
         /// Position.
+        #[serde(deserialize_with = "strict")]
         position: [f64; 3],
         /// Tangent (normalised).
+        #[serde(deserialize_with = "strict")]
         tangent: [f64; 3],
     },
 }
@@ -85,8 +94,10 @@ pub enum EndInput {
 #[serde(deny_unknown_fields)]
 pub struct PointLoadInput {
     /// Node index (0..=N).
+    #[serde(deserialize_with = "strict")]
     pub node: usize,
     /// Force (N).
+    #[serde(deserialize_with = "strict")]
     pub force: [f64; 3],
 }
 
@@ -102,6 +113,7 @@ pub enum BeamInitialInput {
         end_b: EndInput,
         /// Direction in which the starting arc bulges (default `[0, -1, 0]`).
         #[serde(default = "default_sag")]
+        #[serde(deserialize_with = "strict")]
         sag_direction: [f64; 3],
     },
 }
@@ -118,6 +130,7 @@ pub enum BeamSolverInput {
     AugmentedLagrangian {
         /// Augmentation r (an algorithmic parameter, default 1e5).
         #[serde(default = "default_augmentation")]
+        #[serde(deserialize_with = "strict")]
         augmentation: f64,
         /// Anderson acceleration of the Uzawa loop (default true).
         #[serde(default = "default_true")]
@@ -129,6 +142,7 @@ pub enum BeamSolverInput {
     /// The time-discretized penalty (93) with Newton.
     Penalty {
         /// Penalty parameter ε (the paper's 1.5e-4).
+        #[serde(deserialize_with = "strict")]
         epsilon: f64,
     },
 }

@@ -18,6 +18,7 @@ use fem_model::input::{InitialField, LcpSolverKind, SchemeKind};
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
 use fem_time::nonsmooth::{ModalCoefficients, ModalDamping, ModalMoreauJean};
 use fem_time::{Energy, NodalStepper, StepReport, Stepper, TimeGrid};
+use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::modes::StringModes;
@@ -28,15 +29,20 @@ use crate::modes::StringModes;
 #[serde(deny_unknown_fields)]
 pub struct ModalStringSection {
     /// Length L (m).
+    #[serde(deserialize_with = "strict")]
     pub length: f64,
     /// Tension T (N).
+    #[serde(deserialize_with = "strict")]
     pub tension: f64,
     /// Mass per unit length μ (kg/m).
+    #[serde(deserialize_with = "strict")]
     pub density: f64,
     /// Inharmonicity B (default 0: an ideal string).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub inharmonicity: f64,
     /// Number of modes (≥ 1).
+    #[serde(deserialize_with = "strict")]
     pub modes: usize,
     /// Losses (default none).
     #[serde(default)]
@@ -51,16 +57,18 @@ pub enum DampingInput {
     #[default]
     None,
     /// The same σ (1/s) for every mode.
-    Constant(f64),
+    Constant(#[serde(deserialize_with = "strict")] f64),
     /// `σ_j = (mass + stiffness ω_j²)/2`.
     Rayleigh {
         /// Mass-proportional coefficient (1/s).
+        #[serde(deserialize_with = "strict")]
         mass: f64,
         /// Stiffness-proportional coefficient (s).
+        #[serde(deserialize_with = "strict")]
         stiffness: f64,
     },
     /// One σ per mode.
-    Table(Vec<f64>),
+    Table(#[serde(deserialize_with = "strict")] Vec<f64>),
 }
 
 /// Unilateral contact of the string with obstacles: `u(x_c) ≥ h_c` at contact points.

@@ -13,6 +13,7 @@ use fem_model::input::SchemeKind;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::conservation_form::MultiplierSettings;
 use fem_time::{StepError, StepReport, Stepper, TimeGrid};
+use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::pendulum::{
@@ -33,10 +34,10 @@ pub struct DoublePendulumSection {
     #[serde(default)]
     pub enforcement: Option<EnforcementInput>,
     /// θ(0) (default: the table's).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict")]
     pub angles: Option<[f64; 2]>,
     /// θ̇(0) (default 0).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict")]
     pub angular_velocities: Option<[f64; 2]>,
 }
 
@@ -60,6 +61,7 @@ pub enum PendulumConstraintInput {
     /// The wall y_B ≤ d (an inequality).
     Wall {
         /// Distance d of the wall from the pivot (m).
+        #[serde(deserialize_with = "strict")]
         distance: f64,
     },
     /// Table 3's ellipse (an equality).
@@ -73,17 +75,21 @@ pub enum EnforcementInput {
     /// Quadratic penalty.
     Penalty {
         /// ε > 0.
+        #[serde(deserialize_with = "strict")]
         epsilon: f64,
     },
     /// Augmented Lagrangian (Hestenes–Powell).
     AugmentedLagrangian {
         /// ε > 0.
+        #[serde(deserialize_with = "strict")]
         epsilon: f64,
         /// Constraint tolerance of the multiplier iteration (default 1e-8).
         #[serde(default = "default_multiplier_tolerance")]
+        #[serde(deserialize_with = "strict")]
         tolerance: f64,
         /// Multiplier updates per step (default 500).
         #[serde(default = "default_multiplier_iterations")]
+        #[serde(deserialize_with = "strict")]
         max_iterations: usize,
     },
 }

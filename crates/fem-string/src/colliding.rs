@@ -38,6 +38,7 @@ use fem_time::{
     NonlinearAlphaScheme, StepError, StepReport, StepSettings, Stepper, TimeGrid, WithPotential,
 };
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::assembly::StringMatrices;
@@ -48,12 +49,16 @@ use crate::assembly::StringMatrices;
 #[serde(deny_unknown_fields)]
 pub struct CollidingStringsSection {
     /// Cells I of each string on [0, 1] (≥ 2); both ends of both strings fixed.
+    #[serde(deserialize_with = "strict")]
     pub cells: usize,
     /// Densities ρ₁ (u) and ρ₂ (v).
+    #[serde(deserialize_with = "strict")]
     pub density: [f64; 2],
     /// Tensions τ₁, τ₂.
+    #[serde(deserialize_with = "strict")]
     pub tension: [f64; 2],
     /// Penalty parameter ε of u ≥ v (> 0).
+    #[serde(deserialize_with = "strict")]
     pub epsilon: f64,
     /// Initial shape of u (a `sine` or `pluck`; default zero).
     #[serde(default)]
