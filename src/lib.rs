@@ -97,7 +97,7 @@ pub fn read_input(path: &Path) -> Result<String, FemError> {
 /// names later). Errors give the line and column, what was expected and what was found, in the
 /// terms of the input file (docs/input.md).
 pub fn parse(text: &str, path: &Path) -> Result<Input, FemError> {
-    yaml::parse(text).map_err(|message| FemError::Yaml {
+    yaml::parse(text, path).map_err(|message| FemError::Yaml {
         path: path.to_path_buf(),
         message,
     })
