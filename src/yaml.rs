@@ -16,9 +16,10 @@ use crate::input::Input;
 /// expected, a snippet of the file).
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Input, String> {
     serde_saphyr::from_str::<Input>(text).map_err(|e| {
-        let name = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         e.render_with_formatter(&InputMessages)
             .trim_start_matches("error: ")
             .replace("<input>", &name)
@@ -84,6 +85,19 @@ impl MessageFormatter for InputMessages {
             Error::SerdeInvalidLength { len, expected, .. } => {
                 Cow::Owned(format!("expected {expected}, found {len} entries"))
             }
+            Error::SerdeUnknownVariant {
+                variant, expected, ..
+            } => Cow::Owned(format!(
+                "unknown choice `{variant}`, expected one of {}",
+                expected.join(", ")
+            )),
+            Error::SerdeUnknownField {
+                field, expected, ..
+            } => Cow::Owned(format!(
+                "unknown key `{field}`, expected one of {}",
+                expected.join(", ")
+            )),
+            Error::SerdeMissingField { field, .. } => Cow::Owned(format!("missing key `{field}`")),
             Error::Eof { .. } => Cow::Borrowed("the file ends in the middle of a value"),
             Error::NullIntoString { .. } => {
                 Cow::Borrowed("expected text here, found nothing (an empty value or null)")

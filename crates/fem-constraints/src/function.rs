@@ -478,7 +478,10 @@ fn check_sequence(toks: &[(usize, Tok)], source: &str) -> Result<(), FunctionErr
             Tok::Symbol(s) => s.into(),
             Tok::Name(n) => n.into(),
             _ => {
-                let byte = source.char_indices().nth(pos).map_or(source.len(), |(b, _)| b);
+                let byte = source
+                    .char_indices()
+                    .nth(pos)
+                    .map_or(source.len(), |(b, _)| b);
                 match TimeLiterals::is_literal(&source[byte..]) {
                     Some(number) => number.to_string(),
                     None => name_at(source, pos),
@@ -496,7 +499,10 @@ fn check_sequence(toks: &[(usize, Tok)], source: &str) -> Result<(), FunctionErr
                     if toks.get(i + 1).map(|t| t.1) != Some(Tok::Open) {
                         return Err(parse_err(
                             pos,
-                            format!("{} must be followed by its two arguments in parentheses", text(i)),
+                            format!(
+                                "{} must be followed by its two arguments in parentheses",
+                                text(i)
+                            ),
                         ));
                     }
                 }
@@ -507,7 +513,10 @@ fn check_sequence(toks: &[(usize, Tok)], source: &str) -> Result<(), FunctionErr
                     };
                     return Err(parse_err(
                         pos,
-                        format!("expected a number, t, a function or '(' {what}, found '{}'", text(i)),
+                        format!(
+                            "expected a number, t, a function or '(' {what}, found '{}'",
+                            text(i)
+                        ),
                     ));
                 }
             }

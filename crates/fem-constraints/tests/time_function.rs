@@ -201,9 +201,12 @@ fn parse_errors_name_the_place_and_the_rule() {
     }
     // The parser cannot read a two-argument function inside the second argument of another:
     // refused with the way around it, not as a parenthesis error.
-    let e = Expression::parse("max(t, 1 + min(t, 2))").unwrap_err().to_string();
+    let e = Expression::parse("max(t, 1 + min(t, 2))")
+        .unwrap_err()
+        .to_string();
     assert!(
-        e.contains("min cannot be used inside the second argument") && e.contains("max(min(t, 2), t)"),
+        e.contains("min cannot be used inside the second argument")
+            && e.contains("max(min(t, 2), t)"),
         "{e}"
     );
     for (source, words) in [
@@ -217,9 +220,19 @@ fn parse_errors_name_the_place_and_the_rule() {
     ] {
         let e = Expression::parse(source).unwrap_err().to_string();
         assert!(e.contains(words), "{source}: {e}");
-        assert!(!e.contains(" ops ") && !e.contains(" node"), "{source}: {e}");
+        assert!(
+            !e.contains(" ops ") && !e.contains(" node"),
+            "{source}: {e}"
+        );
     }
-    for good in ["max(t, 1)", "atan2(max(t, 2), sin(t))", "((t))", "min(max(t,0),1)", "2*-t", "--t"] {
+    for good in [
+        "max(t, 1)",
+        "atan2(max(t, 2), sin(t))",
+        "((t))",
+        "min(max(t,0),1)",
+        "2*-t",
+        "--t",
+    ] {
         if let Err(e) = Expression::parse(good) {
             panic!("{good}: {e}");
         }
@@ -326,7 +339,10 @@ fn poles_between_samples_are_found_in_the_function_that_has_them() {
     let p = Prescribed::new(expr("tan(3*t)"));
     assert!(matches!(
         p.check_finite_on(0.0, 1.0, 1001),
-        Err(FunctionError::Pole { quantity: "value", .. })
+        Err(FunctionError::Pole {
+            quantity: "value",
+            ..
+        })
     ));
     for bounded in ["(t < 0.33333)*2 - 1", "sin(100*t)", "t - 0.33333"] {
         assert!(

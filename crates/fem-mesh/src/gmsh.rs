@@ -158,9 +158,7 @@ pub fn read_msh_bytes_within(
         None => HashMap::new(),
     };
     let node_tags = match find_section(bytes, b"$Nodes") {
-        Some(start) => {
-            read_node_tags(bytes, start, &header).map_err(|e| e.into_error(path))?
-        }
+        Some(start) => read_node_tags(bytes, start, &header).map_err(|e| e.into_error(path))?,
         None => return Err(parse_err("no $Nodes section".into())),
     };
     let elements = match find_section(bytes, b"$Elements") {
@@ -353,7 +351,12 @@ fn read_physical_names(section: &[u8]) -> Result<HashMap<(usize, i32), String>, 
 }
 
 /// A number reader over the body of `$Nodes` or `$Elements`, ASCII or binary.
-fn reader<'a>(bytes: &'a [u8], start: usize, header: &Header, section: &'static str) -> Box<dyn NumReader + 'a> {
+fn reader<'a>(
+    bytes: &'a [u8],
+    start: usize,
+    header: &Header,
+    section: &'static str,
+) -> Box<dyn NumReader + 'a> {
     match header.binary {
         None => Box::new(AsciiReader {
             file: bytes,
@@ -374,6 +377,7 @@ fn reader<'a>(bytes: &'a [u8], start: usize, header: &Header, section: &'static 
 /// blocks.
 fn read_node_tags(bytes: &[u8], start: usize, header: &Header) -> Result<Vec<Vec<u64>>, PreError> {
     let mut r = reader(bytes, start, header, "$Nodes");
+    let at_header = r.mark();
     let n_blocks = r.size("number of node blocks")?;
     let n_nodes = r.size("number of nodes")?;
     let min_tag = r.size("minimum node tag")?;
@@ -381,7 +385,13 @@ fn read_node_tags(bytes: &[u8], start: usize, header: &Header) -> Result<Vec<Vec
     if n_nodes == 0 {
         return Err(PreError::Parse("the file contains no nodes".into()));
     }
-    check_header_counts(&*r, "node", [n_blocks, n_nodes, min_tag, max_tag], 8)?;
+    check_header_counts(
+        &*r,
+        at_header,
+        "node",
+        [n_blocks, n_nodes, min_tag, max_tag],
+        8,
+    )?;
     let mut blocks = Vec::new();
     let mut total = 0u64;
     for b in 0..n_blocks {
@@ -427,23 +437,24 @@ fn read_node_tags(bytes: &[u8], start: usize, header: &Header) -> Result<Vec<Vec
 /// (`min_item_bytes` each in ASCII).
 fn check_header_counts(
     r: &dyn NumReader,
+    at_header: usize,
     item: &str,
     [n_blocks, n_items, min_tag, max_tag]: [u64; 4],
     min_item_bytes: u64,
 ) -> Result<(), PreError> {
     let room = r.room(min_item_bytes);
     if n_items > room || n_blocks > room {
-        return Err(r.error(format!(
-            "the header announces {n_items} {item}s in {n_blocks} blocks, but the rest of the file has room for at most {room}"
+        return Err(r.error_at(at_header, format!(
+            "the header announces {n_items} {item}(s) in {n_blocks} block(s), but the rest of the file has room for at most {room}"
         )));
     }
     if n_items > 0 && (min_tag == 0 || min_tag > max_tag) {
-        return Err(r.error(format!(
+        return Err(r.error_at(at_header, format!(
             "the header gives the {item} tags as {min_tag}..={max_tag}: expected 1 <= minimum <= maximum"
         )));
     }
     if max_tag - min_tag.min(max_tag) < n_items.saturating_sub(1) {
-        return Err(r.error(format!(
+        return Err(r.error_at(at_header, format!(
             "the header announces {n_items} {item}s with tags in {min_tag}..={max_tag}, which cannot hold that many distinct tags"
         )));
     }
@@ -463,6 +474,7 @@ struct ElementScan {
 /// them). Refuses element types fem does not read before they are parsed.
 fn scan_elements(bytes: &[u8], start: usize, header: &Header) -> Result<ElementScan, PreError> {
     let mut r = reader(bytes, start, header, "$Elements");
+    let at_header = r.mark();
     let n_blocks = r.size("number of element blocks")?;
     let n_elements = r.size("number of elements")?;
     let min_tag = r.size("minimum element tag")?;
@@ -470,7 +482,13 @@ fn scan_elements(bytes: &[u8], start: usize, header: &Header) -> Result<ElementS
     if n_elements == 0 {
         return Err(PreError::Parse("the file contains no elements".into()));
     }
-    check_header_counts(&*r, "element", [n_blocks, n_elements, min_tag, max_tag], 4)?;
+    check_header_counts(
+        &*r,
+        at_header,
+        "element",
+        [n_blocks, n_elements, min_tag, max_tag],
+        4,
+    )?;
     let mut total = 0u64;
     let mut max_nodes = 0u64;
     for b in 0..n_blocks {
@@ -534,7 +552,13 @@ trait NumReader {
     /// Checks that the section ends here with `end`.
     fn end(&mut self, end: &str) -> Result<(), String>;
     /// A message about the current position.
-    fn error(&self, message: String) -> PreError;
+    fn error(&self, message: String) -> PreError {
+        self.error_at(self.mark(), message)
+    }
+    /// The current position, for [`NumReader::error_at`].
+    fn mark(&self) -> usize;
+    /// A message about the position `mark`.
+    fn error_at(&self, mark: usize, message: String) -> PreError;
     fn remaining_hint(&self) -> usize;
     /// How many items of at least `min_item_bytes` (ASCII; binary: one size each) fit in the
     /// rest of the file.
@@ -575,10 +599,16 @@ impl<'a> AsciiReader<'a> {
             .unwrap_or(self.rest.len());
         let (tok, rest) = self.rest.split_at(len);
         let Ok(tok) = std::str::from_utf8(tok) else {
-            return Err(format!("{}: expected the {what}, found bytes that are not text", self.at()));
+            return Err(format!(
+                "{}: expected the {what}, found bytes that are not text",
+                self.at()
+            ));
         };
         if tok.starts_with('$') {
-            return Err(format!("{}: found {tok} where the {what} was expected", self.at()));
+            return Err(format!(
+                "{}: found {tok} where the {what} was expected",
+                self.at()
+            ));
         }
         self.rest = rest;
         Ok(tok)
@@ -669,8 +699,11 @@ impl NumReader for AsciiReader<'_> {
             None => Err(format!("{}: the file ends without {end}", self.section)),
         }
     }
-    fn error(&self, message: String) -> PreError {
-        PreError::Parse(format!("{}: {message}", self.at()))
+    fn mark(&self) -> usize {
+        self.rest.len()
+    }
+    fn error_at(&self, mark: usize, message: String) -> PreError {
+        PreError::Parse(format!("{}: {message}", self.at_rest(mark)))
     }
     fn remaining_hint(&self) -> usize {
         self.rest.len() / 2
@@ -742,7 +775,10 @@ impl NumReader for BinaryReader<'_> {
             ))
         }
     }
-    fn error(&self, message: String) -> PreError {
+    fn mark(&self) -> usize {
+        self.rest.len()
+    }
+    fn error_at(&self, _mark: usize, message: String) -> PreError {
         PreError::Parse(format!("{}: {message}", self.section))
     }
     fn remaining_hint(&self) -> usize {
@@ -816,7 +852,7 @@ fn gmsh_type_name(t: i32) -> String {
         21 => "tri10",
         26 => "line4",
         29 => "tet20",
-        _ => return format!("Gmsh element type {t}"),
+        _ => return "a type fem does not know".into(),
     };
     name.to_string()
 }

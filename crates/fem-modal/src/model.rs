@@ -15,10 +15,11 @@ use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
 use fem_model::input::{InitialField, LcpSolverKind, SchemeKind};
+use fem_model::number::strict;
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
 use fem_time::nonsmooth::{ModalCoefficients, ModalDamping, ModalMoreauJean};
 use fem_time::{Energy, NodalStepper, StepReport, Stepper, TimeGrid};
-use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::modes::StringModes;
@@ -154,6 +155,33 @@ impl ModalStringModel {
                 format!("expected 1 to 100000 modes, got {}", m.modes),
             ));
         }
+        // Memory and output before anything is allocated: dense rows of every mode at each
+        // contact point, sample and probe, the contacts' Delassus matrix and Lemke's tableau.
+        let n_contacts: f64 = input.contact.map_or(0.0, |c| {
+            c.obstacles
+                .iter()
+                .map(|o| {
+                    o.uniform.unwrap_or(0) as f64 + o.positions.as_ref().map_or(0, Vec::len) as f64
+                })
+                .sum()
+        });
+        let n_probes = input.output.probes.len() as f64;
+        let (modes_f, samples_f) = (m.modes as f64, n_samples as f64);
+        input.check_memory(
+            "model.modal_string.modes",
+            &format!(
+                "{} modes with {} contact points, {} samples and {} probes",
+                m.modes, n_contacts, n_samples, n_probes
+            ),
+            16.0 * modes_f * (n_contacts + samples_f + n_probes)
+                + 32.0 * n_contacts * n_contacts
+                + 256.0 * modes_f,
+        )?;
+        input.check_output(
+            &grid,
+            frame_bytes(samples_f + n_contacts, 7.0, n_contacts + 1.0, 1.0) + 8.0 * samples_f,
+            10.0 + n_probes,
+        )?;
         let length = m.length;
         let inside = |x: f64| x > 0.0 && x < length;
         if let Some(&bad) = input.output.probes.iter().find(|&&x| !inside(x)) {
@@ -213,10 +241,17 @@ impl ModalStringModel {
                     format!("expected 0 <= e <= 1, got {}", c.restitution),
                 ));
             }
-            if !(c.tolerance.is_finite() && c.tolerance > 0.0) {
+            if c.tolerance.is_some() && c.solver == LcpSolverKind::Lemke {
                 return Err(invalid(
                     "contact.tolerance",
-                    format!("expected a positive tolerance, got {}", c.tolerance),
+                    "the tolerance is the pgs solver's; lemke is exact and has none: remove 'contact.tolerance' or choose solver: pgs".into(),
+                ));
+            }
+            let tolerance = c.tolerance_or_default();
+            if !(tolerance.is_finite() && tolerance > 0.0) {
+                return Err(invalid(
+                    "contact.tolerance",
+                    format!("expected a positive tolerance, got {tolerance}"),
                 ));
             }
             if c.obstacles.is_empty() {
@@ -290,7 +325,7 @@ impl ModalStringModel {
             let solver: Box<dyn LcpSolver> = match c.solver {
                 LcpSolverKind::Lemke => Box::new(Lemke::default()),
                 LcpSolverKind::Pgs => Box::new(ProjectedGaussSeidel {
-                    tolerance: c.tolerance,
+                    tolerance: c.tolerance_or_default(),
                     max_iterations: 100_000,
                 }),
             };

@@ -250,8 +250,9 @@ pub fn build_mesh(
         field: field.to_string(),
         source: Box::new(source),
     };
-    let model_bytes =
-        |nodes: f64, cells: f64, per_cell: f64| mesh_bytes(nodes, cells, per_cell) + per_node * nodes;
+    let model_bytes = |nodes: f64, cells: f64, per_cell: f64| {
+        mesh_bytes(nodes, cells, per_cell) + per_node * nodes
+    };
     match mesh {
         MeshInput::File(file) => {
             let resolved = input.base_dir().join(file);
@@ -271,10 +272,7 @@ pub fn build_mesh(
                 let what = if size.nodes == 0 {
                     format!("a mesh file of {}", Bytes(size.file_bytes as f64))
                 } else {
-                    format!(
-                        "{} nodes and {} elements",
-                        size.nodes, size.elements
-                    )
+                    format!("{} nodes and {} elements", size.nodes, size.elements)
                 };
                 input
                     .check_memory("mesh.file", &what, bytes)
@@ -304,10 +302,7 @@ pub fn build_mesh(
             let faces = 4.0 * (nx * ny + ny * nz + nz * nx);
             input.check_memory(
                 "mesh.box.cells",
-                &format!(
-                    "{} x {} x {} cells",
-                    b.cells[0], b.cells[1], b.cells[2]
-                ),
+                &format!("{} x {} x {} cells", b.cells[0], b.cells[1], b.cells[2]),
                 model_bytes((nx + 1.0) * (ny + 1.0) * (nz + 1.0), cells, per_cell)
                     + mesh_bytes(0.0, faces, 4.0),
             )?;

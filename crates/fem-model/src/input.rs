@@ -81,14 +81,16 @@ pub struct ContactInput {
     /// LCP solver: `lemke` (default) or `pgs`.
     #[serde(default)]
     pub solver: LcpSolverKind,
-    /// Tolerance of `pgs` (default 1e-12).
-    #[serde(default = "default_pgs_tolerance")]
-    #[serde(deserialize_with = "strict")]
-    pub tolerance: f64,
+    /// Tolerance of `pgs` (default 1e-12); refused with `lemke`, which is exact.
+    #[serde(default, deserialize_with = "strict")]
+    pub tolerance: Option<f64>,
 }
 
-fn default_pgs_tolerance() -> f64 {
-    1e-12
+impl ContactInput {
+    /// The tolerance of `pgs`: `tolerance`, or 1e-12 when not given.
+    pub fn tolerance_or_default(&self) -> f64 {
+        self.tolerance.unwrap_or(1e-12)
+    }
 }
 
 /// LCP solver.

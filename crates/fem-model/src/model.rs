@@ -15,11 +15,11 @@ use fem_time::{Energy, StepError, StepReport, Stepper, TimeGrid};
 use serde::de::DeserializeOwned;
 
 use crate::error::InputError;
-use crate::resources::{BASE_MEMORY, Budget, check_output};
 use crate::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, SchemeKind,
     TimeInput,
 };
+use crate::resources::{BASE_MEMORY, Budget, check_output};
 
 /// A model being run: its stepper, and what it writes.
 pub trait Model {

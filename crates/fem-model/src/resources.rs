@@ -336,7 +336,10 @@ mod tests {
         assert_eq!(Bytes(1.5e6).to_string(), "1.5 MB");
         assert_eq!(Bytes(4.8e11).to_string(), "480 GB");
         assert_eq!(Bytes(17e9).to_string(), "17 GB");
-        assert_eq!(Bytes(f64::INFINITY).to_string(), "more bytes than can be counted");
+        assert_eq!(
+            Bytes(f64::INFINITY).to_string(),
+            "more bytes than can be counted"
+        );
         assert!(Bytes(1e40).to_string().contains("e40"));
     }
 
@@ -348,7 +351,10 @@ mod tests {
             .check_memory("model.beam.elements", "1000000000 elements", 4.8e11)
             .unwrap_err();
         let m = e.to_string();
-        assert!(m.starts_with("model.beam.elements: 1000000000 elements"), "{m}");
+        assert!(
+            m.starts_with("model.beam.elements: 1000000000 elements"),
+            "{m}"
+        );
         assert!(m.contains("480 GB") && m.contains("1.1 GB"), "{m}");
         // A count of u64::MAX is an estimate like any other.
         assert!(

@@ -10,10 +10,11 @@
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{newton_settings, time_grid};
 use fem_model::input::SchemeKind;
+use fem_model::number::strict;
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::conservation_form::MultiplierSettings;
 use fem_time::{StepError, StepReport, Stepper, TimeGrid};
-use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::pendulum::{
@@ -141,6 +142,7 @@ impl PendulumModel {
     pub fn new(m: &DoublePendulumSection, input: &Sections<'_>) -> Result<Self, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
         let grid = time_grid(input.time)?;
+        input.check_output(&grid, frame_bytes(3.0, 6.0, 2.0, 2.0), 12.0)?;
         let newton = newton_settings(input.time)?;
         let enforcement = match m.enforcement {
             None => Enforcement::Penalty { epsilon: 1.0 },
@@ -174,6 +176,13 @@ impl PendulumModel {
             return Err(invalid(
                 "model.double_pendulum.enforcement",
                 format!("expected epsilon > 0, got {epsilon}"),
+            ));
+        }
+        if m.constraint == PendulumConstraintInput::None && m.enforcement.is_some() {
+            return Err(invalid(
+                "model.double_pendulum.enforcement",
+                "the pendulum has no constraint to enforce (constraint: none): remove 'enforcement'"
+                    .into(),
             ));
         }
         if m.constraint != PendulumConstraintInput::None && m.enforcement.is_none() {

@@ -32,13 +32,14 @@ use fem_elements::StringMaterial;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{alpha, newton_settings, time_grid};
 use fem_model::input::InitialField;
+use fem_model::number::strict;
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{
     Energy, LinearConstraintPotential, LinearSystem, Mass, NewtonSettings, NodalStepper,
     NonlinearAlphaScheme, StepError, StepReport, StepSettings, Stepper, TimeGrid, WithPotential,
 };
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
-use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::assembly::StringMatrices;
@@ -413,6 +414,19 @@ impl CollidingStringsModel {
                 format!("expected 2 to 1e6 cells, got {}", m.cells),
             ));
         }
+        // Memory and output before anything is allocated: both strings' matrices, vectors and
+        // Newton's factorization per cell, and the drawing.
+        let cells = m.cells as f64;
+        input.check_memory(
+            "model.colliding_strings.cells",
+            &format!("{} cells", m.cells),
+            2_000.0 * cells,
+        )?;
+        input.check_output(
+            &grid,
+            frame_bytes(2.0 * (cells + 1.0), 8.0, 2.0, cells + 1.0),
+            12.0,
+        )?;
         let u0 = shape_on_unit_interval("model.colliding_strings.upper", &m.upper, m.cells)?;
         let v0 = shape_on_unit_interval("model.colliding_strings.lower", &m.lower, m.cells)?;
         if let Some(i) = u0.iter().zip(&v0).position(|(u, v)| u < v) {

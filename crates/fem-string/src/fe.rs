@@ -18,13 +18,13 @@ use fem_model::build::{
     theta, time_grid,
 };
 use fem_model::input::{InitialField, MassKind, SchemeKind};
+use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{
     AlphaScheme, BackwardEuler, LinearSystem, Mass, MoreauJean, NodalStepper, StepReport,
     StepSettings, Stepper, TimeGrid,
 };
-use fem_model::number::strict;
 use serde::Deserialize;
 
 use crate::assembly::StringMatrices;
@@ -124,7 +124,12 @@ impl StringModel {
         check_string(string)?;
         let mesh = build_mesh(input, mesh_input, bytes_per_node(string.components))?;
         let n_cells: usize = mesh.blocks.iter().map(|b| b.n_cells()).sum();
-        let nodes_per_cell = mesh.blocks.iter().map(|b| b.kind.n_nodes()).max().unwrap_or(1);
+        let nodes_per_cell = mesh
+            .blocks
+            .iter()
+            .map(|b| b.kind.n_nodes())
+            .max()
+            .unwrap_or(1);
         input.check_output(
             &grid,
             frame_bytes(
