@@ -31,6 +31,8 @@
 
 use std::path::PathBuf;
 
+use fem::assembly::Symmetry;
+use fem::constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, TimeFunction};
 use fem::drive::{Progress, RunOptions, drive};
 use fem::io::{Field, Frame, VtkCells};
 use fem::model::Model;
@@ -39,8 +41,6 @@ use fem::time::{
     AlphaScheme, Energy, Mass, Matrix, NodalStepper, SecondOrderSystem, StepError, StepReport,
     StepSettings, Stepper, TimeGrid,
 };
-use fem::constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, TimeFunction};
-use fem::assembly::Symmetry;
 
 /// Beads, springs and the follower force. Dof `i` is bead `i`'s transverse displacement.
 struct FollowerChain {
@@ -162,7 +162,11 @@ impl Model for ChainModel {
         Some(e)
     }
     fn history_columns(&self) -> Vec<String> {
-        vec!["external_work".into(), "tip".into(), "newton_iterations".into()]
+        vec![
+            "external_work".into(),
+            "tip".into(),
+            "newton_iterations".into(),
+        ]
     }
     fn history_values(&self, report: &StepReport, out: &mut Vec<f64>) {
         let u = self.stepper.position();

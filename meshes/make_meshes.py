@@ -8,6 +8,7 @@ exercise the reader's error paths. The script is deterministic for a given
 Gmsh version (files were generated with the version printed at the end).
 """
 
+import math
 import os
 import random
 import sys
@@ -127,6 +128,28 @@ def cube(kind, path, binary=False, size=0.25, faces=True):
     if kind == "tet10":
         gmsh.model.mesh.setOrder(2)
     gmsh.option.setNumber("Mesh.Binary", 1 if binary else 0)
+    save(path)
+
+
+def cone(path, height=4.0 / 3.0, radius=0.5, size=0.2):
+    """Solid cone standing on its tip at the origin, axis +z, tet4: the drawing
+    of the heavy top in inputs/rigid_top.yaml (a uniform cone of this height has
+    its centre of mass at z = 3h/4 = 1). Group: solid."""
+    start("cone")
+    # A right triangle in the xz-plane revolved about z (an OCC cone with a
+    # zero top radius gives Gmsh a degenerate lateral surface).
+    occ = gmsh.model.occ
+    tip = occ.addPoint(0, 0, 0)
+    rim = occ.addPoint(radius, 0, height)
+    top = occ.addPoint(0, 0, height)
+    loop = occ.addCurveLoop([occ.addLine(tip, rim), occ.addLine(rim, top), occ.addLine(top, tip)])
+    tri = occ.addPlaneSurface([loop])
+    out = occ.revolve([(2, tri)], 0, 0, 0, 0, 0, 1, 2 * math.pi)
+    occ.synchronize()
+    vol = [t for (d, t) in out if d == 3]
+    gmsh.model.addPhysicalGroup(3, vol, name="solid")
+    mesh_size(size)
+    gmsh.model.mesh.generate(3)
     save(path)
 
 
@@ -302,9 +325,10 @@ def main():
     plate(True, os.path.join(HERE, "plate_quad4.msh"))
     cube("tet4", os.path.join(HERE, "cube_tet4.msh"))
     cube("tet4", os.path.join(HERE, "cube_tet4_binary.msh"), binary=True)
-    # Second-order faces would be tri6, which fem does not read: no face groups.
-    cube("tet10", os.path.join(HERE, "cube_tet10.msh"), size=0.4, faces=False)
+    # Second-order faces are tri6 (Gmsh type 9).
+    cube("tet10", os.path.join(HERE, "cube_tet10.msh"), size=0.4)
     cube("hex8", os.path.join(HERE, "cube_hex8.msh"))
+    cone(os.path.join(HERE, "top_cone.msh"))
     sparse_tags(os.path.join(HERE, "cube_top_sparse_tags.msh"))
     write_text(os.path.join(HERE, "permuted_tags.msh"), PERMUTED)
     bad_files()

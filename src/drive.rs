@@ -9,13 +9,47 @@
 //! the model has probes. The `.pvd` is rewritten atomically after every frame and each
 //! history row is flushed, so an interrupted or failed run leaves valid files behind. No value
 //! that is not finite is written: the run stops before writing it.
+//!
+//! # Checkpoints and restart
+//! `DIR/checkpoint.fem` holds the model's state ([`Model::save`]), the step, the frames' times
+//! and the lengths of the history and probes files at that step (format: `fem_io::checkpoint`).
+//! It is written as [`RunOptions::checkpoint`] says (a step count, or wall time by default),
+//! at the end of a run cut short by `max_steps`, and when [`RunOptions::interrupt`] is raised
+//! (SIGINT, SIGTERM). A run with [`RunOptions::resume`] reads it, restores the model, truncates
+//! the history and probes to their recorded lengths, drops frames written after it, and
+//! continues: its history and frames are bitwise those of a run that was never interrupted.
+//!
+//! # An older run in the same directory
+//! A fresh run replaces it: once the new run's first frame and `.pvd` are written, older frames
+//! of the same name with a higher index, an older checkpoint and an older `probes.csv` (for a
+//! model without probes) are removed, so the directory only ever holds one run.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-use fem_io::{Compression, FrameSeries, HistoryWriter, OutputError};
+use fem_io::{
+    Checkpoint, CheckpointArray, CheckpointError, Compression, FrameSeries, HistoryWriter,
+    OutputError,
+};
 use fem_model::Model;
-use fem_time::{Energy, Invariant, StepError, StepReport};
+use fem_time::{Energy, Invariant, StateField, StateKind, StepError, StepReport};
+
+/// The checkpoint's file name in the output directory.
+pub const CHECKPOINT_FILE: &str = "checkpoint.fem";
+
+/// When checkpoints are written during a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CheckpointCadence {
+    /// Never during the run (still at the end of a cut-short run and when interrupted).
+    Never,
+    /// Every this many steps.
+    Steps(u64),
+    /// When this much wall time has passed since the last one.
+    WallTime(Duration),
+}
 
 /// The common first columns of every `history.csv`.
 pub const COMMON_COLUMNS: [&str; 5] = ["step", "t", "kinetic", "potential", "total"];
@@ -46,8 +80,19 @@ pub struct RunOptions {
     pub compression: Compression,
     /// Progress reporting.
     pub progress: Progress,
-    /// Stop after this many steps (the last one written), if fewer than the grid's.
+    /// Stop after this many steps from the start of the run (the last one written), if fewer
+    /// than the grid's; a resumed run counts from the start too.
     pub max_steps: Option<u64>,
+    /// When checkpoints are written.
+    pub checkpoint: CheckpointCadence,
+    /// Continue from the checkpoint in `out_dir`.
+    pub resume: bool,
+    /// Fingerprint of the inputs (a checkpoint of other inputs is refused).
+    pub fingerprint: u32,
+    /// The model's name, recorded in the checkpoint.
+    pub model_name: String,
+    /// Raised (by a signal handler) to stop the run after the current step, with a checkpoint.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl RunOptions {
@@ -61,6 +106,11 @@ impl RunOptions {
             compression: Compression::Lz4,
             progress: Progress::Quiet,
             max_steps: None,
+            checkpoint: CheckpointCadence::WallTime(Duration::from_secs(600)),
+            resume: false,
+            fingerprint: 0,
+            model_name: String::new(),
+            interrupt: None,
         }
     }
 }
@@ -89,6 +139,21 @@ pub enum RunError {
     /// Writing output failed during the run.
     #[error("output: {0}")]
     Output(#[from] OutputError),
+    /// The checkpoint to resume from is missing, damaged or of another run.
+    #[error("cannot resume: {0}")]
+    Checkpoint(#[from] CheckpointError),
+    /// The run was interrupted; a checkpoint was written.
+    #[error(
+        "interrupted at step {step} (t = {t:e}); a checkpoint was written to {checkpoint}: continue with the same command and --resume"
+    )]
+    Interrupted {
+        /// The last step completed.
+        step: u64,
+        /// Its time.
+        t: f64,
+        /// The checkpoint.
+        checkpoint: PathBuf,
+    },
 }
 
 impl RunError {
@@ -96,7 +161,9 @@ impl RunError {
     /// state that is not finite), 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::OutputLocation(_) | RunError::NonFinite { step: 0, .. } => 2,
+            RunError::OutputLocation(_)
+            | RunError::Checkpoint(_)
+            | RunError::NonFinite { step: 0, .. } => 2,
             _ => 1,
         }
     }
@@ -140,6 +207,10 @@ pub struct RunSummary {
     pub energy: Option<EnergySummary>,
     /// Wall time of the stepping loop, in seconds.
     pub wall_seconds: f64,
+    /// The step the run resumed from (`None` for a fresh run).
+    pub resumed_from: Option<u64>,
+    /// Where the last checkpoint was written, if one was.
+    pub checkpoint: Option<PathBuf>,
 }
 
 /// Tracks the energy balance over a run.
@@ -214,70 +285,48 @@ impl Rows {
     }
 }
 
-/// Steps the model to the end of its grid (or for at most `max_steps` steps), writing into
-/// `options.out_dir`.
+/// Steps the model to the end of its grid (or to step `max_steps`), writing into
+/// `options.out_dir`; with `options.resume`, continues from the checkpoint there.
 pub fn drive(model: &mut dyn Model, options: &RunOptions) -> Result<RunSummary, RunError> {
     let grid = model.grid();
     let n_steps = options
         .max_steps
         .map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
-    let (mut series, history, mut probes) = open_outputs(model, options)?;
-    let mut rows = Rows {
-        history,
-        values: Vec::new(),
-        cells: Vec::new(),
-    };
+    let checkpoint_path = options.out_dir.join(CHECKPOINT_FILE);
     let mut energy = EnergyTracker {
         invariant: model.stepper().invariant(),
         first: None,
         max_change: 0.0,
         scale: 0.0,
     };
-    let mut probe_row = Vec::new();
-    let mut report = StepReport::default();
-    let mut write = |model: &mut dyn Model,
-                     report: &StepReport,
-                     row: bool,
-                     frame: bool,
-                     series: &mut FrameSeries|
-     -> Result<(), RunError> {
-        if let Some(e) = model.energy() {
-            energy.observe(&e);
+    let mut outputs = if options.resume {
+        let outputs = resume(model, options, &checkpoint_path, &mut energy)?;
+        let at = model.stepper().step_index();
+        if at >= n_steps {
+            return Err(RunError::Checkpoint(CheckpointError::Mismatch {
+                path: checkpoint_path,
+                why: format!(
+                    "it is at step {at} and this run ends at step {n_steps}: nothing is left to run"
+                ),
+            }));
         }
-        if let Some(p) = probes.as_mut() {
-            probe_row.clear();
-            probe_row.push(model.stepper().time());
-            model.probe_values(&mut probe_row);
-            if probe_row.iter().any(|v| !v.is_finite()) {
-                return Err(RunError::NonFinite {
-                    what: "probes".into(),
-                    step: model.stepper().step_index(),
-                    t: model.stepper().time(),
-                });
-            }
-            p.write_row(&probe_row)?;
-        }
-        if row {
-            rows.write(model, report)?;
-        }
-        if frame {
-            let (t, step) = (model.stepper().time(), model.stepper().step_index());
-            let frame = model.frame();
-            if let Some(name) = frame.first_non_finite_field() {
-                return Err(RunError::NonFinite {
-                    what: format!("frame field '{name}'"),
-                    step,
-                    t,
-                });
-            }
-            series.write_frame(t, &frame)?;
-        }
-        Ok(())
+        outputs
+    } else {
+        Outputs::create(model, options)?
     };
-    write(model, &report, true, true, &mut series)?;
+    let first_step = model.stepper().step_index();
+    let resumed_from = options.resume.then_some(first_step);
+    let mut report = StepReport::default();
+    if !options.resume {
+        outputs.write(model, &report, true, true, &mut energy)?;
+        outputs.mark_cadence(true, true);
+        outputs.replace_older_run(model, &checkpoint_path)?;
+    }
     let bar = ProgressReport::new(options.progress, n_steps);
     let start = Instant::now();
-    for n in 1..=n_steps {
+    let mut last_checkpoint = Instant::now();
+    let mut written_checkpoint = None;
+    for n in first_step + 1..=n_steps {
         let result = model
             .stepper_mut()
             .step()
@@ -289,52 +338,332 @@ pub fn drive(model: &mut dyn Model, options: &RunOptions) -> Result<RunSummary, 
                 return Err(e.into());
             }
         };
-        let row = n % options.history_every == 0 || n == n_steps;
-        let frame = n % options.every == 0 || n == n_steps;
-        if let Err(e) = write(model, &report, row, frame, &mut series) {
+        // On the cadence of an uninterrupted run, and the last step of a cut-short one (which
+        // a checkpoint does not count, so that a resumed run writes what the whole run would).
+        let row_due = n % options.history_every == 0 || n == grid.n_steps();
+        let frame_due = n % options.every == 0 || n == grid.n_steps();
+        let last = n == n_steps;
+        if let Err(e) = outputs.write(
+            model,
+            &report,
+            row_due || last,
+            frame_due || last,
+            &mut energy,
+        ) {
             bar.abandon();
             return Err(e);
         }
+        outputs.mark_cadence(row_due, frame_due);
         bar.at(n);
+        let interrupted = options
+            .interrupt
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::SeqCst));
+        let due = match options.checkpoint {
+            CheckpointCadence::Never => false,
+            CheckpointCadence::Steps(k) => n % k == 0,
+            CheckpointCadence::WallTime(d) => last_checkpoint.elapsed() >= d,
+        };
+        let cut_short = n == n_steps && n_steps < grid.n_steps();
+        if interrupted || (due && n < n_steps) || cut_short {
+            save(model, options, &outputs, &energy, &checkpoint_path)?;
+            written_checkpoint = Some(checkpoint_path.clone());
+            last_checkpoint = Instant::now();
+        }
+        if interrupted {
+            bar.abandon();
+            return Err(RunError::Interrupted {
+                step: n,
+                t: model.stepper().time(),
+                checkpoint: checkpoint_path,
+            });
+        }
     }
     bar.finish();
+    if written_checkpoint.is_none() && n_steps == grid.n_steps() && checkpoint_path.exists() {
+        // The run is complete: a checkpoint left from before would resume nothing.
+        let _ = std::fs::remove_file(&checkpoint_path);
+    }
     Ok(RunSummary {
         steps: n_steps,
-        frames: series.n_frames(),
-        pvd: series.pvd_path().to_path_buf(),
-        history: rows.history.path().to_path_buf(),
+        frames: outputs.series.n_frames(),
+        pvd: outputs.series.pvd_path().to_path_buf(),
+        history: outputs.rows.history.path().to_path_buf(),
         energy: energy.summary(),
         wall_seconds: start.elapsed().as_secs_f64(),
+        resumed_from,
+        checkpoint: written_checkpoint,
     })
 }
 
-/// Opens a run's outputs: the frame series, the history and the probes (if any).
-#[allow(clippy::type_complexity)]
-fn open_outputs(
-    model: &dyn Model,
-    options: &RunOptions,
-) -> Result<(FrameSeries, HistoryWriter, Option<HistoryWriter>), RunError> {
-    let out_dir: &Path = &options.out_dir;
-    let series = FrameSeries::create(out_dir, &options.base, options.compression)
-        .map_err(RunError::OutputLocation)?;
+/// The files a run writes, and the scratch to write them.
+struct Outputs {
+    series: FrameSeries,
+    rows: Rows,
+    probes: Option<HistoryWriter>,
+    probe_row: Vec<f64>,
+    /// The history's length after its last row on the run's cadence.
+    history_on_cadence: u64,
+    /// The times of the frames on the run's cadence.
+    frames_on_cadence: Vec<f64>,
+}
+
+impl Outputs {
+    /// Opens the outputs of a fresh run: `DIR/BASE.pvd`, `DIR/history.csv`, `DIR/probes.csv`.
+    fn create(model: &dyn Model, options: &RunOptions) -> Result<Self, RunError> {
+        let out_dir: &Path = &options.out_dir;
+        let series = FrameSeries::create(out_dir, &options.base, options.compression)
+            .map_err(RunError::OutputLocation)?;
+        let columns = history_columns(model);
+        let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let history = HistoryWriter::create(out_dir.join("history.csv"), &refs)
+            .map_err(RunError::OutputLocation)?;
+        let probes = match probe_columns(model) {
+            None => None,
+            Some(columns) => {
+                let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+                Some(
+                    HistoryWriter::create(out_dir.join("probes.csv"), &refs)
+                        .map_err(RunError::OutputLocation)?,
+                )
+            }
+        };
+        Ok(Self {
+            series,
+            rows: Rows {
+                history,
+                values: Vec::new(),
+                cells: Vec::new(),
+            },
+            probes,
+            probe_row: Vec::new(),
+            history_on_cadence: 0,
+            frames_on_cadence: Vec::new(),
+        })
+    }
+
+    /// Records what of the step just written an uninterrupted run would have written too.
+    fn mark_cadence(&mut self, row: bool, frame: bool) {
+        if row {
+            self.history_on_cadence = self.rows.history.len();
+        }
+        if frame {
+            let times = self.series.times();
+            if let Some(&t) = times.last() {
+                self.frames_on_cadence.push(t);
+            }
+        }
+    }
+
+    /// Removes what an older run into the same directory left: frames of the same name past
+    /// this run's first, its checkpoint, and its probes when this model has none.
+    fn replace_older_run(&self, model: &dyn Model, checkpoint: &Path) -> Result<(), RunError> {
+        self.series.remove_frames_from(self.series.n_frames())?;
+        for stale in [
+            Some(checkpoint.to_path_buf()),
+            self.probes
+                .is_none()
+                .then(|| self.series.dir().join("probes.csv")),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if stale.exists() {
+                std::fs::remove_file(&stale).map_err(|e| OutputError::io("remove", &stale, e))?;
+            }
+        }
+        let _ = model;
+        Ok(())
+    }
+
+    /// Writes what is due at the model's current step: probes every step, a history row and
+    /// a frame when asked.
+    fn write(
+        &mut self,
+        model: &mut dyn Model,
+        report: &StepReport,
+        row: bool,
+        frame: bool,
+        energy: &mut EnergyTracker,
+    ) -> Result<(), RunError> {
+        let (t, step) = (model.stepper().time(), model.stepper().step_index());
+        if let Some(e) = model.energy() {
+            energy.observe(&e);
+        }
+        if let Some(p) = self.probes.as_mut() {
+            self.probe_row.clear();
+            self.probe_row.push(t);
+            model.probe_values(&mut self.probe_row);
+            if self.probe_row.iter().any(|v| !v.is_finite()) {
+                return Err(RunError::NonFinite {
+                    what: "probes".into(),
+                    step,
+                    t,
+                });
+            }
+            p.write_row(&self.probe_row)?;
+        }
+        if row {
+            self.rows.write(model, report)?;
+        }
+        if frame {
+            let frame = model.frame();
+            if let Some(name) = frame.first_non_finite_field() {
+                return Err(RunError::NonFinite {
+                    what: format!("frame field '{name}'"),
+                    step,
+                    t,
+                });
+            }
+            self.series.write_frame(t, &frame)?;
+        }
+        Ok(())
+    }
+}
+
+fn history_columns(model: &dyn Model) -> Vec<String> {
     let mut columns: Vec<String> = COMMON_COLUMNS.map(String::from).to_vec();
     columns.extend(model.history_columns());
-    let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let history = HistoryWriter::create(out_dir.join("history.csv"), &refs)
-        .map_err(RunError::OutputLocation)?;
-    let probe_columns = model.probe_columns();
-    let probes = if probe_columns.is_empty() {
-        None
-    } else {
+    columns
+}
+
+fn probe_columns(model: &dyn Model) -> Option<Vec<String>> {
+    let probes = model.probe_columns();
+    (!probes.is_empty()).then(|| {
         let mut columns = vec!["t".to_string()];
-        columns.extend(probe_columns);
-        let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
-        Some(
-            HistoryWriter::create(out_dir.join("probes.csv"), &refs)
-                .map_err(RunError::OutputLocation)?,
-        )
+        columns.extend(probes);
+        columns
+    })
+}
+
+/// Writes the checkpoint of the model's current step.
+fn save(
+    model: &dyn Model,
+    options: &RunOptions,
+    outputs: &Outputs,
+    energy: &EnergyTracker,
+    path: &Path,
+) -> Result<(), RunError> {
+    let mut c = Checkpoint::new(options.fingerprint, &options.model_name);
+    c.integers
+        .push(("step".into(), model.stepper().step_index()));
+    c.integers
+        .push(("history_bytes".into(), outputs.history_on_cadence));
+    c.integers.push((
+        "probes_bytes".into(),
+        outputs.probes.as_ref().map_or(0, HistoryWriter::len),
+    ));
+    c.arrays.push(CheckpointArray {
+        name: "drive:frame_times".into(),
+        kind: StateKind::Other.code(),
+        values: outputs.frames_on_cadence.clone(),
+    });
+    c.arrays.push(CheckpointArray {
+        name: "drive:energy".into(),
+        kind: StateKind::Other.code(),
+        values: vec![
+            energy.first.map_or(0.0, |_| 1.0),
+            energy.first.unwrap_or(0.0),
+            energy.max_change,
+            energy.scale,
+        ],
+    });
+    for field in model.save() {
+        c.arrays.push(CheckpointArray {
+            name: field.name.into_owned(),
+            kind: field.kind.code(),
+            values: field.values.into_owned(),
+        });
+    }
+    c.write(path)?;
+    Ok(())
+}
+
+/// Reads the checkpoint, restores the model and reopens the outputs where it left them.
+fn resume(
+    model: &mut dyn Model,
+    options: &RunOptions,
+    path: &Path,
+    energy: &mut EnergyTracker,
+) -> Result<Outputs, RunError> {
+    let c = Checkpoint::read(path, options.fingerprint)?;
+    let mismatch = |why: String| {
+        RunError::Checkpoint(CheckpointError::Mismatch {
+            path: path.to_path_buf(),
+            why,
+        })
     };
-    Ok((series, history, probes))
+    if c.model != options.model_name {
+        return Err(mismatch(format!(
+            "it was written by model.{}, this input is model.{}",
+            c.model, options.model_name
+        )));
+    }
+    let integer = |name: &str| {
+        c.integer(name)
+            .ok_or_else(|| mismatch(format!("it has no '{name}'")))
+    };
+    let step = integer("step")?;
+    if step > model.grid().n_steps() {
+        return Err(mismatch(format!(
+            "it is at step {step}, past this run's last step {}",
+            model.grid().n_steps()
+        )));
+    }
+    let fields: Vec<StateField<'_>> = c
+        .arrays
+        .iter()
+        .filter(|a| !a.name.starts_with("drive:"))
+        .map(|a| StateField {
+            name: Cow::Owned(a.name.clone()),
+            kind: StateKind::from_code(a.kind),
+            values: Cow::Borrowed(&a.values),
+        })
+        .collect();
+    model
+        .restore(step, &fields)
+        .map_err(|e| mismatch(e.to_string()))?;
+    let array = |name: &str| {
+        c.array(name)
+            .map(|a| a.values.clone())
+            .ok_or_else(|| mismatch(format!("it has no '{name}'")))
+    };
+    let e = array("drive:energy")?;
+    if e.len() == 4 {
+        energy.first = (e[0] != 0.0).then_some(e[1]);
+        energy.max_change = e[2];
+        energy.scale = e[3];
+    }
+    let times = array("drive:frame_times")?;
+    let out_dir: &Path = &options.out_dir;
+    let series = FrameSeries::resume(out_dir, &options.base, options.compression, &times)?;
+    let columns = history_columns(model);
+    let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let history_bytes = integer("history_bytes")?;
+    let history = HistoryWriter::resume(out_dir.join("history.csv"), &refs, history_bytes)?;
+    let probes = match probe_columns(model) {
+        None => None,
+        Some(columns) => {
+            let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+            Some(HistoryWriter::resume(
+                out_dir.join("probes.csv"),
+                &refs,
+                integer("probes_bytes")?,
+            )?)
+        }
+    };
+    Ok(Outputs {
+        series,
+        rows: Rows {
+            history,
+            values: Vec::new(),
+            cells: Vec::new(),
+        },
+        probes,
+        probe_row: Vec::new(),
+        history_on_cadence: history_bytes,
+        frames_on_cadence: times,
+    })
 }
 
 /// A progress bar on a terminal, or a plain line every 10 %.

@@ -111,4 +111,5 @@ registry! {
     CollidingStrings => fem_string::CollidingStringsSection,
     DoublePendulum => fem_pendulum::DoublePendulumSection,
     Beam => fem_beam::BeamSection,
+    RigidBodies => fem_rigid::RigidBodiesSection,
 }

@@ -103,6 +103,25 @@ pub fn parse(text: &str, path: &Path) -> Result<Input, FemError> {
     })
 }
 
+/// The fingerprint of what a run reads: the input file and, when it names one, its mesh file.
+/// A checkpoint written by a run of other inputs is refused on `--resume`.
+pub fn input_fingerprint(path: &Path, input: &Input) -> Result<u32, FemError> {
+    let read = |p: &Path| {
+        std::fs::read(p).map_err(|source| FemError::ReadInput {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
+    let text = read(path)?;
+    let mesh = match &input.mesh {
+        Some(fem_model::input::MeshInput::File(f)) => {
+            read(&path.parent().unwrap_or(Path::new(".")).join(f))?
+        }
+        _ => Vec::new(),
+    };
+    Ok(fem_io::fingerprint(&[&text, &mesh]))
+}
+
 /// Reads, parses and validates an input file and builds its model (stepper included), within
 /// the machine's memory and the free disk of the current folder.
 pub fn prepare(path: &Path) -> Result<(Input, Box<dyn model::Model>), FemError> {

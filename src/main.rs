@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use fem::drive::{Progress, RunOptions, RunSummary, drive};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use fem::drive::{CheckpointCadence, Progress, RunOptions, RunSummary, drive};
 use fem::error::FemError;
 const ABOUT: &str =
     "Finite-element structural dynamics: strings, beams, solids, constrained motion.";
@@ -57,9 +60,15 @@ enum Command {
         /// Output directory (created if missing) [default: out/NAME].
         #[arg(short, long, value_name = "DIR")]
         output: Option<PathBuf>,
-        /// Stop after this many steps (a quick look at a long run); the last step is written.
+        /// Stop after step N, counted from the start of the run (also when resuming); the last
+        /// step is written and a checkpoint is left to continue from.
         #[arg(long, value_name = "N")]
         max_steps: Option<u64>,
+        /// Continue the run from the checkpoint in DIR (written every output.checkpoint_every
+        /// steps, at the end of a --max-steps run, and when interrupted); the result is bitwise
+        /// that of an uninterrupted run.
+        #[arg(long)]
+        resume: bool,
     },
     /// Validate an input file and its mesh, and report the run it describes, without running.
     Check {
@@ -91,7 +100,8 @@ fn main() -> ExitCode {
             file,
             output,
             max_steps,
-        } => cmd_run(file, output.as_ref(), *max_steps, &cli),
+            resume,
+        } => cmd_run(file, output.as_ref(), *max_steps, *resume, &cli),
         Command::Check { file } => cmd_check(file),
         Command::Mesh { file } => cmd_mesh(file),
     };
@@ -115,6 +125,9 @@ fn report(summary: &RunSummary, cli: &Cli) {
     if cli.quiet {
         return;
     }
+    if let Some(step) = summary.resumed_from {
+        println!("resumed from the checkpoint at step {step}");
+    }
     println!(
         "{} steps in {:.2} s; {} frames in {}; history in {}",
         summary.steps,
@@ -123,9 +136,12 @@ fn report(summary: &RunSummary, cli: &Cli) {
         summary.pvd.display(),
         summary.history.display(),
     );
+    if let Some(c) = &summary.checkpoint {
+        println!("checkpoint: {} (continue with --resume)", c.display());
+    }
     match &summary.energy {
         Some(e) => println!(
-            "energy balance (total + dissipated - external work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e})",
+            "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e})",
             e.invariant.describe(),
             e.max_change,
             e.relative_change(),
@@ -151,9 +167,11 @@ fn cmd_run(
     file: &std::path::Path,
     output: Option<&PathBuf>,
     max_steps: Option<u64>,
+    resume: bool,
     cli: &Cli,
 ) -> Result<(), FemError> {
     let (input, mut model) = fem::prepare(file)?;
+    let fingerprint = fem::input_fingerprint(file, &input)?;
     let base = base_name(file);
     let grid = model.grid();
     if grid.dt_adjusted() {
@@ -174,10 +192,34 @@ fn cmd_run(
         compression: fem::model::build::compression(input.output.compression),
         progress: progress_mode(cli),
         max_steps,
+        checkpoint: match input.output.checkpoint_every {
+            Some(n) => CheckpointCadence::Steps(n),
+            None => CheckpointCadence::WallTime(std::time::Duration::from_secs(600)),
+        },
+        resume,
+        fingerprint,
+        model_name: input.model.name().to_string(),
+        interrupt: Some(interrupt_flag()),
     };
     let summary = drive(model.as_mut(), &options)?;
     report(&summary, cli);
     Ok(())
+}
+
+/// A flag raised by SIGINT and SIGTERM: the run stops after the current step and writes a
+/// checkpoint. A second signal ends the process at once (the output stays valid).
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let handler_flag = flag.clone();
+    let installed = ctrlc::set_handler(move || {
+        if handler_flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    if let Err(e) = installed {
+        log::warn!("cannot catch interrupts ({e}); an interrupted run will leave no checkpoint");
+    }
+    flag
 }
 
 fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {

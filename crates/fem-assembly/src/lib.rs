@@ -9,6 +9,7 @@
 //! | [`cholesky`] | faer's sparse Cholesky: symbolic analysis kept, numeric refactorization, residual check |
 //! | [`lu`] | faer's sparse LU for unsymmetric matrices, with the same life cycle |
 //! | [`factor`] | [`Factorization`]: Cholesky or LU chosen by the matrix's [`Symmetry`], errors that name the method |
+//! | [`solid`] | total-Lagrangian tet4/hex8/tet10 solids: force, tangent, masses, energy, stresses, stable step |
 
 pub mod cholesky;
 pub mod dofmap;
@@ -16,6 +17,7 @@ pub mod factor;
 pub mod lu;
 pub mod lumping;
 pub mod plan;
+pub mod solid;
 pub mod sparse;
 
 pub use cholesky::{CheckPolicy, SolverError, SparseCholesky};
@@ -24,4 +26,5 @@ pub use factor::{FactorError, FactorMethod, Factorization, Symmetry};
 pub use lu::SparseLu;
 pub use lumping::lump_row_sum;
 pub use nalgebra_sparse::CsrMatrix;
-pub use plan::AssemblyPlan;
+pub use plan::{AssemblyPlan, NodeBlockPlan, VectorPlan};
+pub use solid::{SolidError, SolidOperator, StableStep};

@@ -44,6 +44,233 @@ impl Gather {
     }
 }
 
+/// Where each cell's local dofs go, for vectors only: the gather half of an [`AssemblyPlan`]
+/// without the matrix pattern, whose size (`(n_local)²` entries per cell) is out of reach for
+/// explicit runs on millions of cells.
+///
+/// Assembly is split in the same two stages: every cell writes its `n_local` entries into its
+/// own slot of a buffer ([`VectorPlan::gather_into`] takes such a buffer), then each global
+/// entry sums its slots in increasing cell order. A distributed run can compute the slots of
+/// its own cells and sum shared entries in the same order, reproducing the serial result.
+#[derive(Clone, Debug)]
+pub struct VectorPlan {
+    n_dofs: usize,
+    n_local: usize,
+    n_cells: usize,
+    gather: Gather,
+}
+
+impl VectorPlan {
+    /// Builds the plan for `n_cells` cells with `n_local` dofs each; `cell_dofs` as for
+    /// [`AssemblyPlan::new`].
+    ///
+    /// # Panics
+    /// As [`AssemblyPlan::new`].
+    pub fn new(n_dofs: usize, n_local: usize, cell_dofs: &[Option<usize>]) -> Self {
+        assert!(n_local > 0 && cell_dofs.len().is_multiple_of(n_local));
+        for d in cell_dofs.iter().flatten() {
+            assert!(*d < n_dofs, "dof {d} out of range 0..{n_dofs}");
+        }
+        let gather = bucket(
+            n_dofs,
+            cell_dofs
+                .iter()
+                .enumerate()
+                .filter_map(|(s, d)| d.map(|d| (d, s))),
+        );
+        Self {
+            n_dofs,
+            n_local,
+            n_cells: cell_dofs.len() / n_local,
+            gather,
+        }
+    }
+
+    /// Number of global dofs (length of the assembled vector).
+    pub fn n_dofs(&self) -> usize {
+        self.n_dofs
+    }
+
+    /// Local dofs per cell.
+    pub fn n_local(&self) -> usize {
+        self.n_local
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.n_cells
+    }
+
+    /// Bytes held by the plan (its gather lists).
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<usize>() * (self.gather.offsets.len() + self.gather.sources.len())
+    }
+
+    /// Sums the per-cell slots (`n_cells · n_local` values, cell after cell) into `out`
+    /// (overwritten), each entry in increasing cell order. Parallel over entries; the result
+    /// does not depend on the number of threads.
+    pub fn gather_into(&self, slots: &[f64], out: &mut [f64]) {
+        assert_eq!(slots.len(), self.n_cells * self.n_local);
+        assert_eq!(out.len(), self.n_dofs);
+        self.gather.apply(slots, out);
+    }
+
+    /// Assembles a vector into `out` (overwritten): `local_vector(cell, out)` writes a cell's
+    /// `n_local` entries into a zeroed slot of `scratch`.
+    pub fn assemble_vector_into<F>(&self, local_vector: F, scratch: &mut Vec<f64>, out: &mut [f64])
+    where
+        F: Fn(usize, &mut [f64]) + Sync,
+    {
+        fill_local(scratch, self.n_cells, self.n_local, &local_vector);
+        self.gather_into(scratch, out);
+    }
+}
+
+/// The vector gather of cells whose local vectors are node blocks (all `n_comp` components of
+/// a node together, as the solid's forces): the same sums in the same order as a
+/// [`VectorPlan`] over the same dofs, with one source index per node slot instead of one per
+/// dof (a third of the index memory and of the index loads for 3-component solids).
+#[derive(Clone, Debug)]
+pub struct NodeBlockPlan {
+    n_comp: usize,
+    n_local_nodes: usize,
+    n_cells: usize,
+    n_free: usize,
+    /// Node `n`'s slots are `sources[offsets[n]..offsets[n + 1]]` (cell · n_local_nodes + a).
+    offsets: Vec<usize>,
+    sources: Vec<usize>,
+    /// Free index of each global dof, `usize::MAX` if fixed.
+    targets: Vec<usize>,
+    /// Free dofs before node `n` (the free dofs of nodes `n0..n1` are a contiguous range).
+    first_free: Vec<usize>,
+}
+
+/// Nodes per parallel task of [`NodeBlockPlan::gather_into`].
+const NODES_PER_TASK: usize = 2048;
+
+impl NodeBlockPlan {
+    /// The plan of cells with `n_local_nodes` nodes each (`connectivity`, flat) over the dofs
+    /// of `dofmap` (node-major, fixed dofs skipped).
+    ///
+    /// # Panics
+    /// If a node index is out of range or the connectivity length is not a multiple of
+    /// `n_local_nodes` (programming errors of the caller).
+    pub fn new(dofmap: &crate::DofMap, n_local_nodes: usize, connectivity: &[usize]) -> Self {
+        assert!(n_local_nodes > 0 && connectivity.len().is_multiple_of(n_local_nodes));
+        let n_nodes = dofmap.n_nodes();
+        let n_comp = dofmap.n_comp();
+        assert!(
+            connectivity.iter().all(|&a| a < n_nodes),
+            "node out of range"
+        );
+        let gather = bucket(
+            n_nodes,
+            connectivity.iter().enumerate().map(|(s, &node)| (node, s)),
+        );
+        let targets: Vec<usize> = (0..n_nodes * n_comp)
+            .map(|d| dofmap.free(d).unwrap_or(SKIP))
+            .collect();
+        let mut first_free = Vec::with_capacity(n_nodes + 1);
+        let mut count = 0;
+        first_free.push(0);
+        for node in 0..n_nodes {
+            count += targets[node * n_comp..(node + 1) * n_comp]
+                .iter()
+                .filter(|&&t| t != SKIP)
+                .count();
+            first_free.push(count);
+        }
+        Self {
+            n_comp,
+            n_local_nodes,
+            n_cells: connectivity.len() / n_local_nodes,
+            n_free: dofmap.n_free(),
+            offsets: gather.offsets,
+            sources: gather.sources,
+            targets,
+            first_free,
+        }
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.n_cells
+    }
+
+    /// Length of a cell's local vector, `n_local_nodes · n_comp`.
+    pub fn n_local(&self) -> usize {
+        self.n_local_nodes * self.n_comp
+    }
+
+    /// Bytes held by the plan.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<usize>()
+            * (self.offsets.len() + self.sources.len() + self.targets.len() + self.first_free.len())
+    }
+
+    /// Sums the per-cell slots (`n_cells · n_local` values, cell after cell, node-major) into
+    /// the free-dof vector `out` (overwritten), each entry in increasing cell order. Parallel
+    /// over nodes; the result does not depend on the number of threads.
+    pub fn gather_into(&self, slots: &[f64], out: &mut [f64]) {
+        assert_eq!(slots.len(), self.n_cells * self.n_local());
+        assert_eq!(out.len(), self.n_free);
+        let n_nodes = self.offsets.len() - 1;
+        let mut pieces = Vec::with_capacity(n_nodes / NODES_PER_TASK + 1);
+        let mut rest = out;
+        for first in (0..n_nodes).step_by(NODES_PER_TASK) {
+            let last = (first + NODES_PER_TASK).min(n_nodes);
+            let (piece, tail) = rest.split_at_mut(self.first_free[last] - self.first_free[first]);
+            pieces.push((first, last, piece));
+            rest = tail;
+        }
+        let nc = self.n_comp;
+        pieces.into_par_iter().for_each(|(first, last, piece)| {
+            let base = self.first_free[first];
+            for node in first..last {
+                let sources = &self.sources[self.offsets[node]..self.offsets[node + 1]];
+                let targets = &self.targets[node * nc..(node + 1) * nc];
+                if nc == 3 {
+                    // All components in one pass over the sources (each sum still in
+                    // increasing slot order).
+                    let mut sum = [0.0; 3];
+                    for &s in sources {
+                        let v = &slots[3 * s..3 * s + 3];
+                        sum[0] += v[0];
+                        sum[1] += v[1];
+                        sum[2] += v[2];
+                    }
+                    for c in 0..3 {
+                        if targets[c] != SKIP {
+                            piece[targets[c] - base] = sum[c];
+                        }
+                    }
+                    continue;
+                }
+                for (c, &target) in targets.iter().enumerate() {
+                    if target == SKIP {
+                        continue;
+                    }
+                    let mut sum = 0.0;
+                    for &s in sources {
+                        sum += slots[s * nc + c];
+                    }
+                    piece[target - base] = sum;
+                }
+            }
+        });
+    }
+
+    /// Assembles a vector into `out` (overwritten): `local_vector(cell, out)` writes a cell's
+    /// `n_local` entries into a zeroed slot of `scratch`.
+    pub fn assemble_vector_into<F>(&self, local_vector: F, scratch: &mut Vec<f64>, out: &mut [f64])
+    where
+        F: Fn(usize, &mut [f64]) + Sync,
+    {
+        fill_local(scratch, self.n_cells, self.n_local(), &local_vector);
+        self.gather_into(scratch, out);
+    }
+}
+
 /// Where each cell's local dofs go, and the global sparsity pattern they produce.
 #[derive(Clone, Debug)]
 pub struct AssemblyPlan {
@@ -290,6 +517,41 @@ mod tests {
     }
 
     #[test]
+    fn node_blocks_sum_like_dofs() {
+        // 3-component nodes, some components fixed, cells of 4 nodes in a scrambled order.
+        let n_nodes = 5000;
+        let dofmap = crate::DofMap::with_fixed(n_nodes, 3, (0..n_nodes * 3).filter(|d| d % 7 == 3));
+        let connectivity: Vec<usize> = (0..40_000).map(|i| (i * 7919 + i / 3) % n_nodes).collect();
+        let mut cell_dofs = Vec::new();
+        for cell in connectivity.chunks(4) {
+            dofmap.cell_dofs(cell, &mut cell_dofs);
+        }
+        let by_dof = VectorPlan::new(dofmap.n_free(), 12, &cell_dofs);
+        let by_node = NodeBlockPlan::new(&dofmap, 4, &connectivity);
+        let kernel = |c: usize, out: &mut [f64]| {
+            for (i, v) in out.iter_mut().enumerate() {
+                *v = ((c * 12 + i) as f64 * 0.618_033_988_7).sin() * 1e3;
+            }
+        };
+        let mut a = vec![0.0; dofmap.n_free()];
+        let mut b = vec![0.0; dofmap.n_free()];
+        by_dof.assemble_vector_into(kernel, &mut Vec::new(), &mut a);
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let two = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        one.install(|| by_node.assemble_vector_into(kernel, &mut Vec::new(), &mut b));
+        assert_eq!(a, b);
+        two.install(|| by_node.assemble_vector_into(kernel, &mut Vec::new(), &mut b));
+        assert_eq!(a, b);
+        assert!(by_node.memory_bytes() < by_dof.memory_bytes());
+    }
+
+    #[test]
     fn assembly_is_bitwise_independent_of_thread_count() {
         // Many cells with values that do not add associatively.
         let n = 20_000;
@@ -320,5 +582,11 @@ mod tests {
         let u = one.install(|| plan.assemble_vector(vector_kernel));
         let v = two.install(|| plan.assemble_vector(vector_kernel));
         assert_eq!(u, v);
+        // The vector-only plan gives the same bits.
+        let vector_plan = VectorPlan::new(997, 2, &cells);
+        let mut w = vec![0.0; 997];
+        two.install(|| vector_plan.assemble_vector_into(vector_kernel, &mut Vec::new(), &mut w));
+        assert_eq!(u, w);
+        assert!(vector_plan.memory_bytes() >= 8 * 2 * n);
     }
 }

@@ -43,7 +43,7 @@ pub(crate) struct BlockTridiagonal {
 
 /// LU with partial pivoting of one 8×8 block, `P S = L U` (unit `L`), stored in place.
 #[derive(Clone, Copy, Debug)]
-struct Lu8 {
+pub(crate) struct Lu8 {
     /// Column-major `L` (below the diagonal) and `U`.
     a: M8,
     /// Row exchanged with row `k` at step `k`.
@@ -53,7 +53,7 @@ struct Lu8 {
 impl Lu8 {
     /// Factorizes `a`; `None` if a pivot column is zero (or not finite).
     #[inline]
-    fn new(mut a: M8) -> Option<Self> {
+    pub(crate) fn new(mut a: M8) -> Option<Self> {
         let mut piv = [0u8; BS];
         for k in 0..BS {
             let mut p = k;
@@ -90,7 +90,7 @@ impl Lu8 {
 
     /// Solves `S x = b` in place for one column.
     #[inline]
-    fn solve_column(&self, x: &mut [f64; BS]) {
+    pub(crate) fn solve_column(&self, x: &mut [f64; BS]) {
         let a = &self.a;
         // The exchanges were applied to whole rows: all of them first, then `L`.
         for k in 0..BS {
@@ -114,7 +114,7 @@ impl Lu8 {
 
     /// Solves `S X = B` in place, the row operations on whole rows of `B` (8-wide).
     #[inline]
-    fn solve_matrix(&self, b: &mut M8) {
+    pub(crate) fn solve_matrix(&self, b: &mut M8) {
         let a = &self.a;
         // rows[i] = row i of B.
         let mut rows = [[0.0f64; BS]; BS];

@@ -18,7 +18,9 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use fem_assembly::CsrMatrix;
 
 use crate::error::BeamError;
-use crate::kkt::{NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+use crate::kkt::{KktAssembly, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
+use crate::model::ConstraintPoints;
 use crate::model::{BeamModel, BeamState, DIM, dot, norm};
 use crate::statics::check_state;
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
@@ -80,6 +82,15 @@ pub struct StepReport {
     pub kinetic_energy: f64,
     /// Largest nodal speed `|v|` (m/s).
     pub max_speed: f64,
+    /// Work done on the beam since `t = 0` by its prescribed ends (J): the energy-conserving
+    /// scheme's balance is `energy = E₀ + support_work + seabed_work` (0 for the other
+    /// schemes, which do not track it).
+    pub support_work: f64,
+    /// Work done on the beam since `t = 0` by the seabed (J, ≤ 0): nonzero only at steps where
+    /// a node lands (a held node does not move, a node lifting off is free).
+    pub seabed_work: f64,
+    /// Nodes held on the seabed at `t_{n+1}` (0 without a seabed).
+    pub nodes_on_seabed: usize,
 }
 
 /// The history shared by both schemes.
@@ -436,6 +447,8 @@ pub struct NewtonKktStepper {
     h: History,
     settings: NewtonKktSettings,
     solver: NewtonKktSolver,
+    /// The block engine ([`KktAssembly::Blocks`]), with the seabed's active set.
+    blocks: Option<(BlockKkt, ActiveSet)>,
     tension: Vec<f64>,
     report: NewtonKktReport,
 }
@@ -454,7 +467,18 @@ impl NewtonKktStepper {
     ) -> Result<Self, BeamError> {
         settings.check()?;
         let h = History::new(model, x0, v0, time)?;
-        let solver = NewtonKktSolver::new(&h.model, &h.a0)?;
+        let needs_blocks = h.model.seabed().is_some()
+            || h.model.constraint_points() != ConstraintPoints::Gauss
+            || settings.assembly == KktAssembly::Blocks;
+        let blocks = needs_blocks.then(|| {
+            let held = initial_contact(&h.model, &h.x);
+            (BlockKkt::new(&h.model), held)
+        });
+        let solver = if needs_blocks {
+            NewtonKktSolver::empty()
+        } else {
+            NewtonKktSolver::new(&h.model, &h.a0)?
+        };
         let n_p = h.model.n_points();
         let mut d = vec![[0.0; 3]; n_p];
         h.model.tangents_at_points(&h.x, &mut d);
@@ -480,6 +504,7 @@ impl NewtonKktStepper {
             h,
             settings,
             solver,
+            blocks,
             tension,
             report: NewtonKktReport::default(),
         })
@@ -489,6 +514,9 @@ impl NewtonKktStepper {
 
     /// Advances one step (see the module's step contract).
     pub fn step(&mut self) -> Result<StepReport, BeamError> {
+        if self.blocks.is_some() {
+            return self.step_blocks();
+        }
         let (_, mut x_new, half) = self.h.base();
         let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
         self.h.model.apply_prescribed(t_new, &mut x_new);
@@ -565,6 +593,71 @@ impl NewtonKktStepper {
         )
     }
 
+    /// One step on the block engine ([`KktAssembly::Blocks`]): the same equations, the
+    /// seabed's active set carried from step to step.
+    fn step_blocks(&mut self) -> Result<StepReport, BeamError> {
+        let (u, w, half) = self.h.split();
+        let mut x_new = u.clone();
+        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        self.h.model.apply_prescribed(t_new, &mut x_new);
+        let mut tension: Vec<f64> = self.tension.iter().map(|t| t * half).collect();
+        let form = ResidualForm {
+            mass: 1.0 / (self.h.time.dt * self.h.time.dt),
+            anchor: &u,
+            bending: self.h.time.alpha,
+            offset: &w,
+            load: half,
+            theta: 1.0,
+            reference: &[],
+        };
+        let jac = JacobianForm {
+            mass: form.mass,
+            bending: form.bending,
+            geometric: 1.0,
+        };
+        let (kkt, contact) = self.blocks.as_mut().expect("block engine");
+        hold_contact(&self.h.model, contact, &mut x_new);
+        let out = crate::kkt_block::newton(
+            kkt,
+            &self.h.model,
+            &form,
+            &jac,
+            &mut x_new,
+            &mut tension,
+            contact,
+            &self.settings,
+        )?;
+        self.report = out.report;
+        if !out.converged {
+            return Err(BeamError::NewtonDiverged {
+                step: self.h.step + 1,
+                iterations: out.report.iterations,
+                residual: out
+                    .report
+                    .step_change
+                    .max(out.report.multiplier_change)
+                    .max(out.report.max_constraint_violation),
+                tolerance: self.settings.step_tolerance,
+            });
+        }
+        let on_seabed = contact.held.iter().filter(|&&h| h).count();
+        self.tension = tension.iter().map(|t| t / half).collect();
+        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
+        self.h.advance(
+            x_new,
+            StepReport {
+                iterations: out.report.iterations,
+                residual: out.report.constraint_residual,
+                multiplier_change: out.report.multiplier_change,
+                energy,
+                kinetic_energy,
+                max_speed,
+                nodes_on_seabed: on_seabed,
+                ..StepReport::default()
+            },
+        )
+    }
+
     /// Tension `T_j` at each constraint point of the current level (N).
     pub fn tensions(&self) -> &[f64] {
         &self.tension
@@ -591,12 +684,41 @@ impl NewtonKktStepper {
 
     /// Numeric factorizations of the KKT matrix in this run (one per Newton iteration).
     pub fn factorization_count(&self) -> usize {
-        self.solver.factorization_count()
+        match &self.blocks {
+            Some((kkt, _)) => kkt.factorization_count(),
+            None => self.solver.factorization_count(),
+        }
     }
 
     /// The Newton–KKT solver (its size and pattern).
     pub fn solver(&self) -> &NewtonKktSolver {
         &self.solver
+    }
+}
+
+/// The seabed's active set of a starting configuration: the nodes at (or below) the plane.
+pub(crate) fn initial_contact(model: &BeamModel, x: &[f64]) -> ActiveSet {
+    let held = match model.seabed() {
+        Some(sb) => {
+            let n_s = model.n_scalar();
+            (0..model.n_nodes())
+                .map(|i| !model.is_fixed(2 * i) && x[sb.axis * n_s + 2 * i] <= sb.level)
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    ActiveSet { held }
+}
+
+/// Keeps the held nodes of `x` (a predictor) on the seabed.
+pub(crate) fn hold_contact(model: &BeamModel, contact: &ActiveSet, x: &mut [f64]) {
+    if let Some(sb) = model.seabed() {
+        let n_s = model.n_scalar();
+        for (i, &h) in contact.held.iter().enumerate() {
+            if h {
+                x[sb.axis * n_s + 2 * i] = sb.level;
+            }
+        }
     }
 }
 
@@ -826,9 +948,8 @@ impl PenaltyStepper {
                 }
             }
             for j in 0..n_p {
-                let e = j / 2;
-                let dn = model.elements()[e]
-                    .first_derivatives(fem_elements::hermite::constraint_rule().points[j % 2]);
+                let e = model.point_element(j);
+                let dn = model.point_derivatives()[j];
                 for a in 0..4 {
                     let ka = self.free_of[2 * e + a];
                     if ka == usize::MAX {
@@ -938,22 +1059,197 @@ macro_rules! framework_stepper {
                 self.h.time.dt
             }
             fn energy(&self) -> Option<fem_time::Energy> {
-                let r = self.h.last;
-                let mut e = fem_time::Energy::new(r.kinetic_energy, r.energy - r.kinetic_energy);
-                e.total = r.energy;
-                Some(e)
+                Some(framework_energy(&self.h.last))
             }
             fn invariant(&self) -> fem_time::Invariant {
                 $invariant
             }
             fn state(&self) -> Vec<fem_time::StateField<'_>> {
-                vec![
+                let mut fields = vec![
                     fem_time::StateField::dofs("position", &self.h.x),
                     fem_time::StateField::dofs("previous_position", &self.h.x_prev),
-                ]
+                    fem_time::StateField::owned(
+                        "last_report",
+                        fem_time::StateKind::Other,
+                        report_to_vec(&self.h.last),
+                    ),
+                ];
+                fields.extend(self.solver_state());
+                fields
+            }
+            fn restore(
+                &mut self,
+                step_index: u64,
+                fields: &[fem_time::StateField<'_>],
+            ) -> Result<(), fem_time::StepError> {
+                let n = self.h.x.len();
+                self.h
+                    .x
+                    .copy_from_slice(fem_time::restored(fields, "position", n)?);
+                self.h
+                    .x_prev
+                    .copy_from_slice(fem_time::restored(fields, "previous_position", n)?);
+                self.h.last =
+                    report_from_slice(fem_time::restored(fields, "last_report", REPORT_LEN)?);
+                self.restore_solver_state(fields)?;
+                self.h.step = step_index;
+                Ok(())
             }
         }
     };
+}
+
+/// The framework's energy of a beam step: the discrete energy `E^{n+1/2}` split into its
+/// kinetic part and the rest, with the work of moving supports and of the seabed as the
+/// reactions' work (so the balance `total − reaction_work` is the scheme's).
+pub(crate) fn framework_energy(r: &StepReport) -> fem_time::Energy {
+    let mut e = fem_time::Energy::new(r.kinetic_energy, r.energy - r.kinetic_energy);
+    e.total = r.energy;
+    e.reaction_work = r.support_work + r.seabed_work;
+    e
+}
+
+/// Numbers in a [`StepReport`], for a state field.
+pub(crate) const REPORT_LEN: usize = 12;
+
+/// A [`StepReport`] as numbers (a checkpoint's).
+pub(crate) fn report_to_vec(r: &StepReport) -> Vec<f64> {
+    vec![
+        r.step as f64,
+        r.time,
+        r.iterations as f64,
+        r.residual,
+        r.multiplier_change,
+        r.max_stretch_error,
+        r.energy,
+        r.kinetic_energy,
+        r.max_speed,
+        r.support_work,
+        r.seabed_work,
+        r.nodes_on_seabed as f64,
+    ]
+}
+
+/// A [`StepReport`] from [`report_to_vec`].
+pub(crate) fn report_from_slice(r: &[f64]) -> StepReport {
+    StepReport {
+        step: r[0] as u64,
+        time: r[1],
+        iterations: r[2] as usize,
+        residual: r[3],
+        multiplier_change: r[4],
+        max_stretch_error: r[5],
+        energy: r[6],
+        kinetic_energy: r[7],
+        max_speed: r[8],
+        support_work: r[9],
+        seabed_work: r[10],
+        nodes_on_seabed: r[11] as usize,
+    }
+}
+
+/// The seabed's active set as numbers (1 for a held node).
+pub(crate) fn held_to_vec(contact: &ActiveSet) -> Vec<f64> {
+    contact
+        .held
+        .iter()
+        .map(|&h| f64::from(u8::from(h)))
+        .collect()
+}
+
+/// The active set from [`held_to_vec`].
+pub(crate) fn held_from_slice(contact: &mut ActiveSet, v: &[f64]) {
+    for (h, &x) in contact.held.iter_mut().zip(v) {
+        *h = x != 0.0;
+    }
+}
+
+/// Flattens `[x, y, z]` triples for a state field.
+fn flatten(v: &[[f64; 3]]) -> Vec<f64> {
+    v.iter().flatten().copied().collect()
+}
+
+/// Restores `[x, y, z]` triples from a state field.
+fn unflatten(
+    fields: &[fem_time::StateField<'_>],
+    name: &'static str,
+    out: &mut [[f64; 3]],
+) -> Result<(), fem_time::StepError> {
+    let v = fem_time::restored(fields, name, 3 * out.len())?;
+    for (o, c) in out.iter_mut().zip(v.chunks_exact(3)) {
+        *o = [c[0], c[1], c[2]];
+    }
+    Ok(())
+}
+
+impl AugmentedLagrangianStepper {
+    /// The Uzawa loop's warm start: the projected tangents and the multipliers.
+    fn solver_state(&self) -> Vec<fem_time::StateField<'static>> {
+        vec![
+            fem_time::StateField::owned(
+                "projected_tangents",
+                fem_time::StateKind::Other,
+                flatten(&self.p),
+            ),
+            fem_time::StateField::owned(
+                "multipliers",
+                fem_time::StateKind::Other,
+                flatten(&self.lambda),
+            ),
+        ]
+    }
+    fn restore_solver_state(
+        &mut self,
+        fields: &[fem_time::StateField<'_>],
+    ) -> Result<(), fem_time::StepError> {
+        unflatten(fields, "projected_tangents", &mut self.p)?;
+        unflatten(fields, "multipliers", &mut self.lambda)
+    }
+}
+
+impl NewtonKktStepper {
+    /// Newton's warm start (the tensions) and the seabed's active set.
+    fn solver_state(&self) -> Vec<fem_time::StateField<'static>> {
+        let mut fields = vec![fem_time::StateField::owned(
+            "tensions",
+            fem_time::StateKind::Other,
+            self.tension.clone(),
+        )];
+        if let Some((_, contact)) = &self.blocks {
+            fields.push(fem_time::StateField::owned(
+                "on_seabed",
+                fem_time::StateKind::Other,
+                held_to_vec(contact),
+            ));
+        }
+        fields
+    }
+    fn restore_solver_state(
+        &mut self,
+        fields: &[fem_time::StateField<'_>],
+    ) -> Result<(), fem_time::StepError> {
+        let n = self.tension.len();
+        self.tension
+            .copy_from_slice(fem_time::restored(fields, "tensions", n)?);
+        if let Some((_, contact)) = &mut self.blocks {
+            let m = contact.held.len();
+            held_from_slice(contact, fem_time::restored(fields, "on_seabed", m)?);
+        }
+        Ok(())
+    }
+}
+
+impl PenaltyStepper {
+    /// The penalty scheme keeps no solver state between steps.
+    fn solver_state(&self) -> Vec<fem_time::StateField<'static>> {
+        Vec::new()
+    }
+    fn restore_solver_state(
+        &mut self,
+        _fields: &[fem_time::StateField<'_>],
+    ) -> Result<(), fem_time::StepError> {
+        Ok(())
+    }
 }
 
 // The augmented Lagrangian (97) loses energy through its constraint force (first order in Δt).

@@ -28,6 +28,71 @@ pub enum BeamError {
     /// A static problem without any prescribed end position has no unique solution.
     #[error("the static problem needs at least one pinned or clamped end")]
     NoSupport,
+    /// Both ends are prescribed at least the beam's length apart.
+    #[error(
+        "the supports are {span} m apart, not less than the length {length} m: an inextensible \
+         beam cannot span them"
+    )]
+    SupportsOutOfReach {
+        /// Distance between the prescribed end positions (m).
+        span: f64,
+        /// The beam's length (m).
+        length: f64,
+    },
+    /// The direction of the initial sag has no component normal to the chord.
+    #[error(
+        "the sag direction {direction:?} has no component normal to the chord between the \
+         supports: give a direction across the chord (for example [0, -1, 0])"
+    )]
+    DegenerateSagDirection {
+        /// The given direction.
+        direction: [f64; 3],
+    },
+    /// A cable (`EI = 0`) with the constraint at the Gauss points.
+    #[error(
+        "bending_stiffness = 0 (a cable) is not determined with |x'| = 1 at 2 Gauss points per \
+         element (the nodal tangents form a zero-energy mode): impose it at the nodes and \
+         midpoints (ConstraintPoints::NodesAndMidpoints)"
+    )]
+    CableNeedsNodalPoints,
+    /// A prescribed end below the seabed.
+    #[error("{end} is prescribed at height {height} m, below the seabed at {level} m")]
+    EndBelowSeabed {
+        /// Which end.
+        end: &'static str,
+        /// Its height (m).
+        height: f64,
+        /// The seabed's level (m).
+        level: f64,
+    },
+    /// The beam is longer than the taut path over the seabed.
+    #[error(
+        "the beam is {excess} m longer than the taut path from end_a over the seabed to end_b: \
+         a slack cable on a frictionless seabed has no unique equilibrium"
+    )]
+    SlackOnSeabed {
+        /// Length beyond the taut path (m).
+        excess: f64,
+    },
+    /// A feature the chosen solver does not support.
+    #[error("{what}")]
+    Unsupported {
+        /// What and which solver does support it.
+        what: &'static str,
+    },
+    /// The Newton–KKT static solve did not converge.
+    #[error(
+        "the static Newton-KKT solve did not converge after {iterations} iterations: \
+         max ||x'| - 1| = {constraint:e}, last relative step {step:e}"
+    )]
+    StaticNotConverged {
+        /// Iterations done (accepted and rejected).
+        iterations: usize,
+        /// `max_j ||x'_j| − 1|` reached.
+        constraint: f64,
+        /// Last relative position update.
+        step: f64,
+    },
     /// The linear solver refused the matrix.
     #[error("linear solver: {0}")]
     Solver(#[from] SolverError),

@@ -55,6 +55,19 @@ pub enum KktFactorization {
     SparseLu,
 }
 
+/// How the Newton–KKT matrix is assembled (and hence which solver runs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KktAssembly {
+    /// Compressed sparse columns with a precomputed pattern, then scattered into the blocks
+    /// (or given to faer's sparse LU): the original path, bit-compatible with the stored
+    /// reference histories of the shipped inputs. Gauss constraint points, no seabed.
+    #[default]
+    Csc,
+    /// Element by element straight into the 8×8 blocks (`crate::kkt_block`): faster, any
+    /// constraint points, seabed contact. Chosen automatically when the model needs it.
+    Blocks,
+}
+
 /// Parameters of the Newton–KKT solve of one step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NewtonKktSettings {
@@ -68,13 +81,16 @@ pub struct NewtonKktSettings {
     pub multiplier_tolerance: f64,
     /// Bound on `max_j ||x'_j| − 1|` after the last update.
     pub constraint_tolerance: f64,
-    /// The factorization of the KKT matrix.
+    /// The factorization of the KKT matrix (the [`KktAssembly::Csc`] path).
     pub factorization: KktFactorization,
+    /// The assembly path.
+    pub assembly: KktAssembly,
 }
 
 impl Default for NewtonKktSettings {
     /// 25 iterations, step tolerance `1e-10`, multiplier tolerance `1e-6`, constraint
-    /// tolerance `1e-10` (the Uzawa loop's), block-tridiagonal factorization.
+    /// tolerance `1e-10` (the Uzawa loop's), block-tridiagonal factorization, the
+    /// [`KktAssembly::Csc`] path.
     fn default() -> Self {
         Self {
             max_iterations: 25,
@@ -82,6 +98,7 @@ impl Default for NewtonKktSettings {
             multiplier_tolerance: 1e-6,
             constraint_tolerance: 1e-10,
             factorization: KktFactorization::BlockTridiagonal,
+            assembly: KktAssembly::Csc,
         }
     }
 }
@@ -307,6 +324,27 @@ impl NewtonKktSolver {
             vals: Vec::new(),
             work: Vec::new(),
         })
+    }
+
+    /// A solver with an empty pattern (placeholder when the block engine is used).
+    pub(crate) fn empty() -> Self {
+        Self {
+            n_s: 0,
+            free: Vec::new(),
+            base: Vec::new(),
+            col_ptr: vec![0],
+            row_idx: Vec::new(),
+            h_slot: Vec::new(),
+            b_slot: Vec::new(),
+            bt_slot: Vec::new(),
+            symbolic: None,
+            numeric: NumericLu::new(),
+            block: None,
+            factorizations: 0,
+            sparse_factorizations: 0,
+            vals: Vec::new(),
+            work: Vec::new(),
+        }
     }
 
     /// The symbolic sparse LU of the pattern (analysed on first use).

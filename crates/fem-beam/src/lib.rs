@@ -9,9 +9,15 @@
 //! | [`model`] | [`BeamParameters`], [`End`] supports, [`BeamModel`] (mesh, matrices, sampling), [`BeamState`] |
 //! | [`uzawa`] | Algorithm 2 (Uzawa) with `p = x'`, plain or Anderson-accelerated |
 //! | [`kkt`] | Newton (SQP) on the KKT system of the same constrained problem |
-//! | [`statics`] | the static problem (68)–(87) |
+//! | [`statics`] | the static problem (68)–(87): Newton–KKT or Uzawa |
 //! | [`section`] | the `model.beam` input section and [`BeamRun`], the beam as a `fem_model::Model` |
 //! | [`dynamics`] | the augmented-Lagrangian scheme (97) (Uzawa or Newton–KKT per step) and the time-discretized penalty (93) |
+//! | [`energy`] | an energy-conserving second-order scheme (constrained midpoint rule, the constraint force along the midpoint tangent) |
+//!
+//! Beyond the paper: the constraint at the nodes and midpoints ([`ConstraintPoints`]; fourth
+//! order, cables with `EI = 0`), statics by Newton on the KKT system
+//! ([`solve_static_newton`]), a seabed ([`Seabed`], frictionless unilateral contact at the
+//! nodes).
 //!
 //! Sign convention, derivation and the closed-form checks: `docs/theory/inextensible_beam.md`.
 //!
@@ -25,8 +31,10 @@
 
 mod block_tridiag;
 pub mod dynamics;
+pub mod energy;
 pub mod error;
 pub mod kkt;
+mod kkt_block;
 pub mod model;
 pub mod section;
 pub mod statics;
@@ -36,9 +44,13 @@ pub use dynamics::{
     AugmentedLagrangianStepper, NewtonKktStepper, PenaltyForm, PenaltySettings, PenaltyStepper,
     StepReport, TimeSettings,
 };
+pub use energy::EnergyConservingStepper;
 pub use error::BeamError;
-pub use kkt::{KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
-pub use model::{BeamModel, BeamParameters, BeamState, End, Placement, PointLoad, Sample};
+pub use kkt::{KktAssembly, KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+pub use model::{
+    BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, Placement, PointLoad,
+    Sample, Seabed,
+};
 pub use section::{BeamRun, BeamSection};
-pub use statics::{StaticSolution, solve_static, solve_static_at};
+pub use statics::{StaticSolution, solve_static, solve_static_at, solve_static_newton};
 pub use uzawa::{Acceleration, UzawaReport, UzawaSettings, UzawaSolver};

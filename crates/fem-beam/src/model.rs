@@ -10,8 +10,18 @@
 //! node).
 //!
 //! # Constraint points
-//! `|x'| = 1` is imposed at the 2 Gauss points of every element
-//! ([`fem_elements::hermite::constraint_rule`]); point `j = 2e + q` is point `q` of element `e`.
+//! `|x'| = 1` is imposed pointwise, at the points chosen by [`ConstraintPoints`]:
+//! - [`ConstraintPoints::Gauss`] (the default, the paper's): the 2 Gauss points of every
+//!   element ([`fem_elements::hermite::constraint_rule`]); point `j = 2e + q` is point `q` of
+//!   element `e`;
+//! - [`ConstraintPoints::NodesAndMidpoints`]: every node and every element midpoint (the
+//!   3-point Lobatto rule, Simpson weights), in arc-length order: node `i` is point `2i`, the
+//!   midpoint of element `e` is point `2e + 1`. Fourth order where the Gauss points give second
+//!   order, and the only choice for a cable (`EI = 0`); see `docs/theory/inextensible_beam.md`.
+//!
+//! Every point has a *home block* of the Newton–KKT system (the node whose block holds its
+//! multiplier): element `e`'s Gauss points and its midpoint live in block `e + 1`, node `i`'s
+//! point in block `i`.
 
 use std::fmt;
 use std::sync::Arc;
@@ -97,6 +107,42 @@ impl End {
     }
 }
 
+/// Where the inextensibility `|x'| = 1` is imposed (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ConstraintPoints {
+    /// The 2 Gauss points of every element (the paper's choice; Gauss weights `h/2`). The
+    /// shipped default. The tip of a cantilever whose curvature varies converges at second
+    /// order only, and `EI = 0` is refused (the nodal tangents of a cable are then a
+    /// zero-energy mode).
+    #[default]
+    Gauss,
+    /// Every node and every element midpoint (3-point Lobatto rule per element, Simpson
+    /// weights `h/6, 2h/3, h/6`; a node shared by two elements gets `(h₁ + h₂)/6`): the nodal
+    /// tangent dofs are unit vectors, positions converge at fourth order, and a cable
+    /// (`EI = 0`) is well posed. A node whose tangent is prescribed (a clamped end) keeps its
+    /// point, inactive (its multiplier stays 0).
+    NodesAndMidpoints,
+}
+
+/// A horizontal seabed: the plane `x[axis] = level`, the beam's nodes kept at
+/// `x[axis] ≥ level` by frictionless unilateral contact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seabed {
+    /// The vertical component (0, 1 or 2); gravity should point along `−e_axis`.
+    pub axis: usize,
+    /// The height of the plane (m).
+    pub level: f64,
+}
+
+/// Discretization options of a [`BeamModel`] beyond its [`BeamParameters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BeamOptions {
+    /// Where `|x'| = 1` is imposed (default: 2 Gauss points per element).
+    pub constraint_points: ConstraintPoints,
+    /// An optional seabed (unilateral contact at the nodes).
+    pub seabed: Option<Seabed>,
+}
+
 /// A constant point force at a node.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PointLoad {
@@ -113,7 +159,8 @@ pub struct BeamParameters {
     pub n_elements: usize,
     /// Length `L` (m), > 0.
     pub length: f64,
-    /// Flexural stiffness `EI` (N m²), ≥ 0 (0 is the chain limit, statics only with care).
+    /// Flexural stiffness `EI` (N m²), ≥ 0; 0 (a cable) needs
+    /// [`ConstraintPoints::NodesAndMidpoints`].
     pub bending_stiffness: f64,
     /// Mass per unit length `ρ` (kg/m), > 0.
     pub density: f64,
@@ -156,17 +203,29 @@ pub struct BeamModel {
     bending: CsrMatrix<f64>,
     load: Vec<f64>,
     fixed: Vec<bool>,
+    options: BeamOptions,
     point_weight: Vec<f64>,
     point_dn: Vec<[f64; N_LOCAL]>,
+    point_el: Vec<usize>,
+    point_xi: Vec<f64>,
+    /// Home block and slot (0 or 1) of each point in the Newton–KKT block structure.
+    point_home: Vec<(usize, usize)>,
+    /// Whether the point's tangent depends on at least one free dof.
+    point_active: Vec<bool>,
 }
 
 impl BeamModel {
     /// A uniform mesh of `params.n_elements` elements on `[0, L]`.
     pub fn new(params: BeamParameters) -> Result<Self, BeamError> {
+        Self::with_options(params, BeamOptions::default())
+    }
+
+    /// A uniform mesh with the given constraint points and seabed.
+    pub fn with_options(params: BeamParameters, options: BeamOptions) -> Result<Self, BeamError> {
         check_positive("n_elements", params.n_elements as f64)?;
         check_positive("length", params.length)?;
         let h = params.length / params.n_elements as f64;
-        Self::with_element_lengths(params.clone(), vec![h; params.n_elements])
+        Self::with_element_lengths(params.clone(), vec![h; params.n_elements], options)
     }
 
     /// A mesh along a polyline (generator points or the nodes of a Gmsh line mesh, in order):
@@ -187,7 +246,7 @@ impl BeamModel {
         let lengths: Vec<f64> = points.windows(2).map(|w| dist(w[0], w[1])).collect();
         params.n_elements = lengths.len();
         params.length = lengths.iter().sum();
-        Self::with_element_lengths(params, lengths)
+        Self::with_element_lengths(params, lengths, BeamOptions::default())
     }
 
     /// The same mesh and material with other ends (for example end B released after a static
@@ -197,16 +256,43 @@ impl BeamModel {
         params.end_a = end_a;
         params.end_b = end_b;
         let lengths = self.elements.iter().map(|e| e.length).collect();
-        Self::with_element_lengths(params, lengths)
+        Self::with_element_lengths(params, lengths, self.options)
     }
 
-    fn with_element_lengths(params: BeamParameters, lengths: Vec<f64>) -> Result<Self, BeamError> {
+    /// The same mesh, material and ends with other [`BeamOptions`] (constraint points,
+    /// seabed).
+    pub fn with_beam_options(&self, options: BeamOptions) -> Result<Self, BeamError> {
+        let lengths = self.elements.iter().map(|e| e.length).collect();
+        Self::with_element_lengths(self.params.clone(), lengths, options)
+    }
+
+    fn with_element_lengths(
+        params: BeamParameters,
+        lengths: Vec<f64>,
+        options: BeamOptions,
+    ) -> Result<Self, BeamError> {
         check_positive("density", params.density)?;
         if !(params.bending_stiffness >= 0.0 && params.bending_stiffness.is_finite()) {
             return Err(BeamError::InvalidParameter {
                 name: "bending_stiffness",
                 value: params.bending_stiffness,
                 expected: "a finite number >= 0",
+            });
+        }
+        if params.bending_stiffness == 0.0 && options.constraint_points == ConstraintPoints::Gauss {
+            return Err(BeamError::CableNeedsNodalPoints);
+        }
+        if let Some(sb) = options.seabed
+            && (sb.axis >= DIM || !sb.level.is_finite())
+        {
+            return Err(BeamError::InvalidParameter {
+                name: "seabed",
+                value: if sb.axis >= DIM {
+                    sb.axis as f64
+                } else {
+                    sb.level
+                },
+                expected: "an axis 0, 1 or 2 and a finite level",
             });
         }
         for &h in &lengths {
@@ -283,15 +369,51 @@ impl BeamModel {
                 }
             }
         }
-        let rule = constraint_rule();
-        let mut point_weight = Vec::with_capacity(2 * n_el);
-        let mut point_dn = Vec::with_capacity(2 * n_el);
-        for el in &elements {
-            for (&xi, &w) in rule.points.iter().zip(&rule.weights) {
-                point_weight.push(w * el.length);
-                point_dn.push(el.first_derivatives(xi));
+        let mut point_weight = Vec::with_capacity(2 * n_el + 1);
+        let mut point_dn = Vec::with_capacity(2 * n_el + 1);
+        let mut point_el = Vec::with_capacity(2 * n_el + 1);
+        let mut point_xi = Vec::with_capacity(2 * n_el + 1);
+        let mut point_home = Vec::with_capacity(2 * n_el + 1);
+        match options.constraint_points {
+            ConstraintPoints::Gauss => {
+                let rule = constraint_rule();
+                for (e, el) in elements.iter().enumerate() {
+                    for (q, (&xi, &w)) in rule.points.iter().zip(&rule.weights).enumerate() {
+                        point_weight.push(w * el.length);
+                        point_dn.push(el.first_derivatives(xi));
+                        point_el.push(e);
+                        point_xi.push(xi);
+                        point_home.push((e + 1, q));
+                    }
+                }
+            }
+            ConstraintPoints::NodesAndMidpoints => {
+                for (e, el) in elements.iter().enumerate() {
+                    let h_prev = if e > 0 { elements[e - 1].length } else { 0.0 };
+                    point_weight.push((h_prev + el.length) / 6.0);
+                    point_dn.push(el.first_derivatives(0.0));
+                    point_el.push(e);
+                    point_xi.push(0.0);
+                    point_home.push((e, 0));
+                    point_weight.push(2.0 * el.length / 3.0);
+                    point_dn.push(el.first_derivatives(0.5));
+                    point_el.push(e);
+                    point_xi.push(0.5);
+                    point_home.push((e + 1, 1));
+                }
+                let el = &elements[n_el - 1];
+                point_weight.push(el.length / 6.0);
+                point_dn.push(el.first_derivatives(1.0));
+                point_el.push(n_el - 1);
+                point_xi.push(1.0);
+                point_home.push((n_el, 0));
             }
         }
+        let point_active = point_el
+            .iter()
+            .zip(&point_dn)
+            .map(|(&e, dn)| (0..N_LOCAL).any(|a| dn[a] != 0.0 && !fixed[2 * e + a]))
+            .collect();
         Ok(Self {
             params,
             node_s,
@@ -301,9 +423,29 @@ impl BeamModel {
             bending,
             load,
             fixed,
+            options,
             point_weight,
             point_dn,
+            point_el,
+            point_xi,
+            point_home,
+            point_active,
         })
+    }
+
+    /// The discretization options (constraint points, seabed).
+    pub fn options(&self) -> BeamOptions {
+        self.options
+    }
+
+    /// The seabed, if any.
+    pub fn seabed(&self) -> Option<Seabed> {
+        self.options.seabed
+    }
+
+    /// Where `|x'| = 1` is imposed.
+    pub fn constraint_points(&self) -> ConstraintPoints {
+        self.options.constraint_points
     }
 
     /// The parameters (with `n_elements` and `length` of the actual mesh).
@@ -326,7 +468,8 @@ impl BeamModel {
         2 * self.n_nodes()
     }
 
-    /// Number of constraint points, `2 n_elements()`.
+    /// Number of constraint points: `2 n_elements()` (Gauss) or `2 n_elements() + 1` (nodes
+    /// and midpoints).
     pub fn n_points(&self) -> usize {
         self.point_weight.len()
     }
@@ -371,11 +514,29 @@ impl BeamModel {
         self.fixed[k]
     }
 
-    /// The augmentation matrix `r Σ_q w_q h N_a'(ξ_q) N_b'(ξ_q)` at the constraint points.
+    /// The augmentation matrix `r Σ_j w_j N'_j N'_jᵀ` at the model's constraint points (the
+    /// Uzawa loop's `r K_r`, integrated with the same points as the constraint).
     pub fn axial(&self, r: f64) -> CsrMatrix<f64> {
-        let rule = constraint_rule();
-        self.plan
-            .assemble_matrix(|e, out| flatten(&self.elements[e].axial(r, &rule), out))
+        match self.options.constraint_points {
+            ConstraintPoints::Gauss => {
+                let rule = constraint_rule();
+                self.plan
+                    .assemble_matrix(|e, out| flatten(&self.elements[e].axial(r, &rule), out))
+            }
+            ConstraintPoints::NodesAndMidpoints => {
+                let mut local = vec![[[0.0; N_LOCAL]; N_LOCAL]; self.n_elements()];
+                for j in 0..self.n_points() {
+                    let (dn, w) = (&self.point_dn[j], self.point_weight[j]);
+                    let k = &mut local[self.point_el[j]];
+                    for a in 0..N_LOCAL {
+                        for b in 0..N_LOCAL {
+                            k[a][b] += r * w * dn[a] * dn[b];
+                        }
+                    }
+                }
+                self.plan.assemble_matrix(|e, out| flatten(&local[e], out))
+            }
+        }
     }
 
     /// Quadrature weight `w_q h_e` of each constraint point.
@@ -383,32 +544,59 @@ impl BeamModel {
         &self.point_weight
     }
 
-    /// `N_a'(s_j)` (the four local shape-function derivatives) at each constraint point.
-    pub(crate) fn point_derivatives(&self) -> &[[f64; N_LOCAL]] {
+    /// `N_a'(s_j)` (the four local shape-function derivatives of the point's element) at
+    /// each constraint point.
+    pub fn point_derivatives(&self) -> &[[f64; N_LOCAL]] {
         &self.point_dn
     }
 
-    /// Element of constraint point `j`.
-    pub fn point_element(j: usize) -> usize {
-        j / 2
+    /// The element whose local dofs give the tangent at constraint point `j`.
+    pub fn point_element(&self, j: usize) -> usize {
+        self.point_el[j]
+    }
+
+    /// Home block (node) and slot (0 or 1) of constraint point `j` in the Newton–KKT system.
+    pub(crate) fn point_home(&self, j: usize) -> (usize, usize) {
+        self.point_home[j]
+    }
+
+    /// Whether constraint point `j` depends on a free dof (a clamped end's nodal point does
+    /// not: its multiplier is inactive and stays 0).
+    pub fn point_is_active(&self, j: usize) -> bool {
+        self.point_active[j]
     }
 
     /// Arc length of each constraint point.
     pub fn point_arc_lengths(&self) -> Vec<f64> {
-        let rule = constraint_rule();
         (0..self.n_points())
             .map(|j| {
-                let e = j / 2;
-                self.node_s[e] + rule.points[j % 2] * self.elements[e].length
+                let e = self.point_el[j];
+                self.node_s[e] + self.point_xi[j] * self.elements[e].length
             })
             .collect()
+    }
+
+    /// The element means of a quantity given at the constraint points (for example the
+    /// tensions `T_j`): `(T₀ + T₁)/2` over an element's Gauss points, the Simpson mean
+    /// `(T_node + 4 T_mid + T_node')/6` for nodes and midpoints.
+    pub fn element_means(&self, at_points: &[f64]) -> Vec<f64> {
+        match self.options.constraint_points {
+            ConstraintPoints::Gauss => (0..self.n_elements())
+                .map(|e| 0.5 * (at_points[2 * e] + at_points[2 * e + 1]))
+                .collect(),
+            ConstraintPoints::NodesAndMidpoints => (0..self.n_elements())
+                .map(|e| {
+                    (at_points[2 * e] + 4.0 * at_points[2 * e + 1] + at_points[2 * e + 2]) / 6.0
+                })
+                .collect(),
+        }
     }
 
     /// `x'` at every constraint point of a column-major configuration `x`.
     pub fn tangents_at_points(&self, x: &[f64], out: &mut [[f64; 3]]) {
         let n_s = self.n_scalar();
         for (j, o) in out.iter_mut().enumerate() {
-            let e = j / 2;
+            let e = self.point_el[j];
             let dn = &self.point_dn[j];
             for c in 0..DIM {
                 let base = c * n_s + 2 * e;
@@ -423,7 +611,7 @@ impl BeamModel {
     pub fn add_point_forces(&self, g: &[[f64; 3]], out: &mut [f64]) {
         let n_s = self.n_scalar();
         for (j, gj) in g.iter().enumerate() {
-            let e = j / 2;
+            let e = self.point_el[j];
             let dn = &self.point_dn[j];
             let w = self.point_weight[j];
             for c in 0..DIM {
@@ -459,6 +647,66 @@ impl BeamModel {
     /// Whether the static problem is well posed: at least one end position prescribed.
     pub fn has_support(&self) -> bool {
         self.fixed.iter().any(|&f| f)
+    }
+
+    /// Refuses supports no inextensible beam can satisfy at time `t`: no prescribed position
+    /// ([`BeamError::NoSupport`]), both ends prescribed at least `L` apart
+    /// ([`BeamError::SupportsOutOfReach`]), or a prescribed end below the seabed
+    /// ([`BeamError::EndBelowSeabed`]).
+    pub fn check_supports(&self, t: f64) -> Result<(), BeamError> {
+        if !self.has_support() {
+            return Err(BeamError::NoSupport);
+        }
+        let (a, b) = (self.params.end_a.placement(), self.params.end_b.placement());
+        if let (Some(pa), Some(pb)) = (a, b) {
+            let span = dist(pa.at(t), pb.at(t));
+            if span.is_nan() || span >= self.length() {
+                return Err(BeamError::SupportsOutOfReach {
+                    span,
+                    length: self.length(),
+                });
+            }
+        }
+        if let Some(sb) = self.options.seabed {
+            for (end, p) in [("end_a", a), ("end_b", b)] {
+                if let Some(p) = p {
+                    let height = p.at(t)[sb.axis];
+                    if height < sb.level {
+                        return Err(BeamError::EndBelowSeabed {
+                            end,
+                            height,
+                            level: sb.level,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// With [`ConstraintPoints::NodesAndMidpoints`], rescales every free nodal tangent of the
+    /// column-major `x` to unit length: the exact projection onto the nodal constraints
+    /// `|x'(sᵢ)| = 1` (a retraction). Newton iterates use it so that large rotations of the
+    /// tangents do not leave them off the unit sphere (`|s + δs| > 1` after a linearized
+    /// step). Does nothing for the Gauss points.
+    pub fn normalize_nodal_tangents(&self, x: &mut [f64]) {
+        if self.options.constraint_points != ConstraintPoints::NodesAndMidpoints {
+            return;
+        }
+        let n_s = self.n_scalar();
+        for i in 0..self.n_nodes() {
+            let k = 2 * i + 1;
+            if self.fixed[k] {
+                continue;
+            }
+            let t = [x[k], x[n_s + k], x[2 * n_s + k]];
+            let n = norm(t);
+            if n > 0.0 && n.is_finite() {
+                for c in 0..DIM {
+                    x[c * n_s + k] /= n;
+                }
+            }
+        }
     }
 
     /// Bending energy `½ EI ∫ |x''|²` of a column-major configuration.
@@ -599,6 +847,174 @@ impl BeamState {
         }
     }
 
+    /// [`BeamState::arc`], refusing what it would silently degrade: supports at least `L`
+    /// apart ([`BeamError::SupportsOutOfReach`]) and a bulge direction without a component
+    /// normal to the chord `b − a` ([`BeamError::DegenerateSagDirection`], for example
+    /// `[0, 0, 0]`, or a direction along the chord).
+    pub fn try_arc(
+        model: &BeamModel,
+        a: [f64; 3],
+        b: [f64; 3],
+        bulge: [f64; 3],
+    ) -> Result<Self, BeamError> {
+        let l = model.length();
+        let chord_v = sub(b, a);
+        let c = norm(chord_v);
+        if c.is_nan() || c >= l {
+            return Err(BeamError::SupportsOutOfReach { span: c, length: l });
+        }
+        let normal = if c > 0.0 {
+            let u = scale(chord_v, 1.0 / c);
+            norm(sub(bulge, scale(u, dot(bulge, u))))
+        } else {
+            norm(bulge)
+        };
+        if !(normal > 1e-12 * norm(bulge) && normal.is_finite()) {
+            return Err(BeamError::DegenerateSagDirection { direction: bulge });
+        }
+        Ok(Self::arc(model, a, b, bulge))
+    }
+
+    /// A taut start for a beam between `a` and `b` resting on the model's seabed: the polyline
+    /// `a → a' → c → b` of length `L`, `a'` the foot of `a` on the seabed and `c` on the
+    /// seabed between `a'` and the foot `b'` of `b`, at the distance `d` from `a'` with
+    /// `|a a'| + d + |c b| = L`. Nodes are placed along it by arc length, tangents along its
+    /// segments (unit; a node at a corner takes the outgoing segment).
+    ///
+    /// Refused: no seabed ([`BeamError::Unsupported`]), an end below it
+    /// ([`BeamError::EndBelowSeabed`]), `L` too short to reach the seabed taut
+    /// ([`BeamError::SupportsOutOfReach`] with `span` the shortest such polyline), or so long
+    /// that even `d = |a'b'|` leaves slack (a slack cable on a frictionless seabed has no
+    /// unique equilibrium; [`BeamError::SlackOnSeabed`]).
+    pub fn taut_over_seabed(
+        model: &BeamModel,
+        a: [f64; 3],
+        b: [f64; 3],
+    ) -> Result<Self, BeamError> {
+        let Some(sb) = model.seabed() else {
+            return Err(BeamError::Unsupported {
+                what: "taut_over_seabed needs a model with a seabed",
+            });
+        };
+        let (ha, hb) = (a[sb.axis] - sb.level, b[sb.axis] - sb.level);
+        for (end, h, p) in [("end_a", ha, a), ("end_b", hb, b)] {
+            if h < 0.0 {
+                return Err(BeamError::EndBelowSeabed {
+                    end,
+                    height: p[sb.axis],
+                    level: sb.level,
+                });
+            }
+        }
+        let mut fa = a;
+        fa[sb.axis] = sb.level;
+        let mut fb = b;
+        fb[sb.axis] = sb.level;
+        let dd = dist(fa, fb);
+        let l = model.length();
+        let f = |d: f64| ha + d + ((dd - d) * (dd - d) + hb * hb).sqrt();
+        if f(0.0) > l {
+            return Err(BeamError::SupportsOutOfReach {
+                span: f(0.0),
+                length: l,
+            });
+        }
+        if f(dd) < l {
+            return Err(BeamError::SlackOnSeabed { excess: l - f(dd) });
+        }
+        // f is nondecreasing in d: bisection.
+        let (mut lo, mut hi) = (0.0, dd);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) < l {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let d = 0.5 * (lo + hi);
+        let dir = if dd > 0.0 {
+            scale(sub(fb, fa), 1.0 / dd)
+        } else {
+            [0.0; 3]
+        };
+        let c = add(fa, scale(dir, d));
+        let corners = [a, fa, c, b];
+        let mut seg_len = [0.0; 3];
+        for k in 0..3 {
+            seg_len[k] = dist(corners[k], corners[k + 1]);
+        }
+        let mut positions = Vec::with_capacity(model.n_nodes());
+        let mut tangents = Vec::with_capacity(model.n_nodes());
+        for &s in model.node_arc_lengths() {
+            let mut rest = s;
+            let mut k = 0;
+            while k < 2 && (seg_len[k] == 0.0 || rest >= seg_len[k]) {
+                rest -= seg_len[k];
+                k += 1;
+            }
+            let t = if seg_len[k] > 0.0 {
+                scale(sub(corners[k + 1], corners[k]), 1.0 / seg_len[k])
+            } else {
+                dir
+            };
+            positions.push(add(corners[k], scale(t, rest.min(seg_len[k]))));
+            tangents.push(t);
+        }
+        Ok(Self {
+            positions,
+            tangents,
+        })
+    }
+
+    /// The inextensible catenary with a grounded part, from `a` on the seabed to `b` above it:
+    /// the shape of a cable (`EI = 0`) under uniform gravity `−|g| e_axis` on a frictionless
+    /// seabed, a good start for a light beam too.
+    ///
+    /// With `X` the horizontal distance from `a` to `b`, `Y` the height of `b` above the
+    /// seabed and `L_s` the suspended length, the suspended part is the catenary
+    /// `y = c (cosh(ξ/c) − 1)` leaving the seabed tangentially at the touchdown point, so
+    /// `L_s = c sinh(X_s/c)` and `Y = c (cosh(X_s/c) − 1)`, hence `L_s² = Y² + 2cY`, i.e.
+    /// `c = (L_s² − Y²)/(2Y)`, and `X_s = c asinh(L_s/c)`; the grounded part is straight and
+    /// taut (frictionless: constant tension `H = ρ|g| c`), of length `L − L_s`, so
+    /// `L − L_s + c asinh(L_s/c) = X`, solved for `L_s ∈ (Y, L)` by bisection. The touchdown
+    /// point lies at `L − L_s` from `a`.
+    ///
+    /// Refused: no seabed, gravity not along `−e_axis`, `a` not on the seabed or `b` below it,
+    /// a cable too long ([`BeamError::SlackOnSeabed`]) or too short to touch the seabed
+    /// ([`BeamError::Unsupported`]).
+    pub fn catenary_over_seabed(
+        model: &BeamModel,
+        a: [f64; 3],
+        b: [f64; 3],
+    ) -> Result<Self, BeamError> {
+        let (l_s, c, u, l) = catenary_over_seabed_parameters(model, a, b)?;
+        let sb = model.seabed().expect("checked above");
+        let mut up = [0.0; 3];
+        up[sb.axis] = 1.0;
+        let x_t = l - l_s;
+        let mut positions = Vec::with_capacity(model.n_nodes());
+        let mut tangents = Vec::with_capacity(model.n_nodes());
+        for &s in model.node_arc_lengths() {
+            if s <= x_t {
+                positions.push(add(a, scale(u, s)));
+                tangents.push(u);
+            } else {
+                let q = (s - x_t) / c;
+                let r = (1.0 + q * q).sqrt();
+                positions.push(add(
+                    a,
+                    add(scale(u, x_t + c * q.asinh()), scale(up, c * (r - 1.0))),
+                ));
+                tangents.push(add(scale(u, 1.0 / r), scale(up, q / r)));
+            }
+        }
+        Ok(Self {
+            positions,
+            tangents,
+        })
+    }
+
     /// Positions at the polyline's points with tangents along the averaged unit chords.
     pub fn from_polyline(points: &[[f64; 3]]) -> Self {
         let n = points.len();
@@ -646,6 +1062,76 @@ impl BeamState {
                 .collect(),
         }
     }
+}
+
+/// `(L_s, c, u, L)` of [`BeamState::catenary_over_seabed`]: the suspended length, the
+/// catenary parameter `c = H/(ρ|g|)`, the horizontal unit vector from `a` towards `b` and the
+/// length.
+pub fn catenary_over_seabed_parameters(
+    model: &BeamModel,
+    a: [f64; 3],
+    b: [f64; 3],
+) -> Result<(f64, f64, [f64; 3], f64), BeamError> {
+    let Some(sb) = model.seabed() else {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs a model with a seabed",
+        });
+    };
+    let g = model.parameters().gravity;
+    let gn = norm(g);
+    if !(gn > 0.0 && (-g[sb.axis] - gn).abs() <= 1e-12 * gn) {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs gravity along -e_axis of the seabed",
+        });
+    }
+    let l = model.length();
+    if (a[sb.axis] - sb.level).abs() > 1e-9 * l {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs end a on the seabed",
+        });
+    }
+    let y = b[sb.axis] - sb.level;
+    if y <= 0.0 {
+        return Err(BeamError::EndBelowSeabed {
+            end: "end_b",
+            height: b[sb.axis],
+            level: sb.level,
+        });
+    }
+    let mut h = sub(b, a);
+    h[sb.axis] = 0.0;
+    let x = norm(h);
+    if x == 0.0 {
+        return Err(BeamError::Unsupported {
+            what: "catenary_over_seabed needs end b horizontally away from end a",
+        });
+    }
+    let u = scale(h, 1.0 / x);
+    let param = |ls: f64| (ls * ls - y * y) / (2.0 * y);
+    let f = |ls: f64| {
+        let c = param(ls);
+        l - ls + c * (ls / c).asinh() - x
+    };
+    if l - y - x >= 0.0 {
+        return Err(BeamError::SlackOnSeabed { excess: l - y - x });
+    }
+    if f(l) < 0.0 {
+        return Err(BeamError::Unsupported {
+            what: "the cable is too short to rest on the seabed (its catenary from end a to \
+                   end b has no grounded part)",
+        });
+    }
+    let (mut lo, mut hi) = (y * (1.0 + 1e-15), l);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let ls = 0.5 * (lo + hi);
+    Ok((ls, param(ls), u, l))
 }
 
 fn check_positive(name: &'static str, v: f64) -> Result<(), BeamError> {

@@ -20,9 +20,10 @@ use fem_time::{StepReport as FrameworkReport, Stepper, TimeGrid};
 use serde::Deserialize;
 
 use crate::{
-    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, NewtonKktSettings,
-    NewtonKktStepper, PenaltySettings, PenaltyStepper, PointLoad, StepReport, TimeSettings,
-    UzawaSettings, solve_static,
+    AugmentedLagrangianStepper, BeamModel, BeamOptions, BeamParameters, BeamState,
+    ConstraintPoints, End, EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper,
+    PenaltySettings, PenaltyStepper, PointLoad, Seabed, StepReport, TimeSettings, UzawaSettings,
+    solve_static, solve_static_newton,
 };
 
 /// An inextensible beam (cable, riser, pipeline) in large displacement (Glowinski–Holmström
@@ -61,6 +62,35 @@ pub struct BeamSection {
     #[serde(default = "default_samples_per_element")]
     #[serde(deserialize_with = "strict")]
     pub samples_per_element: usize,
+    /// Where `|x'| = 1` is imposed: `gauss` (default, the paper's 2 Gauss points per element)
+    /// or `nodes_and_midpoints` (fourth order in space; needed for a cable, `EI = 0`).
+    #[serde(default)]
+    pub constraint_points: ConstraintPointsInput,
+    /// A horizontal seabed the beam may rest on and lift off (frictionless).
+    #[serde(default)]
+    pub seabed: Option<SeabedInput>,
+}
+
+/// Where the inextensibility is imposed.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstraintPointsInput {
+    /// Two Gauss points per element.
+    #[default]
+    Gauss,
+    /// Every node and element midpoint.
+    NodesAndMidpoints,
+}
+
+/// A seabed: the plane `x[axis] = level`, the beam staying at or above it.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SeabedInput {
+    /// The vertical component, 0, 1 or 2 (default: the one gravity points along).
+    #[serde(default)]
+    pub axis: Option<usize>,
+    /// The height of the plane (m).
+    pub level: f64,
 }
 
 fn default_gravity() -> [f64; 3] {
@@ -116,7 +146,39 @@ pub enum BeamInitialInput {
         #[serde(default = "default_sag")]
         #[serde(deserialize_with = "strict")]
         sag_direction: [f64; 3],
+        /// The static solver: `uzawa` (default, the paper's Algorithm 2) or `newton` (on the
+        /// KKT system, no parameter, iterations independent of N).
+        #[serde(default)]
+        solver: StaticSolverInput,
+        /// The starting shape: `arc` (default), or, over a seabed, `catenary_over_seabed` (the
+        /// closed-form inextensible catenary with a grounded part) or `taut_over_seabed`.
+        #[serde(default)]
+        start: StartInput,
     },
+}
+
+/// The static solver.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StaticSolverInput {
+    /// Uzawa (Algorithm 2) with Anderson acceleration, r = 1e4.
+    #[default]
+    Uzawa,
+    /// Newton on the KKT system with load continuation.
+    Newton,
+}
+
+/// The static solve's starting shape.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StartInput {
+    /// A circular arc between the supports, bulging along `sag_direction`.
+    #[default]
+    Arc,
+    /// The closed-form inextensible catenary with a grounded part (needs a seabed).
+    CatenaryOverSeabed,
+    /// A taut line along the seabed then up to the far support (needs a seabed).
+    TautOverSeabed,
 }
 
 fn default_sag() -> [f64; 3] {
@@ -146,6 +208,9 @@ pub enum BeamSolverInput {
         #[serde(deserialize_with = "strict")]
         epsilon: f64,
     },
+    /// The energy-conserving constrained midpoint rule: second order in time, energy and
+    /// `|x'| = 1` held to the Newton tolerance (no `alpha`).
+    EnergyConserving,
 }
 
 fn default_augmentation() -> f64 {
@@ -154,6 +219,70 @@ fn default_augmentation() -> f64 {
 
 fn default_true() -> bool {
     true
+}
+
+/// The discretization options of the section, after checking them against the solver.
+fn beam_options(b: &BeamSection) -> Result<BeamOptions, InputError> {
+    let constraint_points = match b.constraint_points {
+        ConstraintPointsInput::Gauss => ConstraintPoints::Gauss,
+        ConstraintPointsInput::NodesAndMidpoints => ConstraintPoints::NodesAndMidpoints,
+    };
+    if b.bending_stiffness == 0.0 && constraint_points == ConstraintPoints::Gauss {
+        return Err(InputError::invalid(
+            "model.beam.bending_stiffness",
+            "a cable (bending_stiffness: 0) needs constraint_points: nodes_and_midpoints (with the two Gauss points its nodal tangents are a zero-energy mode)",
+        ));
+    }
+    let seabed = match b.seabed {
+        None => None,
+        Some(s) => {
+            if !s.level.is_finite() {
+                return Err(InputError::invalid(
+                    "model.beam.seabed.level",
+                    format!("expected a finite height, got {}", s.level),
+                ));
+            }
+            let axis = match s.axis {
+                Some(axis) if axis < 3 => axis,
+                Some(axis) => {
+                    return Err(InputError::invalid(
+                        "model.beam.seabed.axis",
+                        format!("expected 0, 1 or 2 (x, y or z), got {axis}"),
+                    ));
+                }
+                None => {
+                    let g = b.gravity;
+                    let k = (0..3)
+                        .max_by(|&i, &j| g[i].abs().total_cmp(&g[j].abs()))
+                        .unwrap_or(1);
+                    if g[k] >= 0.0 {
+                        return Err(InputError::invalid(
+                            "model.beam.seabed.axis",
+                            "gravity does not point down any axis: give the seabed's vertical axis",
+                        ));
+                    }
+                    k
+                }
+            };
+            if !matches!(
+                b.solver,
+                BeamSolverInput::NewtonKkt | BeamSolverInput::EnergyConserving
+            ) {
+                return Err(InputError::invalid(
+                    "model.beam.solver",
+                    "a seabed needs the newton_kkt or energy_conserving solver",
+                ));
+            }
+            Some(Seabed {
+                axis,
+                level: s.level,
+            })
+        }
+    };
+    Ok(BeamOptions {
+        constraint_points,
+        seabed,
+    })
 }
 
 fn end(e: &EndInput) -> End {
@@ -189,56 +318,13 @@ fn bytes_per_element(solver: &BeamSolverInput) -> f64 {
     }
 }
 
-/// The starting arc bulges along `sag` away from the chord between the supports `a` and `z`:
-/// refused up front when it cannot (zero, not finite, or along the chord while the supports
-/// are closer than the length, so that the arc is not straight).
-fn check_sag_direction(
-    sag: [f64; 3],
-    a: [f64; 3],
-    z: [f64; 3],
-    length: f64,
-    end_a: &EndInput,
-    end_b: &EndInput,
-) -> Result<(), InputError> {
-    let field = "model.beam.initial.static.sag_direction";
-    let norm = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    let n = norm(sag);
-    if !(n.is_finite() && n > 0.0) {
-        return Err(InputError::invalid(
-            field,
-            format!(
-                "expected a non-zero direction in which the starting arc bulges, got [{}, {}, {}]",
-                sag[0], sag[1], sag[2]
-            ),
-        ));
-    }
-    let chord = [z[0] - a[0], z[1] - a[1], z[2] - a[2]];
-    let c = norm(chord);
-    let bent = !matches!(end_a, EndInput::Free)
-        && !matches!(end_b, EndInput::Free)
-        && c > 0.0
-        && c < length * (1.0 - 1e-12);
-    if bent && c.is_finite() {
-        let along = (sag[0] * chord[0] + sag[1] * chord[1] + sag[2] * chord[2]) / (n * c);
-        if 1.0 - along.abs() < 1e-12 {
-            return Err(InputError::invalid(
-                field,
-                format!(
-                    "the direction [{}, {}, {}] is along the line between the supports: the arc needs a direction across it",
-                    sag[0], sag[1], sag[2]
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// One of the dynamic beam schemes.
 #[derive(Debug)]
 enum Scheme {
     Augmented(Box<AugmentedLagrangianStepper>),
     Kkt(Box<NewtonKktStepper>),
     Penalty(Box<PenaltyStepper>),
+    EnergyConserving(Box<EnergyConservingStepper>),
 }
 
 impl Scheme {
@@ -247,6 +333,7 @@ impl Scheme {
             Scheme::Augmented(s) => s.as_ref(),
             Scheme::Kkt(s) => s.as_ref(),
             Scheme::Penalty(s) => s.as_ref(),
+            Scheme::EnergyConserving(s) => s.as_ref(),
         }
     }
     fn stepper_mut(&mut self) -> &mut dyn Stepper {
@@ -254,6 +341,7 @@ impl Scheme {
             Scheme::Augmented(s) => s.as_mut(),
             Scheme::Kkt(s) => s.as_mut(),
             Scheme::Penalty(s) => s.as_mut(),
+            Scheme::EnergyConserving(s) => s.as_mut(),
         }
     }
     fn state(&self) -> BeamState {
@@ -261,6 +349,7 @@ impl Scheme {
             Scheme::Augmented(s) => s.state(),
             Scheme::Kkt(s) => s.state(),
             Scheme::Penalty(s) => s.state(),
+            Scheme::EnergyConserving(s) => s.state(),
         }
     }
     fn last_report(&self) -> StepReport {
@@ -268,6 +357,7 @@ impl Scheme {
             Scheme::Augmented(s) => s.last_report(),
             Scheme::Kkt(s) => s.last_report(),
             Scheme::Penalty(s) => s.last_report(),
+            Scheme::EnergyConserving(s) => s.last_report(),
         }
     }
     fn tensions(&self) -> Option<Vec<f64>> {
@@ -275,6 +365,7 @@ impl Scheme {
             Scheme::Augmented(s) => Some(s.tensions()),
             Scheme::Kkt(s) => Some(s.tensions().to_vec()),
             Scheme::Penalty(_) => None,
+            Scheme::EnergyConserving(s) => Some(s.tensions().to_vec()),
         }
     }
 }
@@ -306,6 +397,12 @@ impl BeamRun {
             return Err(invalid(
                 "time.alpha",
                 format!("expected 1/4 <= alpha <= 1/2 for the beam schemes, got {alpha}"),
+            ));
+        }
+        if b.solver == BeamSolverInput::EnergyConserving && t.alpha.is_some() {
+            return Err(invalid(
+                "time.alpha",
+                "the energy-conserving beam scheme has no alpha: remove 'time.alpha'".into(),
             ));
         }
         if t.newton.is_some() {
@@ -381,7 +478,10 @@ impl BeamRun {
             end_a,
             end_b,
             sag_direction,
+            solver: static_solver,
+            start,
         } = &b.initial;
+        let options = beam_options(b)?;
         let params = BeamParameters {
             n_elements: b.elements,
             length: b.length,
@@ -399,8 +499,8 @@ impl BeamRun {
                 })
                 .collect(),
         };
-        let static_model =
-            BeamModel::new(params).map_err(|e| invalid("model.beam", e.to_string()))?;
+        let static_model = BeamModel::with_options(params, options)
+            .map_err(|e| invalid("model.beam", e.to_string()))?;
         let anchor = |e: &EndInput, fallback: [f64; 3]| match e {
             EndInput::Pinned(x) => *x,
             EndInput::Clamped { position, .. } => *position,
@@ -423,19 +523,48 @@ impl BeamRun {
                 ));
             }
         }
-        check_sag_direction(*sag_direction, a, z, b.length, end_a, end_b)?;
-        let guess = BeamState::arc(&static_model, a, z, *sag_direction);
-        let sol =
-            solve_static(&static_model, &guess, &UzawaSettings::anderson(1e4)).map_err(|e| {
-                invalid(
-                    "model.beam.initial.static",
-                    format!("the static start did not converge: {e}"),
-                )
-            })?;
-        let static_report = format!(
-            "{} Uzawa iterations, max ||x'| - 1| = {:.1e}",
-            sol.report.iterations, sol.report.max_constraint_violation
-        );
+        let start_field = "model.beam.initial.static.start";
+        let guess = match start {
+            StartInput::Arc => BeamState::try_arc(&static_model, a, z, *sag_direction)
+                .map_err(|e| invalid("model.beam.initial.static.sag_direction", e.to_string()))?,
+            StartInput::CatenaryOverSeabed => BeamState::catenary_over_seabed(&static_model, a, z)
+                .map_err(|e| invalid(start_field, e.to_string()))?,
+            StartInput::TautOverSeabed => BeamState::taut_over_seabed(&static_model, a, z)
+                .map_err(|e| invalid(start_field, e.to_string()))?,
+        };
+        let not_converged = |e: crate::BeamError| {
+            invalid(
+                "model.beam.initial.static",
+                format!("the static start did not converge: {e}"),
+            )
+        };
+        let (sol, static_report) = match static_solver {
+            StaticSolverInput::Uzawa => {
+                if static_model.seabed().is_some() {
+                    return Err(invalid(
+                        "model.beam.initial.static.solver",
+                        "a seabed needs the newton static solver (Uzawa does not handle contact): solver: newton".into(),
+                    ));
+                }
+                let sol = solve_static(&static_model, &guess, &UzawaSettings::anderson(1e4))
+                    .map_err(not_converged)?;
+                let report = format!(
+                    "{} Uzawa iterations, max ||x'| - 1| = {:.1e}",
+                    sol.report.iterations, sol.report.max_constraint_violation
+                );
+                (sol, report)
+            }
+            StaticSolverInput::Newton => {
+                let sol =
+                    solve_static_newton(&static_model, &guess, 0.0, &NewtonKktSettings::statics())
+                        .map_err(not_converged)?;
+                let report = format!(
+                    "Newton on the KKT system, {} iterations, max ||x'| - 1| = {:.1e}",
+                    sol.report.iterations, sol.report.max_constraint_violation
+                );
+                (sol, report)
+            }
+        };
         let model = static_model
             .with_ends(end(&b.end_a), end(&b.end_b))
             .map_err(|e| invalid("model.beam.end_a", e.to_string()))?;
@@ -483,6 +612,17 @@ impl BeamRun {
                 PenaltyStepper::new(model, &sol.state, None, time, PenaltySettings::new(epsilon))
                     .map_err(setup)?,
             )),
+            BeamSolverInput::EnergyConserving => Scheme::EnergyConserving(Box::new(
+                EnergyConservingStepper::new(
+                    model,
+                    &sol.state,
+                    None,
+                    Some(&sol.multipliers),
+                    time,
+                    NewtonKktSettings::default(),
+                )
+                .map_err(setup)?,
+            )),
         };
         let describe = vec![
             format!(
@@ -491,8 +631,12 @@ impl BeamRun {
             ),
             format!("  static start: {static_report}"),
             format!(
-                "  time: {:?}, alpha = {alpha}, dt = {:e}, {} steps to {}",
-                b.solver,
+                "  time: {}, dt = {:e}, {} steps to {}",
+                match b.solver {
+                    BeamSolverInput::EnergyConserving =>
+                        "energy-conserving constrained midpoint rule".to_string(),
+                    other => format!("{other:?}, alpha = {alpha}"),
+                },
                 grid.dt(),
                 grid.n_steps(),
                 grid.t_end()
@@ -538,6 +682,9 @@ impl Model for BeamRun {
             "residual",
             "multiplier_change",
             "max_speed",
+            "support_work",
+            "seabed_work",
+            "nodes_on_seabed",
         ]
         .map(String::from)
         .to_vec()
@@ -550,6 +697,9 @@ impl Model for BeamRun {
             r.residual,
             r.multiplier_change,
             r.max_speed,
+            r.support_work,
+            r.seabed_work,
+            r.nodes_on_seabed as f64,
         ]);
     }
     fn frame(&mut self) -> Frame<'_> {
@@ -567,12 +717,15 @@ impl Model for BeamRun {
                 .iter()
                 .map(|s| s.tangent.iter().map(|c| c * c).sum::<f64>().sqrt()),
         );
-        let tensions = self.scheme.tensions();
+        let tensions = self
+            .scheme
+            .tensions()
+            .map(|at_points| self.sample_model.element_means(&at_points));
         self.tension.clear();
         if let Some(points_t) = &tensions {
             self.tension.extend(samples.iter().map(|s| {
                 let e = ((s.s / self.length * n_elements as f64) as usize).min(n_elements - 1);
-                0.5 * (points_t[2 * e] + points_t[2 * e + 1])
+                points_t[e]
             }));
         }
         let frame = Frame::new(&self.points, &self.cells)

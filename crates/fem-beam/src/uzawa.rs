@@ -78,6 +78,27 @@ impl UzawaSettings {
         }
     }
 
+    /// Anderson-accelerated Uzawa with the augmentation chosen from the model, so that
+    /// `r K_r` is of the order of the stiffest other term of the x-step matrix:
+    /// `r = EI/h² + 10 F`, plus `ρ h²/Δt²` for a dynamic step of size `dt`, with `h` the
+    /// shortest element and `F = ρ|g|L + Σ|P|` the total load (N). The converged answer does
+    /// not depend on `r` (with the augmentation at the constraint points); the iteration count
+    /// does, and a fixed `r` that suits `N = 20` stalls at `N = 1000`
+    /// (`docs/theory/inextensible_beam.md`).
+    pub fn automatic(model: &BeamModel, dt: Option<f64>) -> Self {
+        let h = model
+            .elements()
+            .iter()
+            .map(|e| e.length)
+            .fold(f64::INFINITY, f64::min);
+        let p = model.parameters();
+        let mut r = p.bending_stiffness / (h * h) + 10.0 * crate::statics::total_load(model);
+        if let Some(dt) = dt {
+            r += p.density * h * h / (dt * dt);
+        }
+        Self::anderson(if r > 0.0 && r.is_finite() { r } else { 1.0 })
+    }
+
     pub(crate) fn check(&self) -> Result<(), BeamError> {
         let bad = |name, value, expected| {
             Err(BeamError::InvalidParameter {

@@ -47,7 +47,8 @@ impl OutputError {
         }
     }
 
-    pub(crate) fn io(op: &'static str, path: &Path, source: std::io::Error) -> Self {
+    /// A file-system failure of `op` on `path`.
+    pub fn io(op: &'static str, path: &Path, source: std::io::Error) -> Self {
         OutputError::Io {
             op,
             path: path.to_path_buf(),

@@ -23,6 +23,8 @@ pub struct HistoryWriter {
     n_columns: usize,
     out: BufWriter<File>,
     line: String,
+    /// Bytes in the file so far (header included).
+    len: u64,
 }
 
 impl HistoryWriter {
@@ -54,9 +56,76 @@ impl HistoryWriter {
             n_columns: columns.len(),
             out: BufWriter::new(file),
             line,
+            len: 0,
         };
         writer.flush_line()?;
         Ok(writer)
+    }
+
+    /// Continues the history at `path` after its first `keep` bytes (what a checkpoint
+    /// recorded): later rows, written after the checkpoint, are dropped. The header must be
+    /// `columns`.
+    ///
+    /// # Errors
+    /// [`OutputError::InvalidData`] if the file is shorter than `keep` or its header differs;
+    /// [`OutputError::Io`] naming the file.
+    pub fn resume(
+        path: impl AsRef<Path>,
+        columns: &[&str],
+        keep: u64,
+    ) -> Result<Self, OutputError> {
+        let path = path.as_ref().to_path_buf();
+        let text = std::fs::read(&path).map_err(|e| OutputError::io("read", &path, e))?;
+        if (text.len() as u64) < keep {
+            return Err(OutputError::invalid(
+                &path,
+                format!(
+                    "the history has {} bytes, fewer than the {keep} the checkpoint recorded",
+                    text.len()
+                ),
+            ));
+        }
+        let mut header = String::new();
+        for (i, c) in columns.iter().enumerate() {
+            if i > 0 {
+                header.push(',');
+            }
+            push_csv_field(c, &mut header);
+        }
+        header.push('\n');
+        if !text.starts_with(header.as_bytes()) {
+            return Err(OutputError::invalid(
+                &path,
+                "the history's columns are not this run's: the run cannot resume",
+            ));
+        }
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| OutputError::io("open", &path, e))?;
+        file.set_len(keep)
+            .map_err(|e| OutputError::io("truncate", &path, e))?;
+        let mut file = file;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))
+            .map_err(|e| OutputError::io("seek", &path, e))?;
+        Ok(HistoryWriter {
+            path,
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            n_columns: columns.len(),
+            out: BufWriter::new(file),
+            line: String::new(),
+            len: keep,
+        })
+    }
+
+    /// Bytes written so far, header included.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing (not even the header) was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Appends one row in which `None` is an empty cell (a value the writer does not have),
@@ -134,7 +203,9 @@ impl HistoryWriter {
         self.out
             .write_all(self.line.as_bytes())
             .and_then(|()| self.out.flush())
-            .map_err(|e| OutputError::io("write", &self.path, e))
+            .map_err(|e| OutputError::io("write", &self.path, e))?;
+        self.len += self.line.len() as u64;
+        Ok(())
     }
 }
 

@@ -30,11 +30,13 @@ mod atomic;
 mod error;
 mod numfmt;
 
+pub mod checkpoint;
 pub mod history;
 pub mod pvd;
 pub mod series;
 pub mod vtu;
 
+pub use checkpoint::{Checkpoint, CheckpointArray, CheckpointError, fingerprint};
 pub use error::OutputError;
 pub use history::HistoryWriter;
 pub use numfmt::format_f64;

@@ -51,6 +51,32 @@ impl PvdWriter {
         Ok(writer)
     }
 
+    /// Rewrites the `.pvd` at `path` to list exactly `entries` (time, file) — a resumed run's
+    /// frames so far.
+    ///
+    /// # Errors
+    /// As [`create`](Self::create).
+    pub fn resume(
+        path: impl AsRef<Path>,
+        entries: impl IntoIterator<Item = (f64, String)>,
+    ) -> Result<Self, OutputError> {
+        let writer = PvdWriter {
+            path: path.as_ref().to_path_buf(),
+            entries: entries
+                .into_iter()
+                .map(|(time, file)| Entry { time, file })
+                .collect(),
+            fsync: false,
+        };
+        writer.rewrite()?;
+        Ok(writer)
+    }
+
+    /// The times of the entries, in order.
+    pub fn times(&self) -> Vec<f64> {
+        self.entries.iter().map(|e| e.time).collect()
+    }
+
     /// Whether to `fsync` the temporary file before each rename (default `false`: the rename
     /// already protects against an interrupted process; fsync also protects against power
     /// loss, at some cost per frame).

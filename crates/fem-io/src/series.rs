@@ -48,6 +48,74 @@ impl FrameSeries {
         })
     }
 
+    /// Continues a series whose first frames (at `times`) are already in `dir`: rewrites the
+    /// `.pvd` to list exactly those, and removes any later `X_NNNNNN.vtu` (written after the
+    /// point the run resumes from).
+    ///
+    /// # Errors
+    /// As [`create`](Self::create), and if a listed frame is missing.
+    pub fn resume(
+        dir: impl AsRef<Path>,
+        base: &str,
+        compression: Compression,
+        times: &[f64],
+    ) -> Result<Self, OutputError> {
+        let mut series = Self::create(&dir, base, compression)?;
+        for i in 0..times.len() {
+            let path = series.dir.join(series.file_name(i));
+            if !path.is_file() {
+                return Err(OutputError::invalid(
+                    &path,
+                    "a frame the checkpoint lists is missing: the run cannot resume",
+                ));
+            }
+        }
+        let entries: Vec<(f64, String)> = times
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, series.file_name(i)))
+            .collect();
+        series.pvd = PvdWriter::resume(series.pvd.path(), entries)?;
+        series.next_index = times.len();
+        series.remove_frames_from(times.len())?;
+        Ok(series)
+    }
+
+    /// Removes `X_NNNNNN.vtu` files of this series' name with an index at or above `first`
+    /// (frames of an earlier run into the same directory, or written after a checkpoint).
+    ///
+    /// # Errors
+    /// [`OutputError::Io`] naming the directory or file.
+    pub fn remove_frames_from(&self, first: usize) -> Result<usize, OutputError> {
+        let prefix = format!("{}_", self.base);
+        let entries =
+            std::fs::read_dir(&self.dir).map_err(|e| OutputError::io("list", &self.dir, e))?;
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(index) = name
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.strip_suffix(".vtu"))
+                .filter(|d| d.len() >= 6 && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            if index >= first {
+                let path = entry.path();
+                std::fs::remove_file(&path).map_err(|e| OutputError::io("remove", &path, e))?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// The times of the frames written so far.
+    pub fn times(&self) -> Vec<f64> {
+        self.pvd.times()
+    }
+
     /// Writes the next frame as `DIR/X_NNNNNN.vtu`, then lists it in `DIR/X.pvd` at `time`.
     /// Returns the path of the `.vtu` written.
     ///

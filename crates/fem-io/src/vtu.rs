@@ -20,6 +20,7 @@
 //! | `Line2`    | `VTK_LINE` (3)              | identity                           |
 //! | `Line3`    | `VTK_QUADRATIC_EDGE` (21)   | identity (0, 1 ends; 2 midpoint)   |
 //! | `Tri3`     | `VTK_TRIANGLE` (5)          | identity                           |
+//! | `Tri6`     | `VTK_QUADRATIC_TRIANGLE` (22) | identity (3, 4, 5 on edges 0–1, 1–2, 2–0 in both) |
 //! | `Quad4`    | `VTK_QUAD` (9)              | identity                           |
 //! | `Tet4`     | `VTK_TETRA` (10)            | identity                           |
 //! | `Tet10`    | `VTK_QUADRATIC_TETRA` (24)  | `[0, 1, 2, 3, 4, 5, 6, 7, 9, 8]`   |
@@ -93,6 +94,7 @@ fn vtk_type(kind: CellKind) -> (CellType, &'static [usize]) {
     const ID2: &[usize] = &[0, 1];
     const ID3: &[usize] = &[0, 1, 2];
     const ID4: &[usize] = &[0, 1, 2, 3];
+    const ID6: &[usize] = &[0, 1, 2, 3, 4, 5];
     const ID8: &[usize] = &[0, 1, 2, 3, 4, 5, 6, 7];
     // Mid-edge nodes 8, 9 sit on Gmsh edges (2,3), (1,3) but on VTK edges (1,3), (2,3).
     const TET10: &[usize] = &[0, 1, 2, 3, 4, 5, 6, 7, 9, 8];
@@ -101,6 +103,7 @@ fn vtk_type(kind: CellKind) -> (CellType, &'static [usize]) {
         CellKind::Line2 => (CellType::Line, ID2),
         CellKind::Line3 => (CellType::QuadraticEdge, ID3),
         CellKind::Tri3 => (CellType::Triangle, ID3),
+        CellKind::Tri6 => (CellType::QuadraticTriangle, ID6),
         CellKind::Quad4 => (CellType::Quad, ID4),
         CellKind::Tet4 => (CellType::Tetra, ID4),
         CellKind::Tet10 => (CellType::QuadraticTetra, TET10),
@@ -488,6 +491,7 @@ mod tests {
             (Line2, 3),
             (Line3, 21),
             (Tri3, 5),
+            (Tri6, 22),
             (Quad4, 9),
             (Tet4, 10),
             (Tet10, 24),

@@ -209,6 +209,11 @@ fn gmsh_reference_nodes_land_on_vtk_edges() {
     {
         assert_eq!(tet[4 + k], mid(tet[a], tet[b]), "tet10 VTK node {}", 4 + k);
     }
+    // vtkQuadraticTriangle: nodes 3, 4, 5 on edges (0,1), (1,2), (2,0).
+    let tri = vtk_nodes(CellKind::Tri6);
+    for (k, (a, b)) in [(0, 1), (1, 2), (2, 0)].into_iter().enumerate() {
+        assert_eq!(tri[3 + k], mid(tri[a], tri[b]), "tri6 VTK node {}", 3 + k);
+    }
     // vtkQuadraticEdge: ends 0, 1, midpoint 2.
     let edge = vtk_nodes(CellKind::Line3);
     assert_eq!(edge[2], mid(edge[0], edge[1]));

@@ -15,6 +15,9 @@ pub enum CellKind {
     Line3,
     /// Linear triangle (Gmsh type 2).
     Tri3,
+    /// Quadratic triangle, mid-edge nodes 3, 4, 5 on edges (0,1), (1,2), (2,0) (Gmsh type 9);
+    /// the faces of tet10.
+    Tri6,
     /// Bilinear quadrilateral (Gmsh type 3).
     Quad4,
     /// Linear tetrahedron (Gmsh type 4).
@@ -27,11 +30,12 @@ pub enum CellKind {
 
 impl CellKind {
     /// All supported kinds, in order of dimension.
-    pub const ALL: [CellKind; 8] = [
+    pub const ALL: [CellKind; 9] = [
         CellKind::Vertex,
         CellKind::Line2,
         CellKind::Line3,
         CellKind::Tri3,
+        CellKind::Tri6,
         CellKind::Quad4,
         CellKind::Tet4,
         CellKind::Tet10,
@@ -45,6 +49,7 @@ impl CellKind {
             CellKind::Line2 => 2,
             CellKind::Line3 => 3,
             CellKind::Tri3 => 3,
+            CellKind::Tri6 => 6,
             CellKind::Quad4 => 4,
             CellKind::Tet4 => 4,
             CellKind::Tet10 => 10,
@@ -56,6 +61,7 @@ impl CellKind {
     pub fn n_corners(self) -> usize {
         match self {
             CellKind::Line3 => 2,
+            CellKind::Tri6 => 3,
             CellKind::Tet10 => 4,
             k => k.n_nodes(),
         }
@@ -65,7 +71,7 @@ impl CellKind {
     pub fn order(self) -> usize {
         match self {
             CellKind::Vertex => 0,
-            CellKind::Line3 | CellKind::Tet10 => 2,
+            CellKind::Line3 | CellKind::Tri6 | CellKind::Tet10 => 2,
             _ => 1,
         }
     }
@@ -75,12 +81,12 @@ impl CellKind {
         match self {
             CellKind::Vertex => 0,
             CellKind::Line2 | CellKind::Line3 => 1,
-            CellKind::Tri3 | CellKind::Quad4 => 2,
+            CellKind::Tri3 | CellKind::Tri6 | CellKind::Quad4 => 2,
             CellKind::Tet4 | CellKind::Tet10 | CellKind::Hex8 => 3,
         }
     }
 
-    /// Lower-case name: `"vertex"`, `"line2"`, `"line3"`, `"tri3"`, `"quad4"`, `"tet4"`,
+    /// Lower-case name: `"vertex"`, `"line2"`, `"line3"`, `"tri3"`, `"tri6"`, `"quad4"`, `"tet4"`,
     /// `"tet10"`, `"hex8"`.
     pub fn name(self) -> &'static str {
         match self {
@@ -88,6 +94,7 @@ impl CellKind {
             CellKind::Line2 => "line2",
             CellKind::Line3 => "line3",
             CellKind::Tri3 => "tri3",
+            CellKind::Tri6 => "tri6",
             CellKind::Quad4 => "quad4",
             CellKind::Tet4 => "tet4",
             CellKind::Tet10 => "tet10",
@@ -100,13 +107,14 @@ impl CellKind {
         CellKind::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Gmsh element type number: 15, 1, 8, 2, 3, 4, 11, 5.
+    /// Gmsh element type number: 15, 1, 8, 2, 9, 3, 4, 11, 5.
     pub fn gmsh_type(self) -> i32 {
         match self {
             CellKind::Vertex => 15,
             CellKind::Line2 => 1,
             CellKind::Line3 => 8,
             CellKind::Tri3 => 2,
+            CellKind::Tri6 => 9,
             CellKind::Quad4 => 3,
             CellKind::Tet4 => 4,
             CellKind::Tet10 => 11,
@@ -137,7 +145,8 @@ impl CellKind {
             CellKind::Vertex => &[[0.0; 3]],
             CellKind::Line2 => &[[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]],
             CellKind::Line3 => &[[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
-            CellKind::Tri3 => &[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            CellKind::Tri3 => &TRI_NODES[..3],
+            CellKind::Tri6 => &TRI_NODES,
             CellKind::Quad4 => &[
                 [-1.0, -1.0, 0.0],
                 [1.0, -1.0, 0.0],
@@ -162,7 +171,7 @@ impl CellKind {
     /// Centroid of the reference element.
     pub fn reference_centroid(self) -> [f64; 3] {
         match self {
-            CellKind::Tri3 => [1.0 / 3.0, 1.0 / 3.0, 0.0],
+            CellKind::Tri3 | CellKind::Tri6 => [1.0 / 3.0, 1.0 / 3.0, 0.0],
             CellKind::Tet4 | CellKind::Tet10 => [0.25; 3],
             _ => [0.0; 3],
         }
@@ -181,6 +190,23 @@ impl CellKind {
                 [-2.0 * u, 0.0, 0.0],
             ],
             CellKind::Tri3 => vec![[-1.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            CellKind::Tri6 => {
+                let l = [1.0 - u - v, u, v];
+                let dl = [[-1.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+                let mut g = Vec::with_capacity(6);
+                for a in 0..3 {
+                    let f = 4.0 * l[a] - 1.0;
+                    g.push([f * dl[a][0], f * dl[a][1], 0.0]);
+                }
+                for &(a, b) in &TRI6_EDGES {
+                    g.push([
+                        4.0 * (dl[a][0] * l[b] + l[a] * dl[b][0]),
+                        4.0 * (dl[a][1] * l[b] + l[a] * dl[b][1]),
+                        0.0,
+                    ]);
+                }
+                g
+            }
             CellKind::Quad4 => self
                 .reference_nodes()
                 .iter()
@@ -240,6 +266,18 @@ impl CellKind {
 pub(crate) const TET10_EDGES: [(usize, usize); 6] =
     [(0, 1), (1, 2), (2, 0), (3, 0), (3, 2), (3, 1)];
 
+/// Gmsh's tri6 mid-edge nodes 3..=5 sit on these corner pairs.
+pub(crate) const TRI6_EDGES: [(usize, usize); 3] = [(0, 1), (1, 2), (2, 0)];
+
+const TRI_NODES: [[f64; 3]; 6] = [
+    [0.0, 0.0, 0.0],
+    [1.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0],
+    [0.5, 0.0, 0.0],
+    [0.5, 0.5, 0.0],
+    [0.0, 0.5, 0.0],
+];
+
 const TET_NODES: [[f64; 3]; 10] = [
     [0.0, 0.0, 0.0],
     [1.0, 0.0, 0.0],
@@ -265,7 +303,7 @@ mod tests {
 
     #[test]
     fn gmsh_numbers_round_trip() {
-        let expected = [15, 1, 8, 2, 3, 4, 11, 5];
+        let expected = [15, 1, 8, 2, 9, 3, 4, 11, 5];
         for (k, t) in CellKind::ALL.into_iter().zip(expected) {
             assert_eq!(k.gmsh_type(), t);
             assert_eq!(CellKind::from_gmsh_type(t), Some(k));
@@ -274,6 +312,16 @@ mod tests {
         }
         assert_eq!(CellKind::from_gmsh_type(6), None);
         assert_eq!(CellKind::from_gmsh_type(0), None);
+    }
+
+    #[test]
+    fn tri6_edges_match_reference_nodes() {
+        let p = CellKind::Tri6.reference_nodes();
+        for (i, &(a, b)) in TRI6_EDGES.iter().enumerate() {
+            for j in 0..3 {
+                assert_eq!(p[3 + i][j], 0.5 * (p[a][j] + p[b][j]));
+            }
+        }
     }
 
     #[test]

@@ -94,21 +94,30 @@ pub enum BoxCells {
     Tet4,
     /// Hex8 cells; boundary faces are quad4.
     Hex8,
+    /// The [`BoxCells::Tet4`] mesh made second order: tet10 cells with straight edges
+    /// (mid-edge nodes at the midpoints, numbered after the grid nodes in order of first
+    /// appearance); boundary faces are tri6.
+    Tet10,
 }
 
 /// Box `[0,lx] x [0,ly] x [0,lz]` divided into `nx * ny * nz` hexahedra
-/// (or `6 nx ny nz` tetrahedra), all with positive volume. The tet mesh is
+/// (or `6 nx ny nz` tetrahedra, linear or quadratic), all with positive volume. The tet mesh is
 /// conforming: every face of a hex is split along the diagonal from its
 /// lowest to its highest corner, from both sides.
 ///
 /// Node `(i, j, k)` (at `(i lx/nx, j ly/ny, k lz/nz)`) has index
 /// `i + (nx+1) (j + (ny+1) k)`.
 ///
-/// Blocks: 0 = hex8/tet4 cells, 1 = quad4/tri3 boundary faces, oriented with
+/// Blocks: 0 = hex8/tet4/tet10 cells, 1 = quad4/tri3/tri6 boundary faces, oriented with
 /// outward normals (counter-clockwise seen from outside).
 /// Groups (tags 1..=7): `"xmin"`, `"xmax"`, `"ymin"`, `"ymax"`, `"zmin"`,
 /// `"zmax"` (dim 2, boundary faces), `"domain"` (dim 3, all volume cells).
 pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mesh, MeshError> {
+    if cells == BoxCells::Tet10 {
+        let mut mesh = box_mesh(lengths, n, BoxCells::Tet4)?;
+        make_second_order(&mut mesh);
+        return Ok(mesh);
+    }
     for (what, l) in ["lengths[0]", "lengths[1]", "lengths[2]"]
         .into_iter()
         .zip(lengths)
@@ -143,7 +152,7 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
 
     let (volume_kind, face_kind) = match cells {
         BoxCells::Hex8 => (CellKind::Hex8, CellKind::Quad4),
-        BoxCells::Tet4 => (CellKind::Tet4, CellKind::Tri3),
+        BoxCells::Tet4 | BoxCells::Tet10 => (CellKind::Tet4, CellKind::Tri3),
     };
     let mut volume = CellBlock::new(volume_kind);
     volume
@@ -157,7 +166,7 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
                     BoxCells::Hex8 => {
                         volume.push(&HEX_CORNERS.map(c));
                     }
-                    BoxCells::Tet4 => {
+                    BoxCells::Tet4 | BoxCells::Tet10 => {
                         for (perm, positive) in KUHN_PERMUTATIONS {
                             let mut v = [[0usize; 3]; 4];
                             for s in 0..3 {
@@ -196,10 +205,10 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
                     let local: &[&[(usize, usize)]] = match (cells, side) {
                         (BoxCells::Hex8, 1) => &[&[(0, 0), (1, 0), (1, 1), (0, 1)]],
                         (BoxCells::Hex8, _) => &[&[(0, 0), (0, 1), (1, 1), (1, 0)]],
-                        (BoxCells::Tet4, 1) => {
+                        (BoxCells::Tet4 | BoxCells::Tet10, 1) => {
                             &[&[(0, 0), (1, 0), (1, 1)], &[(0, 0), (1, 1), (0, 1)]]
                         }
-                        (BoxCells::Tet4, _) => {
+                        (BoxCells::Tet4 | BoxCells::Tet10, _) => {
                             &[&[(0, 0), (1, 1), (1, 0)], &[(0, 0), (0, 1), (1, 1)]]
                         }
                     };
@@ -233,6 +242,52 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
         blocks,
         groups,
     })
+}
+
+/// Turns tet4 and tri3 blocks into tet10 and tri6 with a mid-edge node at the midpoint of
+/// every edge (one node per edge, shared by all cells on it; new nodes are numbered after the
+/// existing ones in order of first appearance), and recomputes the groups' node lists.
+fn make_second_order(mesh: &mut Mesh) {
+    let mut edge_nodes: std::collections::HashMap<(usize, usize), usize> =
+        std::collections::HashMap::new();
+    let points = &mut mesh.points;
+    let mut mid_node = |a: usize, b: usize| {
+        let key = (a.min(b), a.max(b));
+        *edge_nodes.entry(key).or_insert_with(|| {
+            let (p, q) = (points[a], points[b]);
+            points.push(std::array::from_fn(|i| 0.5 * (p[i] + q[i])));
+            points.len() - 1
+        })
+    };
+    for block in &mut mesh.blocks {
+        let (kind, edges): (CellKind, &[(usize, usize)]) = match block.kind {
+            CellKind::Tet4 => (CellKind::Tet10, &crate::cell::TET10_EDGES),
+            CellKind::Tri3 => (CellKind::Tri6, &crate::cell::TRI6_EDGES),
+            _ => continue,
+        };
+        let corners = block.kind.n_nodes();
+        let mut quadratic = CellBlock::new(kind);
+        quadratic
+            .connectivity
+            .reserve(block.n_cells() * kind.n_nodes());
+        for cell in block.cells() {
+            let mut nodes = cell.to_vec();
+            nodes.extend(edges.iter().map(|&(a, b)| mid_node(cell[a], cell[b])));
+            debug_assert_eq!(nodes.len(), corners + edges.len());
+            quadratic.push(&nodes);
+        }
+        *block = quadratic;
+    }
+    let blocks = &mesh.blocks;
+    for g in &mut mesh.groups {
+        *g = PhysicalGroup::from_cells(
+            g.name.clone(),
+            g.dim,
+            g.tag,
+            std::mem::take(&mut g.cells),
+            blocks,
+        );
+    }
 }
 
 /// Hex8 corners in Gmsh order as offsets from the lowest corner.
@@ -366,6 +421,37 @@ mod tests {
     #[test]
     fn box_tet4() {
         check_box(BoxCells::Tet4, 6, CellKind::Tri3);
+    }
+
+    #[test]
+    fn box_tet10() {
+        let (l, n) = ([2.0, 0.5, 1.5], [3, 2, 4]);
+        let linear = box_mesh(l, n, BoxCells::Tet4).unwrap();
+        let m = box_mesh(l, n, BoxCells::Tet10).unwrap();
+        m.validate().unwrap();
+        assert_eq!(
+            (m.blocks[0].kind, m.blocks[1].kind),
+            (CellKind::Tet10, CellKind::Tri6)
+        );
+        assert_eq!(m.blocks[0].n_cells(), 6 * 24);
+        // Grid nodes keep their indices; one new node per edge: (4·3·5 grid nodes) plus the
+        // edges of the Kuhn mesh (3 axis + 3 face-diagonal + 1 body-diagonal families).
+        assert_eq!(&m.points[..60], &linear.points[..]);
+        let edges = 3 * 3 * 5 + 4 * 2 * 5 + 4 * 3 * 4 // axis-parallel
+            + 3 * 2 * 5 + 3 * 3 * 4 + 4 * 2 * 4 // face diagonals
+            + 3 * 2 * 4; // body diagonals
+        assert_eq!(m.n_nodes(), 60 + edges);
+        assert!(close(m.measure_of_dim(3), 2.0 * 0.5 * 1.5));
+        assert!(close(
+            m.measure_of_dim(2),
+            2.0 * (2.0 * 0.5 + 2.0 * 1.5 + 0.5 * 1.5)
+        ));
+        // Faces are the tet10 faces: each tri6 mid-edge node is shared with a tet10.
+        let d = m.group("domain").unwrap();
+        assert_eq!(d.nodes.len(), m.n_nodes());
+        let xmax = m.group("xmax").unwrap();
+        assert_eq!(xmax.nodes.len(), (2 * 2 + 1) * (2 * 4 + 1));
+        assert!(xmax.nodes.iter().all(|&p| m.points[p][0] == 2.0));
     }
 
     /// Conformity: each triangle of the tet mesh is shared by two tets, or is

@@ -29,6 +29,8 @@
 //! |      `\                 |           |
 //! 0--------1 --> u          0-----------1
 //!
+//! tri6 = tri3 plus mid-edge nodes 3:(0,1) 4:(1,2) 5:(2,0).
+//!
 //! tet4 = corners 0..3 of tet10 (unit tetrahedron); tet10 mid-edge nodes are
 //! 4:(0,1) 5:(1,2) 6:(2,0) 7:(3,0) 8:(3,2) 9:(3,1):
 //!

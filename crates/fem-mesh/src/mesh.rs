@@ -187,6 +187,14 @@ impl Mesh {
                     .sum()
             }
             CellKind::Tri3 => 0.5 * norm(area_normal(&jac([0.0; 3]))),
+            CellKind::Tri6 => {
+                // Degree-2 rule: exact for flat tri6 (|J| is then quadratic).
+                let (a, b) = (2.0 / 3.0, 1.0 / 6.0);
+                [[b, b, 0.0], [a, b, 0.0], [b, a, 0.0]]
+                    .iter()
+                    .map(|&p| norm(area_normal(&jac(p))) / 6.0)
+                    .sum()
+            }
             CellKind::Quad4 => {
                 let g = 1.0 / 3f64.sqrt();
                 let mut a = 0.0;
@@ -403,7 +411,7 @@ fn check_geometry(kind: CellKind, x: &[[f64; 3]], scale: f64) -> Result<(), Stri
                 Err(format!("zero area ({a:e})"))
             }
         }
-        CellKind::Quad4 => {
+        CellKind::Quad4 | CellKind::Tri6 => {
             let normals: Vec<[f64; 3]> = kind
                 .reference_nodes()
                 .iter()
@@ -418,8 +426,9 @@ fn check_geometry(kind: CellKind, x: &[[f64; 3]], scale: f64) -> Result<(), Stri
             for (i, n) in normals.iter().enumerate() {
                 if dot(*n, total) / tn <= eps * scale * scale {
                     return Err(format!(
-                        "degenerate or folded at corner {i} (nodes not in Gmsh's \
-                         counter-clockwise order, or a non-convex quad)"
+                        "degenerate or folded at node {i} (nodes not in Gmsh's \
+                         counter-clockwise order, a non-convex quad, or a tri6 mid-edge \
+                         node that folds the face)"
                     ));
                 }
             }

@@ -178,8 +178,20 @@ fn cube_tet10() {
     let tets = m.block_of_kind(CellKind::Tet10).unwrap();
     assert!(tets.n_cells() > 10);
     assert_eq!(m.max_dim(), 3);
-    // No face groups (they would be tri6): only the volume and a corner point.
-    assert_groups(&m, &[("origin", 0), ("solid", 3)]);
+    // Face groups are made of tri6 cells.
+    assert_cube_groups(&m);
+    let faces = m.block_of_kind(CellKind::Tri6).unwrap();
+    assert!(faces.n_cells() > 10);
+    for c in faces.cells() {
+        let p = |i: usize| m.points[c[i]];
+        for j in 0..3 {
+            // Mid-edge nodes 3, 4, 5 on edges (0,1), (1,2), (2,0).
+            assert!(close(p(3)[j], 0.5 * (p(0)[j] + p(1)[j]), 1e-12));
+            assert!(close(p(4)[j], 0.5 * (p(1)[j] + p(2)[j]), 1e-12));
+            assert!(close(p(5)[j], 0.5 * (p(2)[j] + p(0)[j]), 1e-12));
+        }
+    }
+    assert!(close(m.measure_of_dim(2), 6.0, 1e-12));
     assert_eq!(m.group("solid").unwrap().nodes.len(), m.n_nodes());
     // Second-order mesh: mid-edge nodes at edge midpoints (flat geometry).
     for c in tets.cells() {

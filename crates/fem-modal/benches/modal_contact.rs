@@ -1,5 +1,6 @@
 //! Steps of the exact modal Moreau–Jean scheme (MMJ) on a guitar-like string, free and against
-//! obstacles, and the streaming baselines they are compared with (issue 6, "Performance").
+//! obstacles, and the streaming baselines they are compared with (issue 6, "Performance"; the
+//! step on the physical state, issue 15).
 //!
 //! The model is the issue's point-obstacle string: `L = 1.002 m`, `T = 180.5 N`,
 //! `μ = 1.17e-3 kg/m`, `B = 1.78e-5`, [`N_MODES`] = 1000 sine modes ([`StringModes`]), no
@@ -23,13 +24,13 @@
 //! | `step::free` | [`STEPS`] MMJ steps without contacts, `fs` = 5 kHz and 48 kHz |
 //! | `step::point_lemke`, `step::point_pgs` | the same with the mid-length point obstacle, LCP by [`Lemke`] or [`ProjectedGaussSeidel`] (tolerance `1e-10`) |
 //! | `step::flat_lemke`, `step::flat_pgs` | the same with the 100-point flat obstacle |
-//! | `baseline::stream_free` | one fused pass over the 7 arrays of length `n_modes` a free step touches (`decay`, `position_factor`, `a_q`, `q`, `v`, `v_free`, `impulse`), reading all 7 and writing the 3 it writes |
-//! | `baseline::stream_contact` | the same over the 8 arrays of a contact step (plus `b = c/m`), writing 4 |
+//! | `baseline::stream_free` | one fused pass over 7 arrays of length `n_modes`, reading all 7 and writing 3 (a free step reads the 6 arrays `C`, `S`, `Ċ`, `Ṡ`, `q`, `u` and writes 2; kept unchanged since issue 6 as the load control) |
+//! | `baseline::stream_contact` | the same over 8 arrays, writing 4 (a contact step adds `Hᵀλ` and the two impulse weights) |
 //! | `baseline::stream_h` | one pass over the CSR arrays of `H` computing `H q` and `H v` together (the least a contact step must read of `H`), 1 and 100 contacts |
 //! | `baseline::stream_h_dense` | the same two products over `H` stored dense row-major with 8 partial sums per product (bandwidth- rather than latency-bound) |
-//! | `parts::h_product` | one `UnilateralContacts::rates` (`ẏ = H v`), the product a contact step makes 4 times |
+//! | `parts::h_product` | one `UnilateralContacts::rates` (`ẏ = H v`); a contact step makes one such product (`H q̃`), the seed's sample form made two (`H q̃`, `H v_free`, fused) |
 //! | `parts::impact` | one `solve_impact` (active set, sub-Delassus, LCP, re-prediction) on the step of the flat case with the most active contacts |
-//! | `parts::delassus` | `ModalMoreauJean::with_contacts`: `Hᵀ` dense, `W⁻¹ Hᵀ`, `D = H W⁻¹ Hᵀ` (once per run, not per step) |
+//! | `parts::delassus` | `ModalMoreauJean::with_contacts`: `Hᵀ` dense, `diag(S²/Δt²) Hᵀ`, `D = H diag(S²/Δt²) Hᵀ` (once per run, not per step) |
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
@@ -407,25 +408,30 @@ mod parts {
                 state = Some(before);
             }
         }
-        let (q, v) = state.expect("a step with contact");
+        let (q, u) = state.expect("a step with contact");
         let dt = s.dt();
         let c = s.coefficients();
-        let omega = &s.system().omega;
-        let v_free: Vec<f64> = (0..N_MODES)
-            .map(|k| c[k].decay * v[k] - dt * omega[k] * omega[k] * c[k].inv_w * q[k])
-            .collect();
+        // Free flight q̃ = C q + S u; the impact's data as `step` forms them (e = 0: the
+        // catching-up law reads ỹ/Δt; unit modal masses).
         let q_free: Vec<f64> = (0..N_MODES)
-            .map(|k| c[k].position_factor * q[k] + c[k].decay * dt * v[k])
+            .map(|k| c[k].flow_c * q[k] + c[k].flow_s * u[k])
             .collect();
         let m = contacts.n_contacts();
         let mut w_inv_ht = contacts.transpose_dense();
         for col in w_inv_ht.chunks_exact_mut(N_MODES) {
-            col.iter_mut().zip(c).for_each(|(x, c)| *x *= c.inv_w);
+            col.iter_mut()
+                .zip(c)
+                .for_each(|(x, c)| *x *= c.impulse_position / dt);
         }
-        let (mut free_rate, mut rate, mut predicted) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
-        contacts.rates(&v_free, &mut free_rate);
-        contacts.rates(&v, &mut rate);
+        let (mut gap, mut predicted) = (vec![0.0; m], vec![0.0; m]);
+        contacts.gaps(&q, &mut gap);
         contacts.gaps(&q_free, &mut predicted);
+        let free_rate = predicted.iter().map(|y| y / dt).collect();
+        let rate = predicted
+            .iter()
+            .zip(&gap)
+            .map(|(p, y)| (p - y) / dt)
+            .collect();
         Impact {
             delassus: contacts.delassus(&w_inv_ht),
             free_rate,

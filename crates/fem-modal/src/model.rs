@@ -5,11 +5,11 @@
 //! (default 200; point data `displacement`, `velocity`, 3-vectors along y) followed by the
 //! contact points as vertices, placed at their obstacle's height (point data
 //! `contact_force`, the impulse over the step divided by Δt); `history.csv` has
-//! `step,t,kinetic,potential,total,energy_plain,n_active,lcp_iterations,lcp_residual,min_gap,
-//! contact_force_total`, `total` the scheme's discrete energy (conserved to round-off in free
-//! flight and through elastic impacts), `energy_plain` the energy `½ Σ (v² + ω² q²)` with the
-//! scheme's velocity; `probes.csv` has `t` and the displacement at each `output.probes`
-//! position, every step.
+//! `step,t,kinetic,potential,total,n_active,lcp_iterations,lcp_residual,min_gap,
+//! contact_force_total`, `total` the physical energy `½ Σ m (q̇² + ω² q²)`, which the scheme
+//! conserves to round-off in free flight and through elastic impacts (`e = 1`) and never
+//! increases through an impact with `e < 1`; `probes.csv` has `t` and the displacement at each
+//! `output.probes` position, every step.
 
 use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts};
 use fem_io::{Field, Frame, VtkCells};
@@ -18,8 +18,8 @@ use fem_model::input::{InitialField, LcpSolverKind, SchemeKind};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
-use fem_time::nonsmooth::{ModalCoefficients, ModalDamping, ModalMoreauJean};
-use fem_time::{Energy, NodalStepper, StepReport, Stepper, TimeGrid};
+use fem_time::nonsmooth::{ModalDamping, ModalMoreauJean};
+use fem_time::{NodalStepper, StepReport, Stepper, TimeGrid};
 use serde::Deserialize;
 
 use crate::modes::StringModes;
@@ -213,24 +213,15 @@ impl ModalStringModel {
             length,
         )?;
         let qdot0 = modal_shape("initial.velocity", &input.initial.velocity, &modes, length)?;
-        // Free modes are exact from the backward difference of the exact motion (`exact_start`);
-        // by default the initial velocity itself is used, which resolves impacts far better
-        // (measured on the flat obstacle: docs/validation.md).
-        let v0: Vec<f64> = (0..modes.n_modes())
-            .map(|k| {
-                if input.initial.exact_start {
-                    ModalCoefficients::exact_start_velocity(
-                        system.omega[k],
-                        system.sigma[k],
-                        grid.dt(),
-                        q0[k],
-                        qdot0[k],
-                    )
-                } else {
-                    qdot0[k]
-                }
-            })
-            .collect();
+        // The stepper carries the physical state and is exact in free flight from it
+        // (docs/theory/moreau_jean.md): the initial velocity is the physical one.
+        if input.initial.exact_start {
+            return Err(invalid(
+                "initial.exact_start",
+                "obsolete: the modal stepper now starts exactly from the physical initial velocity (docs/theory/moreau_jean.md); remove it".into(),
+            ));
+        }
+        let v0 = qdot0;
 
         let mut contact_points = Vec::new();
         let mut heights = Vec::new();
@@ -420,16 +411,8 @@ impl Model for ModalStringModel {
     fn stepper_mut(&mut self) -> &mut dyn Stepper {
         &mut self.stepper
     }
-    /// The discrete energy as the stepper splits it, with `total` summed per mode as the
-    /// scheme's invariant is.
-    fn energy(&self) -> Option<Energy> {
-        let mut e = self.stepper.energy()?;
-        e.total = self.stepper.modal_energy().discrete;
-        Some(e)
-    }
     fn history_columns(&self) -> Vec<String> {
         [
-            "energy_plain",
             "n_active",
             "lcp_iterations",
             "lcp_residual",
@@ -447,7 +430,6 @@ impl Model for ModalStringModel {
             r.min_gap
         };
         out.extend([
-            self.stepper.modal_energy().plain,
             r.n_active as f64,
             r.lcp_iterations as f64,
             r.lcp_residual,

@@ -413,6 +413,15 @@ pub enum SchemeKind {
     ConservationForm,
     /// The Moreau–Jean theta scheme (seed 002), `time.theta` in (0, 1].
     MoreauJean,
+    /// Solfec's RIG_POS rotation scheme for rigid bodies (NEW1 of Koziara & Bićanić 2010):
+    /// semi-explicit, ends with the explicit `Ω₁`.
+    RigPos,
+    /// Solfec's RIG_NEG rotation scheme (NEW2): semi-explicit, balances the spatial angular
+    /// momentum exactly.
+    RigNeg,
+    /// Solfec's RIG_IMP rotation scheme (NEW3): semi-implicit (Newton per body, `time.newton`),
+    /// balances the spatial angular momentum to the Newton tolerance.
+    RigImp,
 }
 
 impl SchemeKind {
@@ -424,6 +433,9 @@ impl SchemeKind {
             SchemeKind::ModalMoreauJean => "modal_moreau_jean",
             SchemeKind::ConservationForm => "conservation_form",
             SchemeKind::MoreauJean => "moreau_jean",
+            SchemeKind::RigPos => "rig_pos",
+            SchemeKind::RigNeg => "rig_neg",
+            SchemeKind::RigImp => "rig_imp",
         }
     }
 }
@@ -451,6 +463,11 @@ pub struct OutputInput {
     #[serde(default)]
     #[serde(deserialize_with = "strict")]
     pub probes: Vec<f64>,
+    /// Write a checkpoint every this many steps (≥ 1); default: every 10 minutes of wall time.
+    /// A checkpoint is also written at the end of a run cut short by `--max-steps` and when
+    /// the run is interrupted (SIGINT, SIGTERM).
+    #[serde(default)]
+    pub checkpoint_every: Option<u64>,
 }
 
 impl Default for OutputInput {
@@ -461,6 +478,7 @@ impl Default for OutputInput {
             compression: CompressionKind::default(),
             samples: None,
             probes: Vec::new(),
+            checkpoint_every: None,
         }
     }
 }

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use fem_io::Frame;
-use fem_time::{Energy, StepError, StepReport, Stepper, TimeGrid};
+use fem_time::{Energy, StateField, StepError, StepReport, Stepper, TimeGrid};
 use serde::de::DeserializeOwned;
 
 use crate::error::InputError;
@@ -54,6 +54,17 @@ pub trait Model {
     /// The probe values at the current step.
     fn probe_values(&self, out: &mut Vec<f64>) {
         let _ = out;
+    }
+    /// Everything a restart needs, as named arrays: the stepper's state by default. A model
+    /// that keeps state of its own between steps (beyond what it recomputes in `after_step`)
+    /// adds it here and takes it back in [`Model::restore`].
+    fn save(&self) -> Vec<StateField<'_>> {
+        self.stepper().state()
+    }
+    /// Restores what [`Model::save`] returned at step `step_index`, so that the following
+    /// steps and outputs are bitwise those of the run that saved it.
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        self.stepper_mut().restore(step_index, fields)
     }
 }
 
@@ -126,6 +137,8 @@ fn scheme_settings(scheme: SchemeKind) -> (bool, bool, bool) {
         SchemeKind::ModalMoreauJean => (false, false, false),
         SchemeKind::ConservationForm => (false, false, true),
         SchemeKind::MoreauJean => (false, true, true),
+        SchemeKind::RigPos | SchemeKind::RigNeg => (false, false, false),
+        SchemeKind::RigImp => (false, false, true),
     }
 }
 
@@ -290,6 +303,12 @@ pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), I
         return Err(InputError::invalid(
             "output.every",
             "expected a positive number of steps between frames, got 0",
+        ));
+    }
+    if input.output.checkpoint_every == Some(0) {
+        return Err(InputError::invalid(
+            "output.checkpoint_every",
+            "expected a positive number of steps between checkpoints, got 0",
         ));
     }
     if input.output.history_every == 0 {

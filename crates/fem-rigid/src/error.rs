@@ -79,14 +79,17 @@ pub enum RigidError {
     },
     /// Newton settings out of range.
     #[error(
-        "RIG_IMP Newton settings: tolerance = {tolerance} must be in (0, 1) and max_iterations \
-         = {max_iterations} at least 1"
+        "RIG_IMP Newton settings: tolerance = {tolerance} must be in (0, 1), max_iterations \
+         = {max_iterations} at least 1 and absolute_tolerance = {absolute_tolerance} finite and \
+         non-negative"
     )]
     InvalidNewtonSettings {
         /// The given relative tolerance.
         tolerance: f64,
         /// The given iteration cap.
         max_iterations: usize,
+        /// The given absolute tolerance.
+        absolute_tolerance: f64,
     },
     /// RIG_IMP's Newton iteration for `W3(t+h)` did not reach its tolerance.
     #[error(

@@ -10,6 +10,9 @@
 //! | [`stepper`] | [`RigidStepper`]: one step of every body, translation by the seed's `q(t+h/2)`, `u(t+h)`, `q(t+h)` |
 //! | [`exact`] | closed forms for validation: `K(m)` by the AGM, pendulum and torque-free periods |
 //! | [`error`] | [`RigidError`] |
+//! | [`section`] | [`RigidBodiesSection`], the `model.rigid_bodies` input section: bodies, placement, loads, drawings |
+//! | [`drawing`] | [`Drawing`]: each body's mesh or box, moved rigidly, as ParaView frames |
+//! | [`model`] | [`RigidModel`], the bodies as a [`fem_model::Model`]: frames and `history.csv` |
 //!
 //! Conventions: `Λ` maps the body frame (the reference configuration) to space; `Ω` is the
 //! body-frame angular velocity and `ω = Λ Ω` the spatial one; the inertia is given in the body
@@ -34,17 +37,23 @@
 //! ```
 
 pub mod bodies;
+pub mod drawing;
 pub mod error;
 pub mod exact;
 mod mat3;
+pub mod model;
 pub mod rotation;
 pub mod scheme;
+pub mod section;
 pub mod stepper;
 
 pub use bodies::{
     AngularVelocity, Observables, RigidBodies, RigidBody, diagonal, inertia_about_centre,
     inertia_about_point,
 };
+pub use drawing::Drawing;
 pub use error::RigidError;
+pub use model::RigidModel;
 pub use scheme::{NewtonSettings, Scheme};
+pub use section::RigidBodiesSection;
 pub use stepper::{RigidStepper, StepReport};

@@ -55,6 +55,9 @@ pub struct NewtonSettings {
     /// The iteration cap; default 20 (started from the explicit `Ω₁`, whose residual is
     /// `O(h³)`, the iteration needs 1 or 2).
     pub max_iterations: usize,
+    /// Also converged when `‖exp[h/2 Ω₃] J Ω₃ − a‖ ≤ absolute_tolerance` (units of angular
+    /// momentum); default 0 (the relative test alone).
+    pub absolute_tolerance: f64,
 }
 
 impl Default for NewtonSettings {
@@ -62,21 +65,34 @@ impl Default for NewtonSettings {
         Self {
             tolerance: 1e-14,
             max_iterations: 20,
+            absolute_tolerance: 0.0,
         }
     }
 }
 
 impl NewtonSettings {
-    /// Checks the ranges: `0 < tolerance < 1`, `max_iterations ≥ 1`.
+    /// Checks the ranges: `0 < tolerance < 1`, `max_iterations ≥ 1`, `absolute_tolerance`
+    /// finite and `≥ 0`.
     pub fn validate(&self) -> Result<(), RigidError> {
-        if self.tolerance > 0.0 && self.tolerance < 1.0 && self.max_iterations >= 1 {
+        if self.tolerance > 0.0
+            && self.tolerance < 1.0
+            && self.max_iterations >= 1
+            && self.absolute_tolerance >= 0.0
+            && self.absolute_tolerance.is_finite()
+        {
             Ok(())
         } else {
             Err(RigidError::InvalidNewtonSettings {
                 tolerance: self.tolerance,
                 max_iterations: self.max_iterations,
+                absolute_tolerance: self.absolute_tolerance,
             })
         }
+    }
+
+    /// The residual `‖exp[h/2 Ω₃] J Ω₃ − a‖` below which the iteration stops, for `‖a‖`.
+    fn threshold(&self, norm_a: f64) -> f64 {
+        (self.tolerance * norm_a).max(self.absolute_tolerance)
     }
 }
 
@@ -152,8 +168,9 @@ pub(crate) struct NewtonFailure {
 
 /// Advances one body's rotation `(Λ, Ω)` by one step of `scheme` (module docs), in place, in
 /// the body's principal frame: `inertia` is the diagonal of `J` there and `inverse_inertia`
-/// its reciprocals. `load` is `None` for a torque-free body. Returns the Newton iterations (0
-/// for the explicit schemes).
+/// its reciprocals. `load` is `None` for a torque-free body. Returns the Newton iterations and
+/// the final relative residual `‖exp[h/2 Ω₃] J Ω₃ − a‖ / ‖a‖` (0 and 0 for the explicit
+/// schemes).
 #[inline(always)]
 pub(crate) fn rotate(
     scheme: &Scheme,
@@ -163,7 +180,7 @@ pub(crate) fn rotate(
     lambda: &mut Mat3,
     omega: &mut Vec3,
     load: Option<&RotationalLoad>,
-) -> Result<usize, NewtonFailure> {
+) -> Result<(usize, f64), NewtonFailure> {
     let half = 0.5 * h;
     let w = *omega;
     // R(t+h/2): E₀ = exp[h/2 Ω^t] = I + d0; Λ^{t+h/2} is formed only where a torque needs it.
@@ -199,7 +216,7 @@ pub(crate) fn rotate(
             // R1(t+h).
             advance(lambda, &exp_increment(scale(half, w1)));
             *omega = w1;
-            Ok(0)
+            Ok((0, 0.0))
         }
         Scheme::RigNeg => {
             // R1(t+h), then W2(t+h). J⁻¹ by division, not by the stored reciprocals: the
@@ -210,14 +227,14 @@ pub(crate) fn rotate(
             let d1 = exp_increment(scale(half, w1));
             advance(lambda, &d1);
             *omega = diag_div(add_t_product(&d1, a), inertia);
-            Ok(0)
+            Ok((0, 0.0))
         }
         Scheme::RigImp(settings) => {
             // W3(t+h), then R2(t+h).
-            let (w3, d3, iterations) = solve_w3(half, inertia, a, w1, settings)?;
+            let (w3, d3, iterations, residual) = solve_w3(half, inertia, a, w1, settings)?;
             advance(lambda, &d3);
             *omega = w3;
-            Ok(iterations)
+            Ok((iterations, residual))
         }
     }
 }
@@ -242,15 +259,17 @@ fn compose_increments(d0: &Mat3, d1: &Mat3) -> Mat3 {
 /// `exp[−(Ψ + δ)] = exp[−T(Ψ) δ] exp[−Ψ] + O(δ²)` with `T` the tangent operator
 /// ([`crate::rotation::tangent_operator`]), its Jacobian is
 /// `J − h/2 (exp[−h/2 Ω] a)^ T(h/2 Ω)`. Returns `Ω₃`, the increment `exp[h/2 Ω₃] − I` (for
-/// `R2(t+h)`) and the iterations done.
+/// `R2(t+h)`), the iterations done and the final relative residual (0 when `a = 0`).
 fn solve_w3(
     half: f64,
     inertia: &Vec3,
     a: Vec3,
     start: Vec3,
     settings: &NewtonSettings,
-) -> Result<(Vec3, Mat3, usize), NewtonFailure> {
+) -> Result<(Vec3, Mat3, usize, f64), NewtonFailure> {
     let scale_a = norm(a);
+    let threshold = settings.threshold(scale_a);
+    let relative = |r: f64| if scale_a > 0.0 { r / scale_a } else { r };
     let mut w = start;
     let mut iterations = 0;
     loop {
@@ -260,13 +279,13 @@ fn solve_w3(
         let rotated = add_t_product(&d, a); // exp[−h/2 Ω] a
         let r = sub(diag_mul(inertia, w), rotated);
         let residual = norm(r);
-        if residual <= settings.tolerance * scale_a {
-            return Ok((w, d, iterations));
+        if residual <= threshold {
+            return Ok((w, d, iterations, relative(residual)));
         }
         if iterations == settings.max_iterations || !residual.is_finite() {
             return Err(NewtonFailure {
                 iterations,
-                residual: residual / scale_a,
+                residual: relative(residual),
             });
         }
         // Jacobian J − h/2 (exp[−h/2 Ω] a)^ T(h/2 Ω).
@@ -282,7 +301,7 @@ fn solve_w3(
         let Some(delta) = solve(&jac, r) else {
             return Err(NewtonFailure {
                 iterations,
-                residual: residual / scale_a,
+                residual: relative(residual),
             });
         };
         w = sub(w, delta);
@@ -306,8 +325,9 @@ mod tests {
         let j = [2.0, 3.0, 4.0];
         let a = [1.0, -2.0, 5.0];
         let half = 0.05;
-        let (w, _, its) =
+        let (w, _, its, residual) =
             solve_w3(half, &j, a, diag_div(a, &j), &NewtonSettings::default()).expect("converges");
+        assert!(residual <= 1e-14, "{residual:e}");
         let r = sub(w3_left_side(half, &j, w), a);
         assert!(norm(r) <= 1e-14 * norm(a), "{r:?}");
         assert!((1..=6).contains(&its), "{its}");
@@ -319,6 +339,7 @@ mod tests {
         let settings = NewtonSettings {
             tolerance: 1e-15,
             max_iterations: 1,
+            ..NewtonSettings::default()
         };
         // A far start and a large step: one iteration cannot reach 1e-15.
         let err = solve_w3(0.5, &j, [10.0, 20.0, 5.0], [0.0; 3], &settings).unwrap_err();

@@ -15,12 +15,35 @@
 //!    a body on a fixed point `p` follows its rotation: `x = p + Λ X_c`, `v = Λ (Ω × X_c)`.
 //!
 //! The stepper owns time: `t_n = t0 + n h` from the step index `n`.
+//!
+//! # As a [`fem_time::Stepper`]
+//! - `step`: the step above; [`fem_time::StepReport::iterations`] and `residual` are RIG_IMP's
+//!   largest Newton iteration count and final relative residual over the bodies (0 for
+//!   RIG_POS and RIG_NEG); `constraint_violation` is 0 (a fixed point is kept exactly, by
+//!   `x = p + Λ X_c`). A failed step is [`fem_time::StepError::Failed`] with the step, its
+//!   start time and the body.
+//! - `energy`: kinetic plus gravity potential ([`Observables`]), with the work of the applied
+//!   loads as `external_work` and nothing dissipated.
+//! - `invariant`: [`fem_time::Invariant::Truncation`] for all three schemes. None conserves
+//!   `H = T + V` exactly (Koziara & Bićanić; `docs/validation.md`): RIG_IMP's `H` oscillates
+//!   without drift, RIG_POS's drifts up and RIG_NEG's down, each by `O(h²)` over a fixed
+//!   interval. What RIG_NEG and RIG_IMP do conserve to round-off (or to the Newton tolerance) is
+//!   the spatial angular momentum, which the energy balance does not speak of.
+//! - `state` (and `restore`, bit for bit): `position` and `velocity` of the centres of mass,
+//!   `rotation` (row-major, [`StateKind::Rotations`]) and `angular_velocity` as the stepper
+//!   keeps them — of each body's principal frame, `Λ R` and `Rᵀ Ω` (equal to `Λ` and `Ω` when
+//!   the inertia was given diagonal; [`RigidBodies::rotation`] and
+//!   [`RigidBodies::angular_velocity`] give the body frame as given) — and the accumulated
+//!   `external_work`.
 
+use std::borrow::Cow;
+
+use fem_time::{Energy, Invariant, StateField, StateKind, StepError, restored};
 use rayon::prelude::*;
 
 use crate::bodies::{CHUNK, Loads, Observables, Pivot, RigidBodies};
 use crate::error::RigidError;
-use crate::mat3::{Mat3, Vec3, add, axpy, cross, mat_vec, scale};
+use crate::mat3::{Mat3, Vec3, add, axpy, cross, dot, mat_vec, scale, sub};
 use crate::scheme::{NewtonFailure, RotationalLoad, Scheme, rotate};
 
 /// What one step did.
@@ -33,6 +56,9 @@ pub struct StepReport {
     /// RIG_IMP: the largest number of Newton iterations any body needed (0 for RIG_POS and
     /// RIG_NEG).
     pub newton_iterations: usize,
+    /// RIG_IMP: the largest final relative residual `‖exp[h/2 Ω₃] J Ω₃ − a‖ / ‖a‖` of any body
+    /// (0 for RIG_POS and RIG_NEG).
+    pub newton_residual: f64,
 }
 
 /// Loads of one body evaluated at `t + h/2`.
@@ -56,6 +82,7 @@ pub struct RigidStepper {
     t0: f64,
     step: u64,
     load_values: Vec<LoadValue>,
+    external_work: f64,
 }
 
 enum Failure {
@@ -63,8 +90,29 @@ enum Failure {
     NonFinite,
 }
 
-/// A chunk's largest Newton iteration count, or its first failing body.
-type ChunkResult = Result<usize, (usize, Failure)>;
+/// What a chunk of bodies did in a step.
+#[derive(Clone, Copy, Debug, Default)]
+struct ChunkOutcome {
+    /// The largest Newton iteration count.
+    iterations: usize,
+    /// The largest final relative Newton residual.
+    residual: f64,
+    /// The work of the applied forces and torques over the step, summed in body order.
+    work: f64,
+}
+
+impl ChunkOutcome {
+    fn join(self, o: Self) -> Self {
+        Self {
+            iterations: self.iterations.max(o.iterations),
+            residual: self.residual.max(o.residual),
+            work: self.work + o.work,
+        }
+    }
+}
+
+/// A chunk's outcome, or its first failing body.
+type ChunkResult = Result<ChunkOutcome, (usize, Failure)>;
 
 /// One chunk of bodies: the state arrays' slices and the side lists that fall in it.
 struct Chunk<'a> {
@@ -98,6 +146,7 @@ impl RigidStepper {
             t0,
             step: 0,
             load_values,
+            external_work: 0.0,
         })
     }
 
@@ -150,7 +199,17 @@ impl RigidStepper {
         self.observables().total
     }
 
-    /// Advances every body from `t_n` to `t_{n+1}` (module docs).
+    /// The work done by the applied forces and torques since `t0`, accumulated step by step
+    /// (see [`Self::step`]); gravity is not in it (its work is the potential's change).
+    pub fn external_work(&self) -> f64 {
+        self.external_work
+    }
+
+    /// Advances every body from `t_n` to `t_{n+1}` (module docs), and adds the step's work of
+    /// the applied loads to [`Self::external_work`]: `F · (x^{t+h} − x^t)` for a force `F` at
+    /// `t + h/2` (for a free body exactly the kinetic energy the kick gives, since
+    /// `x^{t+h} − x^t = h (v^t + v^{t+h})/2`) and `h t · (ω^t + ω^{t+h})/2` for a torque `t`
+    /// (exact in planar motion, otherwise to the scheme's truncation error).
     pub fn step(&mut self) -> Result<StepReport, RigidError> {
         let t = self.time();
         let h = self.dt;
@@ -167,16 +226,17 @@ impl RigidStepper {
         let gravity = self.bodies.gravity;
         let run = |c: Chunk<'_>| step_chunk(c, &scheme, h, gravity);
         let step = self.step + 1;
-        // Chunks report in chunk order; the first failure (lowest body) wins.
+        // Chunks report in chunk order; the first failure (lowest body) wins, and the work is
+        // summed in chunk order (the same on any number of threads).
         let outcome = if self.bodies.len() > CHUNK {
             let results: Vec<ChunkResult> = self.chunks().into_par_iter().map(run).collect();
             results
                 .into_iter()
-                .try_fold(0, |most, r| r.map(|its: usize| most.max(its)))
+                .try_fold(ChunkOutcome::default(), |acc, r| r.map(|o| acc.join(o)))
         } else {
             run(self.single_chunk())
         };
-        let newton_iterations = outcome.map_err(|(body, failure)| match failure {
+        let outcome = outcome.map_err(|(body, failure)| match failure {
             Failure::Newton(f) => RigidError::NewtonNotConverged {
                 step,
                 time: t,
@@ -195,10 +255,12 @@ impl RigidStepper {
             },
         })?;
         self.step = step;
+        self.external_work += outcome.work;
         Ok(StepReport {
             step,
             time: self.time(),
-            newton_iterations,
+            newton_iterations: outcome.iterations,
+            newton_residual: outcome.residual,
         })
     }
 
@@ -305,13 +367,13 @@ fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// Steps the bodies of one chunk; returns the largest Newton iteration count, or the first
-/// failing body.
+/// Steps the bodies of one chunk; returns what it did ([`ChunkOutcome`]), or the first failing
+/// body.
 fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
     let half = 0.5 * h;
     let mut pivots = c.pivots.iter().peekable();
     let mut loads = c.loads.iter().zip(c.load_values).peekable();
-    let mut max_iterations = 0;
+    let mut outcome = ChunkOutcome::default();
     for k in 0..c.mass.len() {
         let body = c.start + k;
         let pivot = pivots.next_if(|p| p.body == body);
@@ -334,7 +396,10 @@ fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResu
                 offset_force: None,
             }),
         };
-        let iterations = rotate(
+        // The spatial angular velocity before the step, for the work of a torque.
+        let omega_before = torque.map(|_| mat_vec(&c.rotation[k], c.omega[k]));
+        let x_before = c.position[k];
+        let (iterations, residual) = rotate(
             scheme,
             h,
             &c.inertia[k],
@@ -344,7 +409,8 @@ fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResu
             rotational.as_ref(),
         )
         .map_err(|f| (body, Failure::Newton(f)))?;
-        max_iterations = max_iterations.max(iterations);
+        outcome.iterations = outcome.iterations.max(iterations);
+        outcome.residual = outcome.residual.max(residual);
 
         let lambda = &c.rotation[k];
         let (x, v) = match pivot {
@@ -372,6 +438,129 @@ fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResu
         if !check.is_finite() {
             return Err((body, Failure::NonFinite));
         }
+        if let Some(f) = force {
+            outcome.work += dot(f, sub(x, x_before));
+        }
+        if let (Some(t), Some(w0)) = (torque, omega_before) {
+            let w1 = mat_vec(&c.rotation[k], c.omega[k]);
+            outcome.work += half * dot(t, add(w0, w1));
+        }
     }
-    Ok(max_iterations)
+    Ok(outcome)
+}
+
+impl fem_time::Stepper for RigidStepper {
+    fn step(&mut self) -> Result<fem_time::StepReport, StepError> {
+        let report = RigidStepper::step(self).map_err(|e| step_error(&e))?;
+        Ok(fem_time::StepReport {
+            iterations: report.newton_iterations,
+            residual: report.newton_residual,
+            constraint_violation: 0.0,
+        })
+    }
+
+    fn time(&self) -> f64 {
+        RigidStepper::time(self)
+    }
+
+    fn step_index(&self) -> u64 {
+        self.step
+    }
+
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    fn energy(&self) -> Option<Energy> {
+        Some(self.energy_of(&self.observables()))
+    }
+
+    fn invariant(&self) -> Invariant {
+        // All three: the energy is conserved only to the truncation error (module docs).
+        match self.scheme {
+            Scheme::RigPos | Scheme::RigNeg | Scheme::RigImp(_) => Invariant::Truncation,
+        }
+    }
+
+    fn state(&self) -> Vec<StateField<'_>> {
+        let b = &self.bodies;
+        vec![
+            StateField::dofs("position", b.position.as_flattened()),
+            StateField::dofs("velocity", b.velocity.as_flattened()),
+            StateField {
+                name: Cow::Borrowed("rotation"),
+                kind: StateKind::Rotations,
+                values: Cow::Borrowed(b.rotation.as_flattened().as_flattened()),
+            },
+            StateField::other("angular_velocity", b.omega.as_flattened()),
+            StateField::owned("external_work", StateKind::Other, vec![self.external_work]),
+        ]
+    }
+
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.bodies.len();
+        let position = restored(fields, "position", 3 * n)?;
+        let velocity = restored(fields, "velocity", 3 * n)?;
+        let rotation = restored(fields, "rotation", 9 * n)?;
+        let omega = restored(fields, "angular_velocity", 3 * n)?;
+        let work = restored(fields, "external_work", 1)?;
+        let b = &mut self.bodies;
+        b.position.as_flattened_mut().copy_from_slice(position);
+        b.velocity.as_flattened_mut().copy_from_slice(velocity);
+        b.rotation
+            .as_flattened_mut()
+            .as_flattened_mut()
+            .copy_from_slice(rotation);
+        b.omega.as_flattened_mut().copy_from_slice(omega);
+        self.external_work = work[0];
+        self.step = step_index;
+        Ok(())
+    }
+}
+
+impl RigidStepper {
+    /// The framework's [`Energy`] from observables of the current state: kinetic, gravity
+    /// potential, the applied loads' work since `t0`, nothing dissipated.
+    pub fn energy_of(&self, o: &Observables) -> Energy {
+        Energy {
+            external_work: self.external_work,
+            ..Energy::new(o.kinetic, o.potential)
+        }
+    }
+}
+
+/// A failed step as the framework's error: [`StepError::Failed`] with the step, its start time
+/// and, in the message, the body and the numbers.
+fn step_error(e: &RigidError) -> StepError {
+    match *e {
+        RigidError::NewtonNotConverged {
+            step,
+            time,
+            body,
+            iterations,
+            residual,
+            tolerance,
+        } => StepError::Failed {
+            step,
+            t: time,
+            message: format!(
+                "RIG_IMP: Newton for W3(t+h) did not converge for body {body}: relative residual \
+                 {residual:e} after {iterations} iterations (tolerance {tolerance:e}); reduce \
+                 time.dt or raise time.newton.max_iterations"
+            ),
+        },
+        RigidError::NonFiniteState { step, time, body } => StepError::Failed {
+            step,
+            t: time,
+            message: format!(
+                "body {body} has a non-finite state after the step (check its force and torque \
+                 functions, or reduce time.dt)"
+            ),
+        },
+        ref other => StepError::Failed {
+            step: 0,
+            t: 0.0,
+            message: other.to_string(),
+        },
+    }
 }

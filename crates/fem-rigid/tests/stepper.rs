@@ -232,6 +232,7 @@ fn newton_failure_names_the_step_and_the_residual() {
     let settings = NewtonSettings {
         tolerance: 1e-15,
         max_iterations: 1,
+        ..NewtonSettings::default()
     };
     let mut s = RigidStepper::new(bodies, Scheme::RigImp(settings), 0.1, 0.0).expect("valid");
     let err = s.step().unwrap_err();
@@ -313,6 +314,7 @@ fn bad_parameters_are_refused() {
     let bad = NewtonSettings {
         tolerance: 0.0,
         max_iterations: 10,
+        ..NewtonSettings::default()
     };
     assert!(matches!(
         RigidStepper::new(bodies, Scheme::RigImp(bad), 0.01, 0.0),

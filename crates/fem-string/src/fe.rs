@@ -4,8 +4,10 @@
 //! Output contract: frames hold the mesh with point data `displacement` and `velocity`
 //! (3-vectors: each transverse component along its direction, `model.string.directions`);
 //! `history.csv` has `step,t,kinetic,potential,total,external_work,dissipated,max_displacement,
-//! iterations` — with the alpha scheme `total` is its discrete energy (19) and
-//! `total + dissipated − external_work` is constant to round-off.
+//! iterations,reaction_work` — with the alpha scheme `total` is its discrete energy (19) and
+//! `total + dissipated − external_work − reaction_work` is constant to round-off (direct and
+//! rate control; `reaction_work` is the work of the prescribed dofs' reactions, what driving
+//! them puts in).
 
 use std::borrow::Cow;
 
@@ -372,6 +374,7 @@ impl Model for StringModel {
             "dissipated",
             "max_displacement",
             "iterations",
+            "reaction_work",
         ]
         .map(String::from)
         .to_vec()
@@ -388,6 +391,7 @@ impl Model for StringModel {
             e.dissipated,
             max_u,
             report.iterations as f64,
+            e.reaction_work,
         ]);
     }
     fn frame(&mut self) -> Frame<'_> {

@@ -33,7 +33,9 @@ use nalgebra_sparse::CsrMatrix;
 use crate::control::{Control, free_inf_norm};
 use crate::effective::{Coefficients, StepMatrix};
 use crate::error::{check_dt, check_initial, check_t0};
-use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::stepper::{
+    Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
+};
 use crate::system::damping_csr;
 use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings};
 
@@ -60,9 +62,11 @@ pub struct BackwardEuler<S: SecondOrderSystem> {
     /// The free block of `M + C Δt + K Δt²` (factored once for the run when linear).
     matrix: Option<StepMatrix>,
     last: StepReport,
-    /// `Σ (f^{n+1}, x^{n+1} − x^n)` and `Σ Δt (C v^{n+1}, v^{n+1})` over the steps taken.
+    /// `Σ (f^{n+1}, x^{n+1} − x^n)`, `Σ Δt (C v^{n+1}, v^{n+1})` and the prescribed dofs'
+    /// reaction work `Σ (r^{n+1}, x^{n+1} − x^n)_c` over the steps taken.
     external_work: f64,
     dissipated: f64,
+    reaction_work: f64,
     /// Scratch.
     xp: Vec<f64>,
     vp: Vec<f64>,
@@ -115,6 +119,7 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
             last: StepReport::default(),
             external_work: 0.0,
             dissipated: 0.0,
+            reaction_work: 0.0,
             xp: vec![0.0; n],
             vp: vec![0.0; n],
             residual: vec![0.0; n],
@@ -262,6 +267,15 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
             });
         }
         let mut work = 0.0;
+        let x_old: Vec<(usize, f64)> = match &self.control {
+            Some(c) => c
+                .conditions()
+                .dofs()
+                .iter()
+                .map(|&d| (d, self.x[d]))
+                .collect(),
+            None => Vec::new(),
+        };
         for i in 0..n {
             let x_new = self.xp[i] + dt * dt * self.a[i];
             work += self.work[i] * (x_new - self.x[i]);
@@ -283,6 +297,10 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
             }
         }
         self.external_work += work;
+        // The reaction at a prescribed dof is its row of R (the free rows are zero).
+        for (d, x0) in x_old {
+            self.reaction_work += self.residual[d] * (self.x[d] - x0);
+        }
         if let Some(c) = &self.damping {
             self.dissipated += dt * sparse::bilinear(c, &self.v, &self.v);
         }
@@ -348,6 +366,7 @@ impl<S: SecondOrderSystem> Stepper for BackwardEuler<S> {
         let mut e = Energy::new(0.5 * self.system.mass().norm_squared(&self.v), potential);
         e.external_work = self.external_work;
         e.dissipated = self.dissipated;
+        e.reaction_work = self.reaction_work;
         Some(e)
     }
     fn invariant(&self) -> Invariant {
@@ -358,7 +377,22 @@ impl<S: SecondOrderSystem> Stepper for BackwardEuler<S> {
             StateField::dofs("position", &self.x),
             StateField::dofs("velocity", &self.v),
             StateField::dofs("acceleration", &self.a),
+            StateField::owned(
+                "balance",
+                StateKind::Other,
+                vec![self.external_work, self.dissipated, self.reaction_work],
+            ),
         ]
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.x.len();
+        self.x.copy_from_slice(restored(fields, "position", n)?);
+        self.v.copy_from_slice(restored(fields, "velocity", n)?);
+        self.a.copy_from_slice(restored(fields, "acceleration", n)?);
+        let b = restored(fields, "balance", 3)?;
+        (self.external_work, self.dissipated, self.reaction_work) = (b[0], b[1], b[2]);
+        self.step = step_index;
+        Ok(())
     }
 }
 

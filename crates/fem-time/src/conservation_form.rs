@@ -40,7 +40,9 @@ use nalgebra::DMatrix;
 
 use crate::error::{check_dt, check_initial, check_t0};
 use crate::newton::{DenseJacobian, NewtonSolver, NonlinearProblem, central_difference_jacobian};
-use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::stepper::{
+    Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
+};
 use crate::{StepError, StepSettings};
 
 /// A Lagrangian system in the conservation form (39): `d/dt f(q, q̇) + g(q, q̇) = Q(t)`.
@@ -467,13 +469,55 @@ impl<S: ConservationFormSystem> Stepper for ConservationFormScheme<S> {
         Invariant::Truncation
     }
     fn state(&self) -> Vec<StateField<'_>> {
-        vec![
+        let mut fields = vec![
             StateField::dofs("position", &self.q),
             StateField::dofs("previous_increment", &self.d),
             StateField::dofs("increment_before", &self.d_prev),
             StateField::dofs("previous_momentum", &self.prev_momentum),
             StateField::dofs("previous_force", &self.prev_force),
-        ]
+            StateField::owned(
+                "last_energy",
+                StateKind::Other,
+                vec![
+                    self.last.kinetic,
+                    self.last.potential,
+                    self.last.energy,
+                    self.last.constraint_energy,
+                ],
+            ),
+        ];
+        if let Some(c) = &self.constraint {
+            fields.push(StateField::other("multipliers", c.solver.multipliers()));
+        }
+        fields
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.q.len();
+        if step_index == 0 {
+            return Ok(());
+        }
+        self.q.copy_from_slice(restored(fields, "position", n)?);
+        self.d
+            .copy_from_slice(restored(fields, "previous_increment", n)?);
+        self.d_prev
+            .copy_from_slice(restored(fields, "increment_before", n)?);
+        self.prev_momentum
+            .copy_from_slice(restored(fields, "previous_momentum", n)?);
+        self.prev_force
+            .copy_from_slice(restored(fields, "previous_force", n)?);
+        let e = restored(fields, "last_energy", 4)?;
+        self.last.kinetic = e[0];
+        self.last.potential = e[1];
+        self.last.energy = e[2];
+        self.last.constraint_energy = e[3];
+        if let Some(c) = &mut self.constraint {
+            let m = c.solver.multipliers().len();
+            c.solver
+                .set_multipliers(restored(fields, "multipliers", m)?);
+        }
+        self.start_velocity = None;
+        self.step = step_index;
+        Ok(())
     }
 }
 

@@ -58,5 +58,7 @@ pub use potential::{
     DiagonalPotential, DiscreteGradientPotential, LinearConstraintPotential, WithPotential,
 };
 pub use settings::{NewtonSettings, StepSettings};
-pub use stepper::{Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper};
+pub use stepper::{
+    Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
+};
 pub use system::{LinearSystem, Mass, Matrix, SecondOrderSystem};

@@ -60,7 +60,9 @@ use nalgebra_sparse::CsrMatrix;
 use crate::control::Control;
 use crate::error::{check_alpha, check_dt, check_initial, check_t0};
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
-use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::stepper::{
+    Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
+};
 use crate::system::damping_csr;
 use crate::{Mass, SecondOrderSystem, StepError, StepSettings};
 
@@ -438,6 +440,7 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
             total: kinetic + potential,
             external_work: self.energy.external_work,
             dissipated: self.energy.dissipated,
+            reaction_work: self.energy.reaction_work,
         }
     }
 
@@ -594,7 +597,20 @@ impl<S: SecondOrderSystem> Stepper for NonlinearAlphaScheme<S> {
             StateField::dofs("position", &self.x),
             StateField::dofs("previous_increment", &self.d),
             StateField::dofs("second_difference", &self.delta),
+            StateField::owned("energy", StateKind::Other, self.energy.to_array().to_vec()),
         ]
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.x.len();
+        self.x.copy_from_slice(restored(fields, "position", n)?);
+        self.d
+            .copy_from_slice(restored(fields, "previous_increment", n)?);
+        self.delta
+            .copy_from_slice(restored(fields, "second_difference", n)?);
+        self.energy = Energy::from_slice(restored(fields, "energy", 6)?);
+        self.has_energy = self.system.potential_energy(&self.x).is_some();
+        self.step = step_index;
+        Ok(())
     }
 }
 

@@ -36,7 +36,7 @@ pub struct StepReport {
 
 /// A scheme's energy at the current step, and the balance terms accumulated since the start.
 ///
-/// `total + dissipated − external_work` is what [`Invariant`] speaks of.
+/// `total + dissipated − external_work − reaction_work` is what [`Invariant`] speaks of.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Energy {
     /// Kinetic part.
@@ -49,6 +49,9 @@ pub struct Energy {
     pub external_work: f64,
     /// Energy taken out by damping since the start.
     pub dissipated: f64,
+    /// Work of the reactions of prescribed (Dirichlet) dofs since the start: what driving a
+    /// dof puts into the system.
+    pub reaction_work: f64,
 }
 
 impl Energy {
@@ -60,12 +63,14 @@ impl Energy {
             total: kinetic + potential,
             external_work: 0.0,
             dissipated: 0.0,
+            reaction_work: 0.0,
         }
     }
 
-    /// `total + dissipated − external_work`: constant when the scheme conserves energy.
+    /// `total + dissipated − external_work − reaction_work`: constant when the scheme
+    /// conserves energy.
     pub fn balance(&self) -> f64 {
-        self.total + self.dissipated - self.external_work
+        self.total + self.dissipated - self.external_work - self.reaction_work
     }
 }
 
@@ -109,7 +114,7 @@ pub enum StateKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StateField<'a> {
     /// Its name (`position`, `velocity`, `previous_increment`, `rotation`…).
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// What the values are.
     pub kind: StateKind,
     /// The values.
@@ -120,7 +125,7 @@ impl<'a> StateField<'a> {
     /// A dof vector borrowed from the stepper.
     pub fn dofs(name: &'static str, values: &'a [f64]) -> Self {
         Self {
-            name,
+            name: Cow::Borrowed(name),
             kind: StateKind::Dofs,
             values: Cow::Borrowed(values),
         }
@@ -129,7 +134,7 @@ impl<'a> StateField<'a> {
     /// Any other array borrowed from the stepper.
     pub fn other(name: &'static str, values: &'a [f64]) -> Self {
         Self {
-            name,
+            name: Cow::Borrowed(name),
             kind: StateKind::Other,
             values: Cow::Borrowed(values),
         }
@@ -150,8 +155,91 @@ pub trait Stepper {
     fn energy(&self) -> Option<Energy>;
     /// What the scheme promises of [`Energy::balance`].
     fn invariant(&self) -> Invariant;
-    /// The state as named arrays (see the module documentation).
+    /// The state as named arrays (see the module documentation): everything the next steps
+    /// depend on, so that [`Stepper::restore`] can resume bit for bit.
     fn state(&self) -> Vec<StateField<'_>>;
+    /// Sets the state to one [`Stepper::state`] returned at step `step_index` by a stepper
+    /// built the same way (same system, settings and initial state), so that the following
+    /// steps are bitwise those it would have taken. Factorizations are rebuilt, not stored.
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError>;
+}
+
+/// The values of the field `name` in `fields`, which must have `len` of them.
+pub fn restored<'a>(
+    fields: &'a [StateField<'_>],
+    name: &'static str,
+    len: usize,
+) -> Result<&'a [f64], StepError> {
+    match fields.iter().find(|f| f.name == name) {
+        Some(f) if f.values.len() == len => Ok(&f.values),
+        Some(f) => Err(StepError::BadData {
+            what: name,
+            found: f.values.len(),
+            expected: len,
+        }),
+        None => Err(StepError::BadData {
+            what: name,
+            found: 0,
+            expected: len,
+        }),
+    }
+}
+
+impl Energy {
+    /// The six numbers, for a state field.
+    pub fn to_array(&self) -> [f64; 6] {
+        [
+            self.kinetic,
+            self.potential,
+            self.total,
+            self.external_work,
+            self.dissipated,
+            self.reaction_work,
+        ]
+    }
+
+    /// From [`Energy::to_array`].
+    pub fn from_slice(v: &[f64]) -> Self {
+        Self {
+            kinetic: v[0],
+            potential: v[1],
+            total: v[2],
+            external_work: v[3],
+            dissipated: v[4],
+            reaction_work: v[5],
+        }
+    }
+}
+
+impl StateKind {
+    /// A one-byte code, for files.
+    pub fn code(self) -> u8 {
+        match self {
+            StateKind::Dofs => 0,
+            StateKind::Rotations => 1,
+            StateKind::Other => 2,
+        }
+    }
+
+    /// From [`StateKind::code`] (unknown codes read as `Other`).
+    pub fn from_code(code: u8) -> Self {
+        match code {
+            0 => StateKind::Dofs,
+            1 => StateKind::Rotations,
+            _ => StateKind::Other,
+        }
+    }
+}
+
+impl StateField<'static> {
+    /// An owned array (a value computed for the state, not borrowed from the stepper).
+    pub fn owned(name: &'static str, kind: StateKind, values: Vec<f64>) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            kind,
+            values: Cow::Owned(values),
+        }
+    }
 }
 
 /// A stepper whose state is a vector of dofs.

@@ -618,8 +618,8 @@ fn every_second_order_stepper_holds_each_method_at_order_two() {
                 cubic_system(),
                 0.25,
                 StepSettings::new(dt).with_dirichlet(d),
-                &vec![0.0; N],
-                &vec![0.0; N],
+                &[0.0; N],
+                &[0.0; N],
             )
             .unwrap(),
         )
@@ -629,8 +629,8 @@ fn every_second_order_stepper_holds_each_method_at_order_two() {
             fem_time::NonlinearAlphaScheme::energy_conserving(
                 cubic_system(),
                 StepSettings::new(dt).with_dirichlet(d),
-                &vec![0.0; N],
-                &vec![0.0; N],
+                &[0.0; N],
+                &[0.0; N],
             )
             .unwrap(),
         )
@@ -640,8 +640,8 @@ fn every_second_order_stepper_holds_each_method_at_order_two() {
             fem_time::MoreauJean::trapezoidal(
                 linear_system(),
                 StepSettings::new(dt).with_dirichlet(d),
-                &vec![0.0; N],
-                &vec![0.0; N],
+                &[0.0; N],
+                &[0.0; N],
             )
             .unwrap(),
         )
@@ -651,8 +651,8 @@ fn every_second_order_stepper_holds_each_method_at_order_two() {
             fem_time::MoreauJean::trapezoidal(
                 cubic_system(),
                 StepSettings::new(dt).with_dirichlet(d),
-                &vec![0.0; N],
-                &vec![0.0; N],
+                &[0.0; N],
+                &[0.0; N],
             )
             .unwrap(),
         )

@@ -71,6 +71,10 @@ pub fn all_kinds_mesh() -> Mesh {
             connectivity: vec![0, 1, 2],
         },
         CellBlock {
+            kind: CellKind::Tri6,
+            connectivity: vec![0, 1, 2, 4, 5, 6],
+        },
+        CellBlock {
             kind: CellKind::Quad4,
             connectivity: vec![10, 11, 12, 13],
         },

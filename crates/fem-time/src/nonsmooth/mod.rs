@@ -5,15 +5,17 @@
 //! | item | what it is |
 //! |---|---|
 //! | [`MoreauJean`] | the theta scheme (MJ) on any [`crate::SecondOrderSystem`], `W = M + Δt²θ²K + ΔtθC` factored once (linear) or by Newton (nonlinear) |
-//! | [`ModalMoreauJean`] | the exact modal scheme (MMJ) on a [`ModalSystem`] (diagonal `K`, `C`, `M`) |
-//! | [`ModalCoefficients`] | per-mode `e_k`, `A_k`, `1/W_k`, `Δt σ*_k` in forms accurate for every `ω_k Δt` |
+//! | [`ModalMoreauJean`] | the exact modal scheme (MMJ) on a [`ModalSystem`] (diagonal `K`, `C`, `M`), on the physical state: exact free flow, impacts by a kick conjugate to the secant impact law |
+//! | [`ModalCoefficients`] | per-mode flow and impulse coefficients (and the seed's `e_k`, `A_k`, `1/W_k`, `Δt σ*_k`) in forms accurate for every `ω_k Δt` |
 //! | [`ModalBasis`] | modes of an assembled system, `K φ = ω² M φ`, `M`-orthonormal; [`ModalDamping`] rates |
 //!
 //! # Step contract (both steppers)
 //! The state after step `i` is `(q^i, v^i)` at `t_i = t0 + i Δt`; `v^i` is the right velocity
-//! `v⁺(t_i)`. A step ([`crate::Stepper::step`]) reads it, forms `v_free`, solves the impact LCP
-//! on the contacts whose *predicted gap* is `≤ 0`, and writes `(q^{i+1}, v^{i+1})` and the
-//! contact impulses `λ^{i+1}` (one per contact point, an impulse over the step, so a force
+//! `v⁺(t_i)` (for MMJ the physical `q̇(t_i⁺)`). A step ([`crate::Stepper::step`]) reads it,
+//! forms the contact-free motion (MJ: `v_free`; MMJ: the exact free flow), solves the impact LCP
+//! on the contacts whose *predicted gap* is `≤ 0` (MMJ adds a catching-up term for `e = 0` and
+//! receding contacts, see `docs/theory/moreau_jean.md`), and writes `(q^{i+1}, v^{i+1})` and
+//! the contact impulses `λ^{i+1}` (one per contact point, an impulse over the step, so a force
 //! times `Δt`). The stepper owns `t`. Its [`crate::StepReport`] gives the LCP's iterations and
 //! residual and the penetration `max(0, −min y)`; [`ContactReport`] has the rest.
 
@@ -106,6 +108,28 @@ impl ContactWork {
             &mut self.lambda,
         )
         .map_err(|source| StepError::Lcp { step, t, source })
+    }
+
+    /// The contact state a restart needs: the impulses (the LCP's warm start), the gaps and
+    /// the rates.
+    pub(crate) fn state(&self) -> Vec<crate::StateField<'_>> {
+        vec![
+            crate::StateField::other("impulses", &self.lambda),
+            crate::StateField::other("gaps", &self.gap),
+            crate::StateField::other("rates", &self.rate),
+        ]
+    }
+
+    /// Restores what [`ContactWork::state`] saved.
+    pub(crate) fn restore(&mut self, fields: &[crate::StateField<'_>]) -> Result<(), StepError> {
+        let m = self.lambda.len();
+        self.lambda
+            .copy_from_slice(crate::restored(fields, "impulses", m)?);
+        self.gap
+            .copy_from_slice(crate::restored(fields, "gaps", m)?);
+        self.rate
+            .copy_from_slice(crate::restored(fields, "rates", m)?);
+        Ok(())
     }
 
     pub(crate) fn min_gap(&self) -> f64 {

@@ -53,7 +53,7 @@ use crate::control::Control;
 use crate::effective::{Coefficients, StepMatrix};
 use crate::error::{check_dt, check_initial, check_t0};
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
-use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper};
+use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper, restored};
 use crate::system::damping_csr;
 use crate::{SecondOrderSystem, StepError, StepSettings};
 
@@ -465,11 +465,27 @@ impl<S: SecondOrderSystem> Stepper for MoreauJean<S> {
         let mut fields = vec![
             StateField::dofs("position", &self.q),
             StateField::dofs("velocity", &self.v),
+            StateField::dofs("external_force", &self.f_now),
+            StateField::dofs("internal_force", &self.fint_now),
         ];
         if let Some(c) = &self.contacts {
-            fields.push(StateField::other("impulses", &c.lambda));
+            fields.extend(c.state());
         }
         fields
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let n = self.q.len();
+        self.q.copy_from_slice(restored(fields, "position", n)?);
+        self.v.copy_from_slice(restored(fields, "velocity", n)?);
+        self.f_now
+            .copy_from_slice(restored(fields, "external_force", n)?);
+        self.fint_now
+            .copy_from_slice(restored(fields, "internal_force", n)?);
+        if let Some(c) = &mut self.contacts {
+            c.restore(fields)?;
+        }
+        self.step = step_index;
+        Ok(())
     }
 }
 

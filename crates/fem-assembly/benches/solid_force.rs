@@ -1,0 +1,182 @@
+//! Explicit internal-force evaluation of a Neo-Hookean solid: elements per second.
+//!
+//! The problem of the peers in `shared/peers/` (`mfem_explicit.py`, `felupe_force.py`): the unit
+//! cube in n³ hex8 cells (n = 10, 20, 30), 2×2×2 Gauss points, MFEM's/felupe's Neo-Hookean
+//! `W = μ/2 (J^{-2/3} I₁ − 3) + κ/2 (J − 1)²` with μ = 0.25, κ = 5, face x = 0 clamped, and
+//! felupe's displacement `u = 0.05 (X z, Y², −X²)`; plus the same cube in 6 n³ tet4 cells
+//! (1 point). One evaluation = every cell's force into its slot and the fixed-order gather
+//! into the free-dof vector, exactly what `SolidOperator::internal_force` does per explicit
+//! step.
+//!
+//! Before divan runs, a table is printed: median time per evaluation over repeated runs on a
+//! 1-thread and a 2-thread rayon pool, elements per second and the 2-thread speed-up
+//! (`SOLID_BENCH_SKIP_TABLE=1` skips it). The divan benches time the same evaluations.
+
+use std::time::Instant;
+
+use fem_assembly::{DofMap, SolidOperator};
+use fem_elements::solid::{Material, MaterialModel, SolidKind};
+use fem_mesh::generate::{BoxCells, box_mesh};
+
+const SIZES: [usize; 3] = [10, 20, 30];
+
+struct Case {
+    body: SolidOperator,
+    u: Vec<f64>,
+    slots: Vec<f64>,
+    f: Vec<f64>,
+}
+
+impl Case {
+    fn new(cells: BoxCells, n: usize) -> Self {
+        let mesh = box_mesh([1.0; 3], [n; 3], cells).expect("box");
+        let fixed = mesh
+            .group("xmin")
+            .expect("xmin")
+            .nodes
+            .iter()
+            .flat_map(|&a| [3 * a, 3 * a + 1, 3 * a + 2])
+            .collect::<Vec<_>>();
+        let dofmap = DofMap::with_fixed(mesh.n_nodes(), 3, fixed);
+        let kind = match cells {
+            BoxCells::Hex8 => SolidKind::Hex8,
+            _ => SolidKind::Tet4,
+        };
+        let material =
+            Material::from_shear_and_bulk(MaterialModel::NeoHookean, 0.25, 5.0).expect("valid");
+        let body = SolidOperator::new(
+            kind,
+            &mesh.points,
+            &mesh.blocks[0].connectivity,
+            material,
+            1.0,
+            kind.default_lumping(),
+            &dofmap,
+        )
+        .expect("valid mesh");
+        let u: Vec<f64> = mesh
+            .points
+            .iter()
+            .flat_map(|p| [0.05 * p[0] * p[2], 0.05 * p[1] * p[1], -0.05 * p[0] * p[0]])
+            .collect();
+        let f = vec![0.0; dofmap.n_free()];
+        Self {
+            body,
+            u,
+            slots: Vec::new(),
+            f,
+        }
+    }
+
+    fn evaluate(&mut self) {
+        self.body
+            .internal_force(&self.u, &mut self.slots, &mut self.f)
+            .expect("no inverted cell");
+    }
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool")
+}
+
+/// CPU time of the calling thread (s), from `/proc/thread-self/schedstat` (Linux); `None`
+/// elsewhere.
+fn thread_cpu_time() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// Median wall seconds per evaluation over `blocks` blocks of repeated evaluations (~0.2 s
+/// each), and (one thread only) the median CPU seconds of the thread that ran them.
+fn median_time(case: &mut Case, threads: &rayon::ThreadPool, blocks: usize) -> (f64, Option<f64>) {
+    threads.install(|| {
+        case.evaluate();
+        let t0 = Instant::now();
+        case.evaluate();
+        let once = t0.elapsed().as_secs_f64().max(1e-6);
+        let reps = ((0.2 / once) as usize).clamp(1, 10_000);
+        let mut wall = Vec::with_capacity(blocks);
+        let mut cpu = Vec::with_capacity(blocks);
+        for _ in 0..blocks {
+            let (t, c) = (Instant::now(), thread_cpu_time());
+            for _ in 0..reps {
+                case.evaluate();
+            }
+            wall.push(t.elapsed().as_secs_f64() / reps as f64);
+            if let (Some(c0), Some(c1)) = (c, thread_cpu_time()) {
+                cpu.push((c1 - c0) / reps as f64);
+            }
+        }
+        wall.sort_by(f64::total_cmp);
+        cpu.sort_by(f64::total_cmp);
+        (wall[blocks / 2], (cpu.len() == blocks).then(|| cpu[blocks / 2]))
+    })
+}
+
+fn print_table() {
+    let (one, two) = (pool(1), pool(2));
+    println!("Neo-Hookean internal force (cells' forces + fixed-order gather), median of 5 blocks");
+    println!("(cpu: CPU time of the 1-thread pool's worker, immune to time-sharing on a busy machine)");
+    println!(
+        "{:>5} {:>3} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "kind", "n", "cells", "s/eval 1t", "elem/s 1t", "elem/s cpu", "s/eval 2t", "elem/s 2t", "2t/1t"
+    );
+    for (cells, name) in [(BoxCells::Hex8, "hex8"), (BoxCells::Tet4, "tet4")] {
+        for n in SIZES {
+            let mut case = Case::new(cells, n);
+            let n_cells = case.body.n_cells() as f64;
+            let (t1, cpu) = median_time(&mut case, &one, 5);
+            let (t2, _) = median_time(&mut case, &two, 5);
+            let cpu = cpu.map_or("-".to_string(), |c| format!("{:.3e}", n_cells / c));
+            println!(
+                "{name:>5} {n:>3} {:>8} {t1:>12.3e} {:>12.3e} {cpu:>12} {t2:>12.3e} {:>12.3e} {:>8.2}",
+                n_cells,
+                n_cells / t1,
+                n_cells / t2,
+                t1 / t2
+            );
+        }
+    }
+    let n_nodes = 101 * 101 * 101;
+    println!(
+        "memory estimate of the explicit operator, 100³ hex8 (10⁶ cells, {n_nodes} nodes): {:.2} GB",
+        SolidOperator::memory_estimate(SolidKind::Hex8, 1_000_000, n_nodes) as f64 / 1e9
+    );
+}
+
+fn main() {
+    if std::env::var_os("SOLID_BENCH_SKIP_TABLE").is_none() {
+        print_table();
+    }
+    divan::main();
+}
+
+fn bench_force(bencher: divan::Bencher, cells: BoxCells, n: usize, threads: usize) {
+    let mut case = Case::new(cells, n);
+    let threads = pool(threads);
+    bencher
+        .counter(divan::counter::ItemsCount::new(case.body.n_cells()))
+        .bench_local(|| threads.install(|| case.evaluate()));
+}
+
+/// Hex8, 2×2×2 points, one thread.
+#[divan::bench(args = SIZES, sample_count = 20)]
+fn hex8_one_thread(bencher: divan::Bencher, n: usize) {
+    bench_force(bencher, BoxCells::Hex8, n, 1);
+}
+
+/// Hex8, 2×2×2 points, two threads.
+#[divan::bench(args = SIZES, sample_count = 20)]
+fn hex8_two_threads(bencher: divan::Bencher, n: usize) {
+    bench_force(bencher, BoxCells::Hex8, n, 2);
+}
+
+/// Tet4, 1 point, one thread.
+#[divan::bench(args = SIZES, sample_count = 20)]
+fn tet4_one_thread(bencher: divan::Bencher, n: usize) {
+    bench_force(bencher, BoxCells::Tet4, n, 1);
+}

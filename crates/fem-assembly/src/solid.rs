@@ -1,0 +1,660 @@
+//! A total-Lagrangian solid assembled on cells of one kind: internal force, tangent, lumped and
+//! consistent mass, strain energy, stresses, loads and the explicit stable step.
+//!
+//! [`SolidOperator::new`] computes once what depends only on the reference configuration: the
+//! reference gradients and volume weights of every cell at its quadrature points
+//! ([`fem_elements::solid::total_lagrangian`], `(3N + 1) Q` values per cell: 104 B for a tet4,
+//! 1.0 kB for a tet10) — for hex8 the compact `J⁻¹` and `dV` of [`fem_elements::solid::hex8`]
+//! (640 B; its force is sum-factorized, the other kernels expand it per cell) — the gather plan
+//! of the force vector and the lumped mass. The tangent's
+//! sparsity pattern is built on first use only (an explicit run never needs it, and for 10⁶ hex8
+//! cells it would take gigabytes).
+//!
+//! Every global quantity is assembled in two stages, as in [`crate::plan`]: each cell writes its
+//! local vector into its own slot (parallel over cells), then each global entry sums its slots
+//! in increasing cell order (parallel over entries). Results are bitwise independent of the
+//! number of threads, and a domain-decomposed run that computes the slots of its own cells and
+//! sums shared-node slots in the same order reproduces them (issue 14). Scalars (energy) are
+//! summed over cells sequentially, in cell order.
+//!
+//! Displacements are global, node-major vectors over all `3 n_nodes` dofs (prescribed dofs hold
+//! their prescribed values); forces, masses and matrices live on the free dofs of the
+//! [`DofMap`].
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use fem_elements::solid::hex8;
+use fem_elements::solid::loads::{body_force, face_traction};
+use fem_elements::solid::mass::{
+    ShapeTable, consistent_mass_tabulated, lumped_mass, lumped_mass_tabulated,
+};
+use fem_elements::solid::stable_step::max_generalized_eigenvalue;
+use fem_elements::solid::total_lagrangian::{
+    CellStress, NonPositiveJacobian, cell_stress, geometry_block_len, internal_forces,
+    reference_geometry_block, strain_energy, tangent_stiffness,
+};
+use fem_elements::solid::{
+    FaceKind, Lumping, MassError, MassProperties, Material, SolidKind, mass_properties,
+};
+use nalgebra_sparse::CsrMatrix;
+use rayon::prelude::*;
+
+use crate::{AssemblyPlan, DofMap, NodeBlockPlan, VectorPlan};
+
+/// Cells per parallel task in the cell loops.
+const CELLS_PER_TASK: usize = 512;
+
+/// Why a solid could not be set up or evaluated.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolidError {
+    /// The density is not positive and finite.
+    #[error("density {value} must be positive and finite")]
+    Density {
+        /// The value given.
+        value: f64,
+    },
+    /// A cell refers to a node that does not exist.
+    #[error("{kind} cell {cell} refers to node {node}, but there are {n_nodes} nodes")]
+    NodeOutOfRange {
+        /// Element kind.
+        kind: SolidKind,
+        /// Cell index.
+        cell: usize,
+        /// The node index found.
+        node: usize,
+        /// Number of nodes.
+        n_nodes: usize,
+    },
+    /// A cell of the reference mesh is inverted or degenerate.
+    #[error("{kind} cell {cell} of the mesh: {source}")]
+    InvertedCell {
+        /// Element kind.
+        kind: SolidKind,
+        /// Cell index.
+        cell: usize,
+        /// Where and how.
+        source: NonPositiveJacobian,
+    },
+    /// The lumped mass of a cell failed (row-sum lumping of tet10).
+    #[error("{kind} cell {cell}: {source}")]
+    Mass {
+        /// Element kind.
+        kind: SolidKind,
+        /// Cell index.
+        cell: usize,
+        /// What failed.
+        source: MassError,
+    },
+    /// The deformed body has `J = det F ≤ 0` (or `NaN`) at a quadrature point of a cell.
+    #[error(
+        "{kind} cell {cell} is inverted by the displacement (J = det F <= 0 or NaN at a quadrature point)"
+    )]
+    Inverted {
+        /// Element kind.
+        kind: SolidKind,
+        /// The first such cell (lowest index).
+        cell: usize,
+    },
+}
+
+/// The explicit stable step estimate and where it comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StableStep {
+    /// `2 / sqrt(λ_max)`: the central-difference stability limit (before any safety factor).
+    pub dt: f64,
+    /// `λ_max = max_e λ_max(K_e, M_e)` (rad²/s²).
+    pub lambda_max: f64,
+    /// The cell with the largest eigenvalue (lowest index among equals).
+    pub cell: usize,
+}
+
+/// A hyperelastic body made of cells of one [`SolidKind`], with its precomputed geometry.
+#[derive(Debug)]
+pub struct SolidOperator {
+    kind: SolidKind,
+    material: Material,
+    density: f64,
+    n_points: usize,
+    /// Hex8 with the compact geometry of `fem_elements::solid::hex8`.
+    compact: bool,
+    points: Vec<[f64; 3]>,
+    connectivity: Vec<usize>,
+    geometry: Vec<f64>,
+    dofmap: DofMap,
+    vector_plan: NodeBlockPlan,
+    matrix_plan: OnceLock<AssemblyPlan>,
+    lumped_mass: Vec<f64>,
+}
+
+impl SolidOperator {
+    /// Sets up the body: `connectivity` holds the cells' nodes (Gmsh order, `N` per cell) into
+    /// `points` (reference coordinates), `dofmap` numbers the `3 · points.len()` dofs (3
+    /// components per node, some fixed). The force rule is [`SolidKind::force_rule`]; the lumped
+    /// mass uses `lumping`.
+    ///
+    /// # Panics
+    /// If `dofmap` is not a 3-component map over `points`, or `connectivity.len()` is not a
+    /// multiple of the node count (programming errors, not user input).
+    pub fn new(
+        kind: SolidKind,
+        points: &[[f64; 3]],
+        connectivity: &[usize],
+        material: Material,
+        density: f64,
+        lumping: Lumping,
+        dofmap: &DofMap,
+    ) -> Result<Self, SolidError> {
+        assert_eq!(dofmap.n_comp(), 3, "a solid has 3 components per node");
+        assert_eq!(dofmap.n_nodes(), points.len(), "one dof triple per point");
+        let n = kind.n_nodes();
+        assert!(connectivity.len().is_multiple_of(n));
+        if !(density.is_finite() && density > 0.0) {
+            return Err(SolidError::Density { value: density });
+        }
+        if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
+            return Err(SolidError::NodeOutOfRange {
+                kind,
+                cell: pos / n,
+                node: connectivity[pos],
+                n_nodes: points.len(),
+            });
+        }
+        let n_cells = connectivity.len() / n;
+        let rule = kind.force_rule();
+        let compact = kind == SolidKind::Hex8;
+        let block = if compact {
+            hex8::COMPACT_LEN
+        } else {
+            geometry_block_len(kind, rule.n_points())
+        };
+        let mut geometry = vec![0.0; block * n_cells];
+        let first_bad = geometry
+            .par_chunks_mut(block * CELLS_PER_TASK)
+            .enumerate()
+            .filter_map(|(task, blocks)| {
+                let first = task * CELLS_PER_TASK;
+                let mut x = [[0.0; 3]; 10];
+                for (i, out) in blocks.chunks_exact_mut(block).enumerate() {
+                    let c = first + i;
+                    for (a, &node) in connectivity[n * c..n * (c + 1)].iter().enumerate() {
+                        x[a] = points[node];
+                    }
+                    let result = if compact {
+                        hex8::compact_geometry(&x[..n], out)
+                    } else {
+                        reference_geometry_block(kind, &rule, &x[..n], out)
+                    };
+                    if let Err(source) = result {
+                        return Some((c, source));
+                    }
+                }
+                None
+            })
+            .min_by_key(|(c, _)| *c);
+        if let Some((cell, source)) = first_bad {
+            return Err(SolidError::InvertedCell { kind, cell, source });
+        }
+        let vector_plan = NodeBlockPlan::new(dofmap, n, connectivity);
+        let mut body = Self {
+            kind,
+            material,
+            density,
+            n_points: rule.n_points(),
+            compact,
+            points: points.to_vec(),
+            connectivity: connectivity.to_vec(),
+            geometry,
+            dofmap: dofmap.clone(),
+            vector_plan,
+            matrix_plan: OnceLock::new(),
+            lumped_mass: Vec::new(),
+        };
+        body.lumped_mass = body.assemble_lumped_mass(lumping)?;
+        Ok(body)
+    }
+
+    /// Bytes an explicit run needs for the operator of `n_cells` cells on `n_nodes` nodes
+    /// (geometry, force slots, gather lists, connectivity, points, dof map, lumped mass), to be
+    /// checked before allocating. For 10⁶ hex8 cells (1.03·10⁶ nodes): about 1.1 GB.
+    pub fn memory_estimate(kind: SolidKind, n_cells: usize, n_nodes: usize) -> usize {
+        let n = kind.n_nodes();
+        let f = std::mem::size_of::<f64>();
+        let u = std::mem::size_of::<usize>();
+        let geometry = if kind == SolidKind::Hex8 {
+            hex8::COMPACT_LEN
+        } else {
+            geometry_block_len(kind, kind.force_rule().n_points())
+        } * f;
+        // Geometry, force slots, gather sources (one per node slot), connectivity.
+        let per_cell = geometry + 3 * n * f + n * u + n * u;
+        // Points, dof map (free index and its inverse), lumped mass, gather targets and offsets.
+        let per_node = 3 * f + 3 * (u + u) + 3 * f + 3 * u + 2 * u;
+        n_cells * per_cell + n_nodes * per_node
+    }
+
+    /// Element kind.
+    pub fn kind(&self) -> SolidKind {
+        self.kind
+    }
+
+    /// Material.
+    pub fn material(&self) -> &Material {
+        &self.material
+    }
+
+    /// Density `ρ` (mass per unit reference volume).
+    pub fn density(&self) -> f64 {
+        self.density
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.connectivity.len() / self.kind.n_nodes()
+    }
+
+    /// Reference coordinates of the nodes.
+    pub fn points(&self) -> &[[f64; 3]] {
+        &self.points
+    }
+
+    /// Cell connectivity (Gmsh order).
+    pub fn connectivity(&self) -> &[usize] {
+        &self.connectivity
+    }
+
+    /// The dof numbering.
+    pub fn dofmap(&self) -> &DofMap {
+        &self.dofmap
+    }
+
+    /// The force gather plan (for distributed assembly of the per-cell slots).
+    pub fn vector_plan(&self) -> &NodeBlockPlan {
+        &self.vector_plan
+    }
+
+    /// Lumped mass on the free dofs (the same value for the three components of a node).
+    pub fn lumped_mass(&self) -> &[f64] {
+        &self.lumped_mass
+    }
+
+    /// Reference coordinates of cell `c`'s nodes into `x`.
+    fn cell_points(&self, c: usize, x: &mut [[f64; 3]]) {
+        let n = self.kind.n_nodes();
+        for (a, &node) in self.connectivity[n * c..n * (c + 1)].iter().enumerate() {
+            x[a] = self.points[node];
+        }
+    }
+
+    /// Calls `f(grad, dv)` with cell `c`'s reference gradients and weights (expanded from the
+    /// compact hex8 geometry into stack buffers where needed).
+    #[inline]
+    fn with_cell_geometry<R>(&self, c: usize, f: impl FnOnce(&[f64], &[f64]) -> R) -> R {
+        let block = self.geometry_block();
+        let geo = &self.geometry[block * c..block * (c + 1)];
+        if self.compact {
+            let (mut grad, mut dv) = ([0.0; 192], [0.0; 8]);
+            hex8::expand_geometry(geo, &mut grad, &mut dv);
+            f(&grad, &dv)
+        } else {
+            let (grad, dv) = geo.split_at(3 * self.kind.n_nodes() * self.n_points);
+            f(grad, dv)
+        }
+    }
+
+    /// Values per cell in `geometry`.
+    fn geometry_block(&self) -> usize {
+        if self.compact {
+            hex8::COMPACT_LEN
+        } else {
+            geometry_block_len(self.kind, self.n_points)
+        }
+    }
+
+    /// Displacements of cell `c`'s nodes into `ue` (node-major, `3N`).
+    fn cell_displacement(&self, u: &[f64], c: usize, ue: &mut [f64]) {
+        let n = self.kind.n_nodes();
+        for (a, &node) in self.connectivity[n * c..n * (c + 1)].iter().enumerate() {
+            ue[3 * a..3 * a + 3].copy_from_slice(&u[3 * node..3 * node + 3]);
+        }
+    }
+
+    fn check_displacement(&self, u: &[f64]) {
+        assert_eq!(u.len(), 3 * self.points.len(), "u holds all 3 n_nodes dofs");
+    }
+
+    /// Stage 1 of the internal force: every cell's local force `f_e` into its slot of `slots`
+    /// (resized to `n_cells · 3N`), in parallel.
+    pub fn cell_forces_into(&self, u: &[f64], slots: &mut Vec<f64>) -> Result<(), SolidError> {
+        self.check_displacement(u);
+        let n = self.kind.n_nodes();
+        let block = self.geometry_block();
+        slots.resize(self.n_cells() * 3 * n, 0.0);
+        let first = slots
+            .par_chunks_mut(3 * n * CELLS_PER_TASK)
+            .zip(self.geometry.par_chunks(block * CELLS_PER_TASK))
+            .zip(self.connectivity.par_chunks(n * CELLS_PER_TASK))
+            .enumerate()
+            .filter_map(|(task, ((f, geo), conn))| {
+                let first = if self.compact {
+                    hex8::internal_forces(&self.material, geo, conn, u, f)
+                } else {
+                    internal_forces(self.kind, &self.material, self.n_points, geo, conn, u, f)
+                };
+                first.map(|c| task * CELLS_PER_TASK + c)
+            })
+            .min();
+        match first {
+            Some(cell) => Err(SolidError::Inverted {
+                kind: self.kind,
+                cell,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Internal force `f_int(u)` on the free dofs into `out`, reusing `slots` (stage 1
+    /// [`cell_forces_into`](Self::cell_forces_into), stage 2 the plan's fixed-order gather).
+    /// Fails (after computing everything) if a cell is inverted.
+    pub fn internal_force(
+        &self,
+        u: &[f64],
+        slots: &mut Vec<f64>,
+        out: &mut [f64],
+    ) -> Result<(), SolidError> {
+        let result = self.cell_forces_into(u, slots);
+        self.vector_plan.gather_into(slots, out);
+        result
+    }
+
+    /// The assembly plan of the tangent (built on first call).
+    fn matrix_plan(&self) -> &AssemblyPlan {
+        self.matrix_plan.get_or_init(|| {
+            let n = self.kind.n_nodes();
+            let mut cell_dofs = Vec::with_capacity(3 * self.connectivity.len());
+            for cell in self.connectivity.chunks_exact(n) {
+                self.dofmap.cell_dofs(cell, &mut cell_dofs);
+            }
+            AssemblyPlan::new(self.dofmap.n_free(), 3 * n, &cell_dofs)
+        })
+    }
+
+    /// Consistent tangent `K(u) = ∂f_int/∂u` on the free dofs (material + geometric part).
+    pub fn tangent(&self, u: &[f64]) -> Result<CsrMatrix<f64>, SolidError> {
+        let plan = self.matrix_plan();
+        let mut values = vec![0.0; plan.pattern().nnz()];
+        self.tangent_values(u, &mut Vec::new(), &mut values)?;
+        Ok(
+            CsrMatrix::try_from_pattern_and_values(plan.pattern().clone(), values)
+                .expect("values match the pattern"),
+        )
+    }
+
+    /// Refills the values of the tangent (pattern of [`tangent`](Self::tangent), which is
+    /// fixed), reusing `scratch` for the local matrices.
+    pub fn tangent_values(
+        &self,
+        u: &[f64],
+        scratch: &mut Vec<f64>,
+        values: &mut [f64],
+    ) -> Result<(), SolidError> {
+        self.check_displacement(u);
+        let first = AtomicUsize::new(usize::MAX);
+        let n3 = 3 * self.kind.n_nodes();
+        self.matrix_plan().assemble_matrix_values(
+            |c, out| {
+                let mut ue = [0.0; 30];
+                self.cell_displacement(u, c, &mut ue[..n3]);
+                let jmin = self.with_cell_geometry(c, |grad, dv| {
+                    tangent_stiffness(&self.material, grad, dv, &ue[..n3], out)
+                });
+                if jmin.is_nan() || jmin <= 0.0 {
+                    first.fetch_min(c, Ordering::Relaxed);
+                }
+            },
+            scratch,
+            values,
+        );
+        match first.into_inner() {
+            usize::MAX => Ok(()),
+            cell => Err(SolidError::Inverted {
+                kind: self.kind,
+                cell,
+            }),
+        }
+    }
+
+    /// The sparsity pattern of the tangent and consistent mass (built on first call).
+    pub fn matrix_pattern(&self) -> &nalgebra_sparse::pattern::SparsityPattern {
+        self.matrix_plan().pattern()
+    }
+
+    /// Consistent mass `∫ ρ N_a N_b dV I₃` on the free dofs.
+    pub fn consistent_mass(&self) -> Result<CsrMatrix<f64>, SolidError> {
+        let n = self.kind.n_nodes();
+        let first = AtomicUsize::new(usize::MAX);
+        let table = ShapeTable::for_mass(self.kind);
+        let m = self.matrix_plan().assemble_matrix(|c, out| {
+            let mut x = [[0.0; 3]; 10];
+            self.cell_points(c, &mut x);
+            let mut block = [0.0; 100];
+            let result =
+                consistent_mass_tabulated(&table, &x[..n], self.density, &mut block[..n * n]);
+            if result.is_err() {
+                first.fetch_min(c, Ordering::Relaxed);
+            }
+            let n3 = 3 * n;
+            for a in 0..n {
+                for b in 0..n {
+                    for i in 0..3 {
+                        out[(3 * a + i) * n3 + 3 * b + i] = block[a * n + b];
+                    }
+                }
+            }
+        });
+        match first.into_inner() {
+            usize::MAX => Ok(m),
+            cell => Err(self.mass_error(cell, Lumping::Hrz)),
+        }
+    }
+
+    /// The error of cell `cell`'s mass (recomputed to report it).
+    fn mass_error(&self, cell: usize, lumping: Lumping) -> SolidError {
+        let n = self.kind.n_nodes();
+        let mut x = [[0.0; 3]; 10];
+        self.cell_points(cell, &mut x);
+        match lumped_mass(
+            self.kind,
+            lumping,
+            &x[..n],
+            self.density,
+            &mut [0.0; 10][..n],
+        ) {
+            Err(MassError::Jacobian(source)) => SolidError::InvertedCell {
+                kind: self.kind,
+                cell,
+                source,
+            },
+            Err(source) => SolidError::Mass {
+                kind: self.kind,
+                cell,
+                source,
+            },
+            Ok(()) => unreachable!("cell {cell} failed before"),
+        }
+    }
+
+    fn assemble_lumped_mass(&self, lumping: Lumping) -> Result<Vec<f64>, SolidError> {
+        let n = self.kind.n_nodes();
+        let first = AtomicUsize::new(usize::MAX);
+        let mut out = vec![0.0; self.dofmap.n_free()];
+        let table = ShapeTable::for_mass(self.kind);
+        self.vector_plan.assemble_vector_into(
+            |c, slot| {
+                let mut x = [[0.0; 3]; 10];
+                self.cell_points(c, &mut x);
+                let mut m = [0.0; 10];
+                let result =
+                    lumped_mass_tabulated(&table, lumping, &x[..n], self.density, &mut m[..n]);
+                if result.is_err() {
+                    first.fetch_min(c, Ordering::Relaxed);
+                }
+                for a in 0..n {
+                    slot[3 * a..3 * a + 3].fill(m[a]);
+                }
+            },
+            &mut Vec::new(),
+            &mut out,
+        );
+        match first.into_inner() {
+            usize::MAX => Ok(out),
+            cell => Err(self.mass_error(cell, lumping)),
+        }
+    }
+
+    /// Strain energy `Σ_e ∫ W(F) dV` (cells summed in order).
+    pub fn strain_energy(&self, u: &[f64]) -> f64 {
+        self.check_displacement(u);
+        let n3 = 3 * self.kind.n_nodes();
+        let per_cell: Vec<f64> = (0..self.n_cells())
+            .into_par_iter()
+            .map(|c| {
+                let mut ue = [0.0; 30];
+                self.cell_displacement(u, c, &mut ue[..n3]);
+                self.with_cell_geometry(c, |grad, dv| {
+                    strain_energy(&self.material, grad, dv, &ue[..n3])
+                })
+            })
+            .collect();
+        per_cell.iter().sum()
+    }
+
+    /// Cell-averaged stresses for output, one per cell, into `out`.
+    pub fn cell_stresses(&self, u: &[f64], out: &mut [CellStress]) {
+        self.check_displacement(u);
+        assert_eq!(out.len(), self.n_cells());
+        let n3 = 3 * self.kind.n_nodes();
+        out.par_iter_mut().enumerate().for_each(|(c, s)| {
+            let mut ue = [0.0; 30];
+            self.cell_displacement(u, c, &mut ue[..n3]);
+            *s = self.with_cell_geometry(c, |grad, dv| {
+                cell_stress(&self.material, grad, dv, &ue[..n3])
+            });
+        });
+    }
+
+    /// Stable step of the central-difference scheme at `u`: `2/sqrt(max_e λ_max(K_e(u), M_e))`
+    /// with each cell's lumped mass (row sum, or HRZ for tet10) — an upper bound on the global
+    /// `λ_max` (see [`fem_elements::solid::stable_step`]). Costs a tangent and a 3N×3N
+    /// tridiagonalization per cell (≈ 20–40 µs for a hex8): call it every so many steps.
+    pub fn stable_step(&self, u: &[f64]) -> Result<StableStep, SolidError> {
+        self.check_displacement(u);
+        let n = self.kind.n_nodes();
+        let n3 = 3 * n;
+        let lumping = self.kind.default_lumping();
+        let table = ShapeTable::for_mass(self.kind);
+        let best = (0..self.n_cells())
+            .into_par_iter()
+            .map(|c| {
+                let mut ue = [0.0; 30];
+                self.cell_displacement(u, c, &mut ue[..n3]);
+                let mut k = [0.0; 900];
+                let jmin = self.with_cell_geometry(c, |grad, dv| {
+                    tangent_stiffness(&self.material, grad, dv, &ue[..n3], &mut k[..n3 * n3])
+                });
+                if jmin.is_nan() || jmin <= 0.0 {
+                    return Err(c);
+                }
+                let mut x = [[0.0; 3]; 10];
+                self.cell_points(c, &mut x);
+                let mut m = [0.0; 10];
+                lumped_mass_tabulated(&table, lumping, &x[..n], self.density, &mut m[..n])
+                    .expect("the default lumping of a valid cell succeeds");
+                let md: [f64; 30] = std::array::from_fn(|i| if i < n3 { m[i / 3] } else { 0.0 });
+                Ok((max_generalized_eigenvalue(&k[..n3 * n3], &md[..n3]), c))
+            })
+            // Associative and commutative: the first inverted cell, else the largest λ (lowest
+            // cell among equals), whatever the split between threads.
+            .reduce(
+                || Ok((f64::NEG_INFINITY, usize::MAX)),
+                |a, b| match (a, b) {
+                    (Err(x), Err(y)) => Err(x.min(y)),
+                    (Err(x), Ok(_)) | (Ok(_), Err(x)) => Err(x),
+                    (Ok(x), Ok(y)) => Ok(if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) {
+                        y
+                    } else {
+                        x
+                    }),
+                },
+            );
+        match best {
+            Ok((lambda_max, cell)) => Ok(StableStep {
+                dt: 2.0 / lambda_max.sqrt(),
+                lambda_max,
+                cell,
+            }),
+            Err(cell) => Err(SolidError::Inverted {
+                kind: self.kind,
+                cell,
+            }),
+        }
+    }
+
+    /// Consistent nodal forces of a uniform body force `b` per unit reference volume (e.g.
+    /// `ρ g`) on the free dofs. With a lumped mass, `m_i g_i` (the lumped mass times gravity)
+    /// is its consistent partner instead (see [`fem_elements::solid::loads`]).
+    pub fn body_force(&self, b: [f64; 3]) -> Vec<f64> {
+        let n = self.kind.n_nodes();
+        let mut out = vec![0.0; self.dofmap.n_free()];
+        self.vector_plan.assemble_vector_into(
+            |c, slot| {
+                let mut x = [[0.0; 3]; 10];
+                self.cell_points(c, &mut x);
+                body_force(self.kind, &x[..n], b, slot)
+                    .expect("cells were checked on construction");
+            },
+            &mut Vec::new(),
+            &mut out,
+        );
+        out
+    }
+
+    /// Volume, centre of mass and inertia tensor of the body in its reference configuration.
+    pub fn mass_properties(&self) -> MassProperties {
+        mass_properties(self.kind, &self.points, &self.connectivity, self.density)
+            .expect("cells were checked on construction")
+    }
+}
+
+/// Consistent nodal forces of a uniform dead traction `t` (force per unit reference area) on
+/// boundary faces of one `kind` (`faces`: their nodes, Gmsh order, into `points`), on the free
+/// dofs of `dofmap`, assembled in face order. Returns the forces and the total face area.
+pub fn face_traction_vector(
+    kind: FaceKind,
+    points: &[[f64; 3]],
+    faces: &[usize],
+    traction: [f64; 3],
+    dofmap: &DofMap,
+) -> (Vec<f64>, f64) {
+    let n = kind.n_nodes();
+    assert!(faces.len().is_multiple_of(n));
+    let mut cell_dofs = Vec::with_capacity(3 * faces.len());
+    for face in faces.chunks_exact(n) {
+        dofmap.cell_dofs(face, &mut cell_dofs);
+    }
+    let plan = VectorPlan::new(dofmap.n_free(), 3 * n, &cell_dofs);
+    let mut areas = vec![0.0; faces.len() / n];
+    let mut slots = vec![0.0; 3 * faces.len()];
+    slots
+        .par_chunks_mut(3 * n)
+        .zip(areas.par_iter_mut())
+        .zip(faces.par_chunks(n))
+        .for_each(|((slot, area), face)| {
+            let x: [[f64; 3]; 6] =
+                std::array::from_fn(|a| if a < n { points[face[a]] } else { [0.0; 3] });
+            *area = face_traction(kind, &x[..n], traction, slot);
+        });
+    let mut out = vec![0.0; dofmap.n_free()];
+    plan.gather_into(&slots, &mut out);
+    (out, areas.iter().sum())
+}

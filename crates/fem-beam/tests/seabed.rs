@@ -1,0 +1,246 @@
+//! A cable on a frictionless seabed: the static touchdown point against the closed-form
+//! inextensible catenary with a grounded part, and a dynamic lift-off (energy balance, no
+//! penetration at the nodes).
+
+use fem_beam::{
+    BeamError, BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
+    EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper, Placement, Seabed,
+    StaticSolution, TimeSettings, UzawaSettings, solve_static, solve_static_newton,
+};
+
+/// The line: L = 90 m, ρ = 7.67 kg/m, anchor at the origin on the seabed y = 0, fairlead at
+/// (80, 20); a cable (EI = 0) unless `ei` says otherwise.
+const L: f64 = 90.0;
+const FAIRLEAD: [f64; 3] = [80.0, 20.0, 0.0];
+const RHO: f64 = 7.67;
+const G: f64 = 9.81;
+
+fn line(n: usize, ei: f64, fairlead: End) -> BeamModel {
+    let p = BeamParameters {
+        n_elements: n,
+        length: L,
+        bending_stiffness: ei,
+        density: RHO,
+        gravity: [0.0, -G, 0.0],
+        end_a: End::pinned([0.0; 3]),
+        end_b: fairlead,
+        point_loads: Vec::new(),
+    };
+    let options = BeamOptions {
+        constraint_points: ConstraintPoints::NodesAndMidpoints,
+        seabed: Some(Seabed {
+            axis: 1,
+            level: 0.0,
+        }),
+    };
+    BeamModel::with_options(p, options).unwrap()
+}
+
+/// The closed form (derived in `BeamState::catenary_over_seabed`): suspended length `L_s`
+/// from `L − L_s + c asinh(L_s/c) = X`, `c = (L_s² − Y²)/(2Y)`, by bisection; returns
+/// `(touchdown arc length L − L_s, c)`.
+fn closed_form() -> (f64, f64) {
+    let (x, y) = (FAIRLEAD[0], FAIRLEAD[1]);
+    let c = |ls: f64| (ls * ls - y * y) / (2.0 * y);
+    let f = |ls: f64| L - ls + c(ls) * (ls / c(ls)).asinh() - x;
+    let (mut lo, mut hi) = (y * (1.0 + 1e-12), L);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let ls = 0.5 * (lo + hi);
+    (L - ls, c(ls))
+}
+
+fn statics(n: usize) -> (BeamModel, StaticSolution) {
+    let model = line(n, 0.0, End::pinned(FAIRLEAD));
+    let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
+    let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    (model, sol)
+}
+
+#[test]
+fn the_static_touchdown_point_converges_to_the_closed_form() {
+    let (s_t, c) = closed_form();
+    assert!((s_t - 60.281026).abs() < 1e-5, "{s_t}");
+    let exact = |s: f64| -> [f64; 2] {
+        if s <= s_t {
+            [s, 0.0]
+        } else {
+            let q = (s - s_t) / c;
+            [s_t + c * q.asinh(), c * ((1.0 + q * q).sqrt() - 1.0)]
+        }
+    };
+    let mut rows = Vec::new();
+    for n in [36, 144, 576] {
+        let (model, sol) = statics(n);
+        assert!(
+            sol.report.iterations <= 8,
+            "{} iterations",
+            sol.report.iterations
+        );
+        let mut err = 0.0f64;
+        for (i, &s) in model.node_arc_lengths().iter().enumerate() {
+            let (e, x) = (exact(s), sol.state.positions[i]);
+            err = err.max(((x[0] - e[0]).powi(2) + (x[1] - e[1]).powi(2)).sqrt());
+            assert!(x[1] >= 0.0, "node {i} below the seabed: {}", x[1]);
+        }
+        // The touchdown point from the fairlead tension T_f = ρg (c + Y): L_s² = Y² + 2cY.
+        let tf = *sol.tensions().last().unwrap();
+        let c_h = tf / (RHO * G) - FAIRLEAD[1];
+        let s_th = L - (FAIRLEAD[1].powi(2) + 2.0 * c_h * FAIRLEAD[1]).sqrt();
+        // …and from the grounded nodes: the last node held on the seabed.
+        let last_held = sol.on_seabed.iter().rposition(|&h| h).unwrap();
+        let h = L / n as f64;
+        let s_last = model.node_arc_lengths()[last_held];
+        assert!((s_last - s_t).abs() < h, "{s_last} {s_t}");
+        let dip = model
+            .sample(&sol.state, 16)
+            .iter()
+            .map(|q| q.position[1])
+            .fold(f64::INFINITY, f64::min);
+        rows.push((n, err, (s_th - s_t).abs(), dip));
+    }
+    for r in &rows {
+        eprintln!(
+            "N = {}: max nodal error {:.3e} m, touchdown error {:.3e} m, lowest sampled point {:.2e} m",
+            r.0, r.1, r.2, r.3
+        );
+    }
+    for w in rows.windows(2) {
+        // The solution's curvature jumps at the touchdown point: second order.
+        assert!(w[0].1 / w[1].1 > 12.0, "{rows:?}");
+        assert!(w[0].2 / w[1].2 > 12.0, "{rows:?}");
+        // Contact at the nodes only: the cubic dips between them near the touchdown point, O(h²).
+        assert!(w[0].3 / w[1].3 > 12.0 && w[1].3 < 0.0, "{rows:?}");
+    }
+    assert!(rows[2].2 < 2e-4);
+}
+
+#[test]
+fn a_taut_start_reaches_the_same_equilibrium() {
+    let (_, a) = statics(36);
+    let model = line(36, 0.0, End::pinned(FAIRLEAD));
+    let guess = BeamState::taut_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
+    let b = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    assert_eq!(a.on_seabed, b.on_seabed);
+    for (p, q) in a.state.positions.iter().zip(&b.state.positions) {
+        for c in 0..3 {
+            assert!((p[c] - q[c]).abs() < 1e-9);
+        }
+    }
+}
+
+#[test]
+fn seabed_settings_are_checked() {
+    let model = line(20, 0.0, End::pinned(FAIRLEAD));
+    let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
+    // Uzawa has no contact.
+    assert!(matches!(
+        solve_static(&model, &guess, &UzawaSettings::anderson(1e4)),
+        Err(BeamError::Unsupported { .. })
+    ));
+    // An end below the seabed.
+    let low = model
+        .with_ends(End::pinned([0.0, -1.0, 0.0]), End::pinned(FAIRLEAD))
+        .unwrap();
+    assert!(matches!(
+        solve_static_newton(&low, &guess, 0.0, &NewtonKktSettings::statics()),
+        Err(BeamError::EndBelowSeabed { .. })
+    ));
+    // A cable longer than the taut path over the seabed lies slack: no unique equilibrium.
+    let slack = line(20, 0.0, End::pinned([60.0, 20.0, 0.0]));
+    assert!(matches!(
+        BeamState::catenary_over_seabed(&slack, [0.0; 3], [60.0, 20.0, 0.0]),
+        Err(BeamError::SlackOnSeabed { .. })
+    ));
+}
+
+/// The fairlead rises by 10 m over 4 s (`(1 − cos πt/4)/2`) and stays; the grounded part
+/// lifts off from the touchdown point towards the anchor.
+fn rising_fairlead(t: f64) -> [f64; 3] {
+    let f = if t < 4.0 {
+        0.5 * (1.0 - (std::f64::consts::PI * t / 4.0).cos())
+    } else {
+        1.0
+    };
+    [FAIRLEAD[0], FAIRLEAD[1] + 10.0 * f, 0.0]
+}
+
+#[test]
+fn lift_off_conserves_the_energy_balance_and_never_penetrates() {
+    let (model, sol) = statics(50);
+    let moving = model
+        .with_ends(
+            End::pinned([0.0; 3]),
+            End::Pinned(Placement::moving(rising_fairlead)),
+        )
+        .unwrap();
+    let held0 = sol.on_seabed.iter().filter(|&&h| h).count();
+    let mut st = EnergyConservingStepper::new(
+        moving.clone(),
+        &sol.state,
+        None,
+        Some(&sol.multipliers),
+        TimeSettings::energy_conserving(0.01),
+        NewtonKktSettings::default(),
+    )
+    .unwrap();
+    let e0 = st.last_report().energy;
+    let n_s = moving.n_scalar();
+    let (mut balance, mut lowest, mut held) = (0.0f64, f64::INFINITY, held0);
+    for _ in 0..400 {
+        let r = st.step().unwrap();
+        assert!(r.max_stretch_error < 1e-10);
+        // Lift-off only while the fairlead rises: the held set shrinks, the seabed does no work.
+        assert!(r.nodes_on_seabed <= held, "a node landed at t = {}", r.time);
+        held = r.nodes_on_seabed;
+        assert_eq!(r.seabed_work, 0.0);
+        balance = balance.max((r.energy - e0 - r.support_work).abs() / e0.abs());
+        for i in 0..moving.n_nodes() {
+            lowest = lowest.min(st.columns()[n_s + 2 * i]);
+        }
+    }
+    let last = st.last_report();
+    eprintln!(
+        "lift-off: {held0} → {held} nodes on the seabed, fairlead work {:.1} J, max |E − E₀ − W|/|E₀| \
+         {balance:.1e}, lowest node {lowest:e}",
+        last.support_work
+    );
+    assert!(2 * held < held0 + 1, "{held0} → {held}");
+    assert!(last.support_work > 0.5 * e0.abs());
+    assert!(balance < 1e-12);
+    assert!(lowest >= 0.0);
+}
+
+#[test]
+fn the_97_step_keeps_the_nodes_on_or_above_the_seabed() {
+    let (model, sol) = statics(30);
+    let moving = model
+        .with_ends(
+            End::pinned([0.0; 3]),
+            End::Pinned(Placement::moving(rising_fairlead)),
+        )
+        .unwrap();
+    let mut st = NewtonKktStepper::new(
+        moving.clone(),
+        &sol.state,
+        None,
+        Some(&sol.multipliers),
+        TimeSettings::energy_conserving(0.02),
+        NewtonKktSettings::default(),
+    )
+    .unwrap();
+    let n_s = moving.n_scalar();
+    for _ in 0..300 {
+        st.step().unwrap();
+        for i in 0..moving.n_nodes() {
+            assert!(st.columns()[n_s + 2 * i] >= 0.0);
+        }
+    }
+    assert!(st.last_report().nodes_on_seabed > 0);
+}

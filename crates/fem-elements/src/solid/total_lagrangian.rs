@@ -1,0 +1,880 @@
+//! Total-Lagrangian element kernels: internal force, consistent tangent, strain energy and
+//! stress output of one element, from precomputed reference gradients.
+//!
+//! With reference coordinates `X`, displacement `u = Σ_a N_a u_a`, deformation gradient
+//! `F = I + Σ_a u_a ⊗ ∇₀N_a` and a [`Material`] giving `S(F)` and `𝒞 = ∂S/∂E`:
+//!
+//! ```text
+//! f_a = ∫ P ∇₀N_a dV,   P = F S                                      (internal force)
+//! K_ab = ∫ B_aᵀ D B_b dV + (∫ ∇₀N_a · S ∇₀N_b dV) I                  (material + geometric)
+//! U = ∫ W(F) dV                                                        (strain energy)
+//! ```
+//!
+//! where `B_a` (6×3) maps `δu_a` to the Voigt Green–Lagrange strain with engineering shears,
+//! `δE = sym(Fᵀ δF)` (Bonet & Wood, §9.4; Belytschko, Liu & Moran, §4.9). Integrals run over the
+//! reference volume with a [`CellRule`]: `dV_q = w_q det J(ξ_q)`.
+//!
+//! # Precomputed geometry
+//!
+//! Everything a kernel needs from the reference configuration is computed once per element by
+//! [`reference_geometry`]: the gradients `∇₀N_a` at each of the `Q` points and the weights
+//! `dV_q`. The gradients are stored **point-innermost**, `grad[(3a + k) Q + q] = ∂N_a/∂X_k (ξ_q)`,
+//! so the loops over the points are unit-stride and vectorize (the point index is the SIMD lane).
+//! For hex8 with 2×2×2 points that is `(3·8·8 + 8) · 8 B = 1.6 kB` per element (1.6 GB for 10⁶).
+//!
+//! The kernels take flat slices (`u`, `f` node-major: `u[3a + i]`) and fill caller buffers; the
+//! element kind is the slice length, and each `(N, Q)` pair of the shipped rules is
+//! monomorphized ([`SolidKind::force_rule`]): tet4 (4, 1), hex8 (8, 8) and (8, 27), tet10 (10, 4)
+//! and (10, 14).
+
+use super::material::{
+    Mat3, Material, MaterialModel, VOIGT_PAIRS, cofactor, det3, inv_cbrt2, mat_mul, voigt_to_matrix,
+};
+use super::quadrature3d::{CellRule, hex_gauss, tet_4point, tet_14point, tet_centroid};
+use super::shape::SolidKind;
+
+/// A quadrature point where the reference-to-physical map is not orientation-preserving:
+/// `det J ≤ 0` (an inverted or degenerate element, or nodes not in Gmsh order).
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "non-positive Jacobian determinant {det:e} at quadrature point {point} (inverted or degenerate element, or nodes not in Gmsh order)"
+)]
+pub struct NonPositiveJacobian {
+    /// Index of the quadrature point.
+    pub point: usize,
+    /// The determinant found.
+    pub det: f64,
+}
+
+impl SolidKind {
+    /// The rule for internal force and tangent: tet4 1 point, hex8 2×2×2 Gauss, tet10 4
+    /// points (degree 2: exact for the linearised stiffness of a straight-sided tet10).
+    pub fn force_rule(self) -> CellRule {
+        match self {
+            SolidKind::Tet4 => tet_centroid(),
+            SolidKind::Hex8 => hex_gauss(2).expect("tabulated"),
+            SolidKind::Tet10 => tet_4point(),
+        }
+    }
+
+    /// The rule for the consistent mass `∫ ρ N_a N_b`: exact for straight-sided tets and any
+    /// trilinear hex (tet4 4 points, hex8 3×3×3, tet10 14 points of degree 5).
+    pub fn mass_rule(self) -> CellRule {
+        match self {
+            SolidKind::Tet4 => tet_4point(),
+            SolidKind::Hex8 => hex_gauss(3).expect("tabulated"),
+            SolidKind::Tet10 => tet_14point(),
+        }
+    }
+}
+
+/// Jacobian `J_ik = ∂x_i/∂ξ_k = Σ_a x_a,i ∂N_a/∂ξ_k` of the map at a point.
+#[inline]
+pub(crate) fn jacobian(x: &[[f64; 3]], dn: &[[f64; 3]]) -> Mat3 {
+    let mut j = [[0.0; 3]; 3];
+    for (xa, ga) in x.iter().zip(dn) {
+        for i in 0..3 {
+            for k in 0..3 {
+                j[i][k] += xa[i] * ga[k];
+            }
+        }
+    }
+    j
+}
+
+/// Computes the reference gradients and volume weights of one element (see the
+/// [module docs](self) for the layout): `grad` has length `3 N Q`, `dv` length `Q`, with `N`
+/// the number of nodes of `kind` (`x.len()`) and `Q = rule.n_points()`.
+///
+/// Fails at the first point where `det J ≤ 0` (or is not finite).
+pub fn reference_geometry(
+    kind: SolidKind,
+    rule: &CellRule,
+    x: &[[f64; 3]],
+    grad: &mut [f64],
+    dv: &mut [f64],
+) -> Result<(), NonPositiveJacobian> {
+    let n = kind.n_nodes();
+    let nq = rule.n_points();
+    assert_eq!(x.len(), n);
+    assert_eq!(grad.len(), 3 * n * nq);
+    assert_eq!(dv.len(), nq);
+    let mut dn = [[0.0; 3]; 10];
+    for (q, (&xi, &w)) in rule.points.iter().zip(&rule.weights).enumerate() {
+        kind.gradients_into(xi, &mut dn[..n]);
+        let j = jacobian(x, &dn[..n]);
+        let det = det3(&j);
+        if !(det > 0.0 && det.is_finite()) {
+            return Err(NonPositiveJacobian { point: q, det });
+        }
+        // ∂N/∂X_k = Σ_m ∂N/∂ξ_m (J⁻¹)_mk, with J⁻¹ = cof(J)ᵀ / det.
+        let cof = cofactor(&j);
+        for a in 0..n {
+            for k in 0..3 {
+                let g = (dn[a][0] * cof[k][0] + dn[a][1] * cof[k][1] + dn[a][2] * cof[k][2]) / det;
+                grad[(3 * a + k) * nq + q] = g;
+            }
+        }
+        dv[q] = w * det;
+    }
+    Ok(())
+}
+
+/// Calls `$f::<N, Q>` for the shipped `(N, Q)` pairs.
+macro_rules! dispatch {
+    ($n:expr, $q:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        match ($n, $q) {
+            (4, 1) => $f::<4, 1>($($arg),*),
+            (4, 4) => $f::<4, 4>($($arg),*),
+            (8, 8) => $f::<8, 8>($($arg),*),
+            (8, 27) => $f::<8, 27>($($arg),*),
+            (10, 4) => $f::<10, 4>($($arg),*),
+            (10, 14) => $f::<10, 14>($($arg),*),
+            (n, q) => panic!("no solid kernel for {n} nodes and {q} quadrature points"),
+        }
+    };
+}
+
+/// Number of nodes and points of an element's slices (`u` has `3N` entries, `dv` has `Q`).
+fn sizes(grad: &[f64], dv: &[f64], u: &[f64]) -> (usize, usize) {
+    let (n, q) = (u.len() / 3, dv.len());
+    assert!(
+        u.len() == 3 * n && grad.len() == 3 * n * q,
+        "inconsistent element slices"
+    );
+    (n, q)
+}
+
+/// Internal force `f_a = Σ_q P(F_q) ∇₀N_a(ξ_q) dV_q` of one element into `f` (length `3N`,
+/// overwritten). Returns the smallest `J = det F` over the points: `≤ 0` means the element
+/// is inverted there and the force is meaningless.
+pub fn internal_force(
+    material: &Material,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+    f: &mut [f64],
+) -> f64 {
+    let (n, q) = sizes(grad, dv, u);
+    assert_eq!(f.len(), 3 * n);
+    dispatch!(n, q, force_nq(material, grad, dv, u, f))
+}
+
+/// `H[i][k][q] = Σ_a u_a,i ∂N_a/∂X_k(ξ_q)`: the displacement gradient at every point.
+#[inline(always)]
+fn displacement_gradient<const N: usize, const Q: usize>(
+    g: &[[f64; Q]],
+    u: &[f64],
+) -> [[[f64; Q]; 3]; 3] {
+    // (i, k) outer and the node innermost: each lane vector of H stays in registers while
+    // the nodes are summed (in node order, as any loop order would). Measured with callgrind:
+    // fewer instructions than node-outer (spills H) or k-outer/i-inner (12 accumulators, spills).
+    let mut h = [[[0.0; Q]; 3]; 3];
+    for i in 0..3 {
+        for k in 0..3 {
+            let mut acc = [0.0; Q];
+            for a in 0..N {
+                let uai = u[3 * a + i];
+                let gak = &g[3 * a + k];
+                for q in 0..Q {
+                    acc[q] += uai * gak[q];
+                }
+            }
+            h[i][k] = acc;
+        }
+    }
+    h
+}
+
+/// Sum of the lanes in a fixed tree order (halves added lane-wise, so the first stages
+/// vectorize): for 8 lanes `((a₀+a₄)+(a₂+a₆)) + ((a₁+a₅)+(a₃+a₇))`.
+#[inline(always)]
+fn lane_sum<const Q: usize>(mut v: [f64; Q]) -> f64 {
+    let mut len = Q;
+    while len > 1 {
+        let half = len / 2;
+        let offset = len - half;
+        for i in 0..half {
+            v[i] += v[i + offset];
+        }
+        len = offset;
+    }
+    v[0]
+}
+
+/// `F` at point `q` from the lanes of `H`.
+#[inline(always)]
+fn deformation_gradient<const Q: usize>(h: &[[[f64; Q]; 3]; 3], q: usize) -> Mat3 {
+    std::array::from_fn(|i| std::array::from_fn(|k| h[i][k][q] + if i == k { 1.0 } else { 0.0 }))
+}
+
+#[inline(always)]
+fn force_nq<const N: usize, const Q: usize>(
+    material: &Material,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+    f: &mut [f64],
+) -> f64 {
+    let (g, _) = grad.as_chunks::<Q>();
+    let g = &g[..3 * N];
+    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
+    let mut h = displacement_gradient::<N, Q>(g, u);
+    for (i, row) in h.iter_mut().enumerate() {
+        for q in 0..Q {
+            row[i][q] += 1.0;
+        }
+    }
+    let mut p = [[[0.0; Q]; 3]; 3];
+    let jmin = weighted_first_piola(material, &h, dv, &mut p);
+    for a in 0..N {
+        for i in 0..3 {
+            let mut acc = [0.0; Q];
+            for k in 0..3 {
+                let gak = &g[3 * a + k];
+                for q in 0..Q {
+                    acc[q] += p[i][k][q] * gak[q];
+                }
+            }
+            f[3 * a + i] = lane_sum(acc);
+        }
+    }
+    jmin
+}
+
+/// `P(F_q) dV_q` at every point from the lanes of `F`, and the smallest `J = det F`.
+///
+/// Struct-of-arrays over the points, one simple loop per quantity, so that every loop
+/// vectorizes (one loop over the points with the whole formula in its body does not), for
+/// the Neo-Hookean model of the performance comparison; the other models go point by point.
+#[inline(always)]
+pub(crate) fn weighted_first_piola<const Q: usize>(
+    material: &Material,
+    f: &[[[f64; Q]; 3]; 3],
+    dv: &[f64; Q],
+    p: &mut [[[f64; Q]; 3]; 3],
+) -> f64 {
+    let mut jac = [0.0; Q];
+    weighted_first_piola_lanes(material, f, dv, p, &mut jac);
+    jac.iter().fold(f64::INFINITY, |m, &j| m.min(j))
+}
+
+/// [`weighted_first_piola`] with `J` of every lane in `jac`.
+#[inline(always)]
+fn weighted_first_piola_lanes<const Q: usize>(
+    material: &Material,
+    f: &[[[f64; Q]; 3]; 3],
+    dv: &[f64; Q],
+    p: &mut [[[f64; Q]; 3]; 3],
+    jac: &mut [f64; Q],
+) {
+    match material.model() {
+        MaterialModel::NeoHookean => {
+            let mu = material.mu();
+            let kappa = material.bulk_modulus();
+            let mut cof = [[[0.0; Q]; 3]; 3];
+            for i in 0..3 {
+                let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+                for k in 0..3 {
+                    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+                    for q in 0..Q {
+                        cof[i][k][q] = f[i1][k1][q] * f[i2][k2][q] - f[i1][k2][q] * f[i2][k1][q];
+                    }
+                }
+            }
+            let mut i1 = [0.0; Q];
+            for row in f {
+                for col in row {
+                    for q in 0..Q {
+                        i1[q] += col[q] * col[q];
+                    }
+                }
+            }
+            let mut a = [0.0; Q];
+            let mut b = [0.0; Q];
+            for q in 0..Q {
+                let j = f[0][0][q] * cof[0][0][q]
+                    + f[0][1][q] * cof[0][1][q]
+                    + f[0][2][q] * cof[0][2][q];
+                jac[q] = j;
+                // P = a F + b cof(F), cof(F) = J F⁻ᵀ (material::Material::first_piola).
+                let aq = mu * inv_cbrt2(j);
+                b[q] = (-aq * i1[q] / (3.0 * j) + kappa * (j - 1.0)) * dv[q];
+                a[q] = aq * dv[q];
+            }
+            for i in 0..3 {
+                for k in 0..3 {
+                    for q in 0..Q {
+                        p[i][k][q] = a[q] * f[i][k][q] + b[q] * cof[i][k][q];
+                    }
+                }
+            }
+        }
+        _ => {
+            for q in 0..Q {
+                let fq: Mat3 = std::array::from_fn(|i| std::array::from_fn(|k| f[i][k][q]));
+                let (pq, j) = material.first_piola(&fq);
+                for i in 0..3 {
+                    for k in 0..3 {
+                        p[i][k][q] = pq[i][k] * dv[q];
+                    }
+                }
+                jac[q] = j;
+            }
+        }
+    }
+}
+
+/// Length of one element's geometry block: its gradients (`3 N Q`) followed by its
+/// weights (`Q`), as [`reference_geometry_block`] writes them.
+pub fn geometry_block_len(kind: SolidKind, n_points: usize) -> usize {
+    (3 * kind.n_nodes() + 1) * n_points
+}
+
+/// [`reference_geometry`] into one block `[grad | dV]` of [`geometry_block_len`] values.
+pub fn reference_geometry_block(
+    kind: SolidKind,
+    rule: &CellRule,
+    x: &[[f64; 3]],
+    block: &mut [f64],
+) -> Result<(), NonPositiveJacobian> {
+    let split = 3 * kind.n_nodes() * rule.n_points();
+    let (grad, dv) = block.split_at_mut(split);
+    reference_geometry(kind, rule, x, grad, dv)
+}
+
+/// Internal forces of a batch of cells of one `kind`: cell `c` has nodes
+/// `connectivity[N c..N (c + 1)]` and geometry block `geometry[B c..B (c + 1)]`
+/// ([`geometry_block_len`]), and its force goes to `forces[3N c..3N (c + 1)]` (overwritten).
+/// `u` is the global node-major displacement. The `(N, Q)` dispatch happens once per batch.
+///
+/// Returns the position in the batch of the first cell with `J ≤ 0` (or `NaN`) at a point,
+/// if any (all forces are computed regardless).
+pub fn internal_forces(
+    kind: SolidKind,
+    material: &Material,
+    n_points: usize,
+    geometry: &[f64],
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    let n = kind.n_nodes();
+    let n_cells = connectivity.len() / n;
+    assert_eq!(connectivity.len(), n * n_cells);
+    assert_eq!(geometry.len(), geometry_block_len(kind, n_points) * n_cells);
+    assert_eq!(forces.len(), 3 * n * n_cells);
+    if n_points == 1 && n == 4 {
+        // One point per cell: vectorize the stress across cells instead.
+        return forces_one_point_batch::<4>(material, geometry, connectivity, u, forces);
+    }
+    dispatch!(
+        n,
+        n_points,
+        forces_batch(material, geometry, connectivity, u, forces)
+    )
+}
+
+/// Cells per lane group of [`forces_one_point_batch`].
+const CELL_LANES: usize = 4;
+
+/// [`forces_batch`] for one-point elements (tet4): groups of [`CELL_LANES`] cells share the
+/// lane-wise stress evaluation (the cells are the lanes), the rest goes one by one. Each
+/// cell's arithmetic is the same as in [`force_nq`], so the results are identical.
+fn forces_one_point_batch<const N: usize>(
+    material: &Material,
+    geometry: &[f64],
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    const L: usize = CELL_LANES;
+    let block = 3 * N + 1;
+    let (u3, _) = u.as_chunks::<3>();
+    let n_cells = connectivity.len() / N;
+    let n_grouped = n_cells - n_cells % L;
+    let mut first_inverted = None;
+    for first in (0..n_grouped).step_by(L) {
+        // F lanes (cells l = 0..L) and weights.
+        let mut fl = [[[0.0; L]; 3]; 3];
+        let mut dv = [0.0; L];
+        for l in 0..L {
+            let c = first + l;
+            let geo = &geometry[block * c..block * (c + 1)];
+            let nodes = &connectivity[N * c..N * (c + 1)];
+            let ue: [[f64; 3]; N] = std::array::from_fn(|a| u3[nodes[a]]);
+            let (g, _) = geo[..3 * N].as_chunks::<3>();
+            for i in 0..3 {
+                for k in 0..3 {
+                    let mut h = 0.0;
+                    for a in 0..N {
+                        h += ue[a][i] * g[a][k];
+                    }
+                    fl[i][k][l] = h + if i == k { 1.0 } else { 0.0 };
+                }
+            }
+            dv[l] = geo[3 * N];
+        }
+        let mut p = [[[0.0; L]; 3]; 3];
+        let mut jac = [0.0; L];
+        weighted_first_piola_lanes(material, &fl, &dv, &mut p, &mut jac);
+        for l in 0..L {
+            let c = first + l;
+            let geo = &geometry[block * c..block * (c + 1)];
+            let f = &mut forces[3 * N * c..3 * N * (c + 1)];
+            for a in 0..N {
+                for i in 0..3 {
+                    f[3 * a + i] = p[i][0][l] * geo[3 * a]
+                        + p[i][1][l] * geo[3 * a + 1]
+                        + p[i][2][l] * geo[3 * a + 2];
+                }
+            }
+            if jac[l].is_nan() || jac[l] <= 0.0 {
+                first_inverted.get_or_insert(c);
+            }
+        }
+    }
+    let rest = forces_batch::<N, 1>(
+        material,
+        &geometry[block * n_grouped..],
+        &connectivity[N * n_grouped..],
+        u,
+        &mut forces[3 * N * n_grouped..],
+    );
+    first_inverted.or(rest.map(|c| c + n_grouped))
+}
+
+fn forces_batch<const N: usize, const Q: usize>(
+    material: &Material,
+    geometry: &[f64],
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    let block = (3 * N + 1) * Q;
+    let (u3, _) = u.as_chunks::<3>();
+    let mut first_inverted = None;
+    for (c, ((geo, nodes), f)) in geometry
+        .chunks_exact(block)
+        .zip(connectivity.chunks_exact(N))
+        .zip(forces.chunks_exact_mut(3 * N))
+        .enumerate()
+    {
+        let mut ue = [[0.0; 3]; N];
+        for (a, &node) in nodes.iter().enumerate() {
+            ue[a] = u3[node];
+        }
+        let (grad, dv) = geo.split_at(3 * N * Q);
+        let jmin = force_nq::<N, Q>(material, grad, dv, ue.as_flattened(), f);
+        if jmin.is_nan() || jmin <= 0.0 {
+            first_inverted.get_or_insert(c);
+        }
+    }
+    first_inverted
+}
+
+/// Strain energy `Σ_q W(F_q) dV_q` of one element.
+pub fn strain_energy(material: &Material, grad: &[f64], dv: &[f64], u: &[f64]) -> f64 {
+    let (n, q) = sizes(grad, dv, u);
+    dispatch!(n, q, energy_nq(material, grad, dv, u))
+}
+
+fn energy_nq<const N: usize, const Q: usize>(
+    material: &Material,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+) -> f64 {
+    let (g, _) = grad.as_chunks::<Q>();
+    let h = displacement_gradient::<N, Q>(&g[..3 * N], u);
+    (0..Q)
+        .map(|q| material.energy(&deformation_gradient(&h, q)) * dv[q])
+        .sum()
+}
+
+/// Consistent tangent `K = ∂f/∂u` (material + geometric part) of one element into `k`,
+/// row-major `3N × 3N`, node-major local dofs (overwritten; symmetric). Returns the smallest
+/// `J` over the points, as [`internal_force`].
+pub fn tangent_stiffness(
+    material: &Material,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+    k: &mut [f64],
+) -> f64 {
+    let (n, q) = sizes(grad, dv, u);
+    assert_eq!(k.len(), 9 * n * n);
+    dispatch!(n, q, tangent_nq(material, grad, dv, u, k))
+}
+
+fn tangent_nq<const N: usize, const Q: usize>(
+    material: &Material,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+    k: &mut [f64],
+) -> f64 {
+    let (g, _) = grad.as_chunks::<Q>();
+    let h = displacement_gradient::<N, Q>(&g[..3 * N], u);
+    let nd = 3 * N;
+    k.fill(0.0);
+    let mut jmin = f64::INFINITY;
+    for q in 0..Q {
+        let f = deformation_gradient(&h, q);
+        jmin = jmin.min(det3(&f));
+        let (s, d) = material.pk2_and_tangent(&f);
+        let s = voigt_to_matrix(&s);
+        let w = dv[q];
+        // B_a (6×3): δE_v = Σ_a B_a δu_a (engineering shears).
+        let mut b = [[[0.0; 3]; 6]; N];
+        let mut gq = [[0.0; 3]; N];
+        for a in 0..N {
+            gq[a] = std::array::from_fn(|m| g[3 * a + m][q]);
+            for (r, &(x, y)) in VOIGT_PAIRS.iter().enumerate() {
+                for i in 0..3 {
+                    b[a][r][i] = if x == y {
+                        f[i][x] * gq[a][x]
+                    } else {
+                        f[i][x] * gq[a][y] + f[i][y] * gq[a][x]
+                    };
+                }
+            }
+        }
+        for a in 0..N {
+            // (D B_a) scaled by dV.
+            let mut db = [[0.0; 3]; 6];
+            for r in 0..6 {
+                for i in 0..3 {
+                    db[r][i] = w * (0..6).map(|c| d[r][c] * b[a][c][i]).sum::<f64>();
+                }
+            }
+            let sg: [f64; 3] =
+                std::array::from_fn(|m| w * (0..3).map(|l| s[m][l] * gq[a][l]).sum::<f64>());
+            for bb in 0..N {
+                let geo: f64 = (0..3).map(|m| gq[bb][m] * sg[m]).sum();
+                for j in 0..3 {
+                    for i in 0..3 {
+                        let mat: f64 = (0..6).map(|r| b[bb][r][j] * db[r][i]).sum();
+                        // Row (b, j), column (a, i): Bᵀ_b D B_a, symmetric overall.
+                        k[(3 * bb + j) * nd + 3 * a + i] += mat + if i == j { geo } else { 0.0 };
+                    }
+                }
+            }
+        }
+    }
+    jmin
+}
+
+/// Volume averages of stress measures over one element, for output.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CellStress {
+    /// Cauchy stress `σ = J⁻¹ F S Fᵀ`, averaged over the element's points (weights `dV_q`), in
+    /// VTK/ParaView's symmetric-tensor order `xx, yy, zz, xy, yz, xz`.
+    pub cauchy: [f64; 6],
+    /// Von Mises stress of the averaged Cauchy stress (what ParaView computes from `cauchy`).
+    pub von_mises: f64,
+    /// Average of `J = det F`.
+    pub jacobian: f64,
+    /// Average strain energy density `W` per unit reference volume.
+    pub energy_density: f64,
+}
+
+/// Stress output of one element (see [`CellStress`]).
+pub fn cell_stress(material: &Material, grad: &[f64], dv: &[f64], u: &[f64]) -> CellStress {
+    let (n, q) = sizes(grad, dv, u);
+    dispatch!(n, q, stress_nq(material, grad, dv, u))
+}
+
+fn stress_nq<const N: usize, const Q: usize>(
+    material: &Material,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+) -> CellStress {
+    let (g, _) = grad.as_chunks::<Q>();
+    let h = displacement_gradient::<N, Q>(&g[..3 * N], u);
+    let mut out = CellStress::default();
+    let volume: f64 = dv.iter().sum();
+    for q in 0..Q {
+        let f = deformation_gradient(&h, q);
+        let j = det3(&f);
+        let s = voigt_to_matrix(&material.pk2(&f));
+        let fs = mat_mul(&f, &s);
+        let sigma = |x: usize, y: usize| (0..3).map(|m| fs[x][m] * f[y][m]).sum::<f64>() / j;
+        let w = dv[q] / volume;
+        for (c, &(x, y)) in [(0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2)]
+            .iter()
+            .enumerate()
+        {
+            out.cauchy[c] += w * sigma(x, y);
+        }
+        out.jacobian += w * j;
+        out.energy_density += w * material.energy(&f);
+    }
+    out.von_mises = von_mises(&out.cauchy);
+    out
+}
+
+/// Von Mises stress of a symmetric tensor in VTK order `xx, yy, zz, xy, yz, xz`.
+pub fn von_mises(s: &[f64; 6]) -> f64 {
+    let [xx, yy, zz, xy, yz, xz] = *s;
+    (0.5 * ((xx - yy).powi(2) + (yy - zz).powi(2) + (zz - xx).powi(2))
+        + 3.0 * (xy * xy + yz * yz + xz * xz))
+        .sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solid::shape::TET10_EDGES;
+
+    const MODELS: [MaterialModel; 3] = [
+        MaterialModel::SaintVenantKirchhoff,
+        MaterialModel::NeoHookean,
+        MaterialModel::NeoHookeanLog,
+    ];
+
+    /// A distorted element of each kind (straight-sided tet10 with one curved edge).
+    fn element(kind: SolidKind) -> Vec<[f64; 3]> {
+        let mut x: Vec<[f64; 3]> = kind.reference_nodes().to_vec();
+        for (a, p) in x.iter_mut().enumerate() {
+            let s = a as f64;
+            *p = [
+                1.1 * p[0] + 0.1 * p[1] + 0.03 * (s * 1.7).sin(),
+                0.9 * p[1] - 0.05 * p[2] + 0.03 * (s * 2.3).cos(),
+                p[2] + 0.1 * p[0] + 0.02 * (s * 0.7).sin(),
+            ];
+        }
+        if kind == SolidKind::Tet10 {
+            for (e, &(a, b)) in TET10_EDGES.iter().enumerate() {
+                x[4 + e] = std::array::from_fn(|i| 0.5 * (x[a][i] + x[b][i]));
+            }
+            x[5][2] += 0.04;
+        }
+        x
+    }
+
+    fn geometry(kind: SolidKind, rule: &CellRule, x: &[[f64; 3]]) -> (Vec<f64>, Vec<f64>) {
+        let (n, q) = (kind.n_nodes(), rule.n_points());
+        let mut grad = vec![0.0; 3 * n * q];
+        let mut dv = vec![0.0; q];
+        reference_geometry(kind, rule, x, &mut grad, &mut dv).unwrap();
+        (grad, dv)
+    }
+
+    fn displacement(n: usize, amplitude: f64) -> Vec<f64> {
+        (0..3 * n)
+            .map(|i| amplitude * ((i as f64) * 0.73 + 0.2).sin())
+            .collect()
+    }
+
+    #[test]
+    fn force_is_the_energy_gradient_and_tangent_the_force_jacobian() {
+        for kind in SolidKind::ALL {
+            let n = kind.n_nodes();
+            let x = element(kind);
+            for rule in [kind.force_rule(), kind.mass_rule()] {
+                let (grad, dv) = geometry(kind, &rule, &x);
+                for model in MODELS {
+                    let m = Material::new(model, 100.0, 0.3).unwrap();
+                    let u = displacement(n, 0.05);
+                    let mut f = vec![0.0; 3 * n];
+                    let mut k = vec![0.0; 9 * n * n];
+                    let jmin = internal_force(&m, &grad, &dv, &u, &mut f);
+                    assert!(jmin > 0.5 && jmin < 1.5);
+                    tangent_stiffness(&m, &grad, &dv, &u, &mut k);
+                    let fscale = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                    let kscale = k.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                    assert!(
+                        fscale > 0.1,
+                        "{kind} {model}: the test needs a non-trivial force"
+                    );
+                    let h = 1e-6;
+                    let (mut fp, mut fm) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+                    for d in 0..3 * n {
+                        let (mut up, mut um) = (u.clone(), u.clone());
+                        up[d] += h;
+                        um[d] -= h;
+                        let de = (strain_energy(&m, &grad, &dv, &up)
+                            - strain_energy(&m, &grad, &dv, &um))
+                            / (2.0 * h);
+                        assert!(
+                            (de - f[d]).abs() < 1e-7 * fscale,
+                            "{kind} {model} dof {d}: {de} vs {}",
+                            f[d]
+                        );
+                        internal_force(&m, &grad, &dv, &up, &mut fp);
+                        internal_force(&m, &grad, &dv, &um, &mut fm);
+                        for r in 0..3 * n {
+                            let fd = (fp[r] - fm[r]) / (2.0 * h);
+                            assert!(
+                                (fd - k[r * 3 * n + d]).abs() < 1e-7 * kscale,
+                                "{kind} {model} K[{r}][{d}]: {fd} vs {}",
+                                k[r * 3 * n + d]
+                            );
+                        }
+                    }
+                    for r in 0..3 * n {
+                        for c in 0..3 * n {
+                            assert!((k[r * 3 * n + c] - k[c * 3 * n + r]).abs() < 1e-12 * kscale);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batches_equal_single_cells_bitwise() {
+        // 7 cells of each kind (tet4: one group of 4 lanes and 3 single cells), one inverted.
+        for kind in SolidKind::ALL {
+            let n = kind.n_nodes();
+            let rule = kind.force_rule();
+            let block = geometry_block_len(kind, rule.n_points());
+            let mut points = Vec::new();
+            let mut connectivity = Vec::new();
+            let mut geometry = vec![0.0; 7 * block];
+            for c in 0..7 {
+                let x: Vec<[f64; 3]> = element(kind)
+                    .iter()
+                    .map(|p| [p[0] + c as f64, p[1] * (1.0 + 0.1 * c as f64), p[2]])
+                    .collect();
+                reference_geometry_block(
+                    kind,
+                    &rule,
+                    &x,
+                    &mut geometry[c * block..(c + 1) * block],
+                )
+                .unwrap();
+                connectivity.extend(points.len()..points.len() + n);
+                points.extend(x);
+            }
+            let mut u: Vec<f64> = (0..3 * points.len())
+                .map(|i| 0.03 * (i as f64 * 0.37).sin())
+                .collect();
+            // Cell 5 squashed through itself (z → −z on its nodes).
+            for a in 0..n {
+                let node = connectivity[5 * n + a];
+                u[3 * node + 2] = -2.0 * points[node][2];
+            }
+            for model in MODELS {
+                let m = Material::new(model, 10.0, 0.3).unwrap();
+                let mut batch = vec![0.0; 7 * 3 * n];
+                let first = internal_forces(
+                    kind,
+                    &m,
+                    rule.n_points(),
+                    &geometry,
+                    &connectivity,
+                    &u,
+                    &mut batch,
+                );
+                assert_eq!(first, Some(5), "{kind} {model}");
+                for c in [0, 1, 2, 3, 4, 6] {
+                    let ue: Vec<f64> = connectivity[c * n..(c + 1) * n]
+                        .iter()
+                        .flat_map(|&a| u[3 * a..3 * a + 3].to_vec())
+                        .collect();
+                    let (grad, dv) =
+                        geometry[c * block..(c + 1) * block].split_at(3 * n * rule.n_points());
+                    let mut single = vec![0.0; 3 * n];
+                    internal_force(&m, grad, dv, &ue, &mut single);
+                    assert_eq!(
+                        &batch[c * 3 * n..(c + 1) * 3 * n],
+                        &single[..],
+                        "{kind} {model} cell {c}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rigid_motions_carry_no_stress() {
+        // u = (R − I) X + b with a finite rotation: F = R, S = 0, f = 0, W = 0.
+        let (c, s) = (0.6f64.cos(), 0.6f64.sin());
+        let r1 = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]];
+        let (c2, s2) = (1.1f64.cos(), 1.1f64.sin());
+        let r2 = [[1.0, 0.0, 0.0], [0.0, c2, -s2], [0.0, s2, c2]];
+        let r = mat_mul(&r1, &r2);
+        for kind in SolidKind::ALL {
+            let x = element(kind);
+            let (grad, dv) = geometry(kind, &kind.force_rule(), &x);
+            let u: Vec<f64> = x
+                .iter()
+                .flat_map(|p| {
+                    (0..3).map(move |i| (0..3).map(|j| r[i][j] * p[j]).sum::<f64>() - p[i] + 0.3)
+                })
+                .collect();
+            for model in MODELS {
+                let m = Material::new(model, 100.0, 0.3).unwrap();
+                let mut f = vec![0.0; u.len()];
+                let j = internal_force(&m, &grad, &dv, &u, &mut f);
+                assert!((j - 1.0).abs() < 1e-14);
+                assert!(f.iter().all(|v| v.abs() < 1e-12), "{kind} {model} {f:?}");
+                assert!(strain_energy(&m, &grad, &dv, &u).abs() < 1e-12);
+                let out = cell_stress(&m, &grad, &dv, &u);
+                assert!(out.cauchy.iter().all(|v| v.abs() < 1e-12) && out.von_mises < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn geometry_reproduces_volume_and_detects_inversion() {
+        for kind in SolidKind::ALL {
+            let x = element(kind);
+            let (_, dv) = geometry(kind, &kind.mass_rule(), &x);
+            let (_, dv2) = geometry(kind, &kind.geometry_rule(), &x);
+            let (v1, v2): (f64, f64) = (dv.iter().sum(), dv2.iter().sum());
+            assert!((v1 - v2).abs() < 1e-14, "{kind}: {v1} vs {v2}");
+            // A mirror image: det J < 0 everywhere.
+            let bad: Vec<[f64; 3]> = x.iter().map(|p| [-p[0], p[1], p[2]]).collect();
+            let rule = kind.force_rule();
+            let (n, q) = (kind.n_nodes(), rule.n_points());
+            let err = reference_geometry(
+                kind,
+                &rule,
+                &bad,
+                &mut vec![0.0; 3 * n * q],
+                &mut vec![0.0; q],
+            );
+            assert!(
+                matches!(err, Err(NonPositiveJacobian { det, .. }) if det < 0.0),
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn uniaxial_stretch_gives_the_analytic_cauchy_stress() {
+        // Neo-Hookean (decoupled) under F = diag(l, 1, 1): σ = J⁻¹ P Fᵀ with
+        // P = μ J^{-2/3} (F − I₁/3 F⁻ᵀ) + κ J (J − 1) F⁻ᵀ, J = l, I₁ = l² + 2.
+        let m = Material::from_shear_and_bulk(MaterialModel::NeoHookean, 0.25, 5.0).unwrap();
+        let kind = SolidKind::Hex8;
+        let x = element(kind);
+        let (grad, dv) = geometry(kind, &kind.force_rule(), &x);
+        let l: f64 = 1.2;
+        let u: Vec<f64> = x
+            .iter()
+            .flat_map(|p| [(l - 1.0) * p[0], 0.0, 0.0])
+            .collect();
+        let out = cell_stress(&m, &grad, &dv, &u);
+        let (mu, kappa, i1) = (0.25, 5.0, l * l + 2.0);
+        let a = mu * l.powf(-2.0 / 3.0);
+        let sxx = (a * (l * l - i1 / 3.0) + kappa * l * (l - 1.0)) / l;
+        let syy = (a * (1.0 - i1 / 3.0) + kappa * l * (l - 1.0)) / l;
+        let want = [sxx, syy, syy, 0.0, 0.0, 0.0];
+        for c in 0..6 {
+            assert!(
+                (out.cauchy[c] - want[c]).abs() < 1e-14,
+                "{c}: {} vs {}",
+                out.cauchy[c],
+                want[c]
+            );
+        }
+        assert!((out.jacobian - l).abs() < 1e-15);
+        assert!((out.von_mises - (sxx - syy).abs()).abs() < 1e-14);
+        let w = 0.5 * mu * (i1 * l.powf(-2.0 / 3.0) - 3.0) + 0.5 * kappa * (l - 1.0).powi(2);
+        assert!((out.energy_density - w).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,238 @@
+//! Checkpoint and restart: a run cut short and resumed, or interrupted by a signal and
+//! resumed, writes bitwise the history, probes and frames of a run that was never stopped —
+//! for every shipped input (every model and scheme); a damaged or foreign checkpoint is refused
+//! with exit code 2 and the reason.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the fem binary runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn inputs() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs"))
+            .expect("inputs/")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+    files.sort();
+    files
+}
+
+/// Every file of `a` but the checkpoint equals `b`'s, byte for byte.
+fn same_files(a: &Path, b: &Path) -> Result<usize, String> {
+    let mut names: Vec<String> = std::fs::read_dir(a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "checkpoint.fem")
+        .collect();
+    names.sort();
+    let mut other: Vec<String> = std::fs::read_dir(b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "checkpoint.fem")
+        .collect();
+    other.sort();
+    if names != other {
+        let only_a: Vec<&String> = names.iter().filter(|n| !other.contains(n)).collect();
+        let only_b: Vec<&String> = other.iter().filter(|n| !names.contains(n)).collect();
+        return Err(format!(
+            "{} against {} files; only in the first: {only_a:?}; only in the second: {only_b:?}",
+            names.len(),
+            other.len()
+        ));
+    }
+    for n in &names {
+        if std::fs::read(a.join(n)).unwrap() != std::fs::read(b.join(n)).unwrap() {
+            return Err(format!("{n} differs"));
+        }
+    }
+    Ok(names.len())
+}
+
+#[test]
+fn a_resumed_run_is_bitwise_the_uninterrupted_run_for_every_input() {
+    let mut failures = Vec::new();
+    for input in inputs() {
+        let path = input.to_str().unwrap();
+        let name = input.file_stem().unwrap().to_string_lossy().into_owned();
+        let straight = scratch(&format!("restart_{name}_straight"));
+        let resumed = scratch(&format!("restart_{name}_resumed"));
+        let run = |dir: &Path, args: &[&str]| {
+            let mut all = vec!["run", path, "-o", dir.to_str().unwrap(), "-q"];
+            all.extend_from_slice(args);
+            let out = fem(&all);
+            assert!(out.status.success(), "fem {all:?}:\n{}", text(&out));
+        };
+        run(&straight, &["--max-steps", "400"]);
+        run(&resumed, &["--max-steps", "150"]);
+        assert!(
+            resumed.join("checkpoint.fem").exists(),
+            "{name}: a run cut short leaves a checkpoint"
+        );
+        run(&resumed, &["--max-steps", "400", "--resume"]);
+        match same_files(&straight, &resumed) {
+            Ok(n) => assert!(n >= 3, "{name}: {n} files"),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_same_result() {
+    let input = "inputs/string_obstacle_point.yaml";
+    let straight = scratch("interrupt_straight");
+    let out = fem(&[
+        "run",
+        input,
+        "-o",
+        straight.to_str().unwrap(),
+        "-q",
+        "--max-steps",
+        "3000",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = scratch("interrupt_resumed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args([
+            "run",
+            input,
+            "-o",
+            dir.to_str().unwrap(),
+            "-q",
+            "--max-steps",
+            "3000",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .spawn()
+        .expect("fem starts");
+    // Interrupt once some rows are written.
+    let history = dir.join("history.csv");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&history).map_or(0, |h| h.lines().count()) < 50 {
+        assert!(started.elapsed().as_secs() < 60, "the run did not start");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = child.wait().expect("fem ends");
+    if status.success() {
+        // The run finished before the signal arrived: nothing to resume, and it is complete.
+        same_files(&straight, &dir).unwrap();
+        return;
+    }
+    assert_eq!(status.code(), Some(1), "an interrupted run exits 1");
+    assert!(
+        dir.join("checkpoint.fem").exists(),
+        "an interrupted run leaves a checkpoint"
+    );
+    let out = fem(&[
+        "run",
+        input,
+        "-o",
+        dir.to_str().unwrap(),
+        "-q",
+        "--max-steps",
+        "3000",
+        "--resume",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    same_files(&straight, &dir).unwrap();
+}
+
+#[test]
+fn damaged_or_foreign_checkpoints_are_refused_with_exit_code_2() {
+    let input = "inputs/string_pluck.yaml";
+    let dir = scratch("restart_refused");
+    let d = dir.to_str().unwrap();
+    // No checkpoint yet.
+    let out = fem(&["run", input, "-o", d, "-q", "--resume"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no checkpoint"), "{}", text(&out));
+    let out = fem(&["run", input, "-o", d, "-q", "--max-steps", "20"]);
+    assert!(out.status.success());
+    let checkpoint = dir.join("checkpoint.fem");
+    let good = std::fs::read(&checkpoint).unwrap();
+    // Another input.
+    let out = fem(&["run", "inputs/string_gmsh.yaml", "-o", d, "-q", "--resume"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("another input"), "{}", text(&out));
+    // Truncated.
+    std::fs::write(&checkpoint, &good[..good.len() / 2]).unwrap();
+    let out = fem(&["run", input, "-o", d, "-q", "--resume"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("truncated"), "{}", text(&out));
+    // Corrupt.
+    let mut bad = good.clone();
+    let k = bad.len() - 10;
+    bad[k] ^= 1;
+    std::fs::write(&checkpoint, &bad).unwrap();
+    let out = fem(&["run", input, "-o", d, "-q", "--resume"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("checksum"), "{}", text(&out));
+    assert!(!text(&out).contains("panicked"));
+}
+
+#[test]
+fn a_fresh_run_replaces_an_older_run_in_the_same_directory() {
+    let dir = scratch("replace_older");
+    let d = dir.to_str().unwrap();
+    let long = fem(&[
+        "run",
+        "inputs/string_pluck.yaml",
+        "-o",
+        d,
+        "-q",
+        "--max-steps",
+        "40",
+    ]);
+    assert!(long.status.success());
+    let frames = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "vtu")
+            })
+            .count()
+    };
+    assert_eq!(frames(&dir), 11);
+    let short = fem(&[
+        "run",
+        "inputs/string_pluck.yaml",
+        "-o",
+        d,
+        "-q",
+        "--max-steps",
+        "8",
+    ]);
+    assert!(short.status.success());
+    assert_eq!(frames(&dir), 3, "the older run's later frames are gone");
+    let history = std::fs::read_to_string(dir.join("history.csv")).unwrap();
+    assert_eq!(history.lines().count(), 1 + 9);
+}
