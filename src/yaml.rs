@@ -98,6 +98,14 @@ impl MessageFormatter for InputMessages {
                 expected.join(", ")
             )),
             Error::SerdeMissingField { field, .. } => Cow::Owned(format!("missing key `{field}`")),
+            Error::NonFiniteFloat { value, .. } => Cow::Owned(format!(
+                "expected a finite number, found {value} ({})",
+                if value.to_ascii_lowercase().contains("nan") {
+                    "not a number"
+                } else {
+                    "infinity"
+                }
+            )),
             Error::Eof { .. } => Cow::Borrowed("the file ends in the middle of a value"),
             Error::NullIntoString { .. } => {
                 Cow::Borrowed("expected text here, found nothing (an empty value or null)")

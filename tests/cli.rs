@@ -66,53 +66,8 @@ fn every_input_is_accepted_by_check_and_runs() {
     }
 }
 
-#[test]
-fn bad_inputs_exit_with_code_2_and_name_the_problem() {
-    let corpus = yaml_files("tests/bad_inputs");
-    assert!(corpus.len() >= 30, "the corpus has {} files", corpus.len());
-    for file in corpus {
-        let path = file.to_str().unwrap();
-        let expect = std::fs::read(&file)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .and_then(|s| {
-                s.lines()
-                    .next()
-                    .and_then(|l| l.strip_prefix("# expect: ").map(str::to_string))
-            });
-        for command in ["check", "run"] {
-            let dir = scratch("bad_input_run");
-            let out = fem(&[command, path, "-o", dir.to_str().unwrap(), "-q"]
-                [..if command == "check" { 2 } else { 5 }]);
-            let message = text(&out);
-            assert_eq!(
-                out.status.code(),
-                Some(2),
-                "fem {command} {path}:\n{message}"
-            );
-            assert!(
-                !message.contains("panicked"),
-                "fem {command} {path} panicked:\n{message}"
-            );
-            let name = file.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(
-                message.contains(&name),
-                "fem {command} {path}: message does not name the file:\n{message}"
-            );
-            if let Some(expect) = &expect {
-                assert!(
-                    message.contains(expect.as_str()),
-                    "fem {command} {path}: expected '{expect}' in:\n{message}"
-                );
-            }
-            // Nothing was run, so nothing was written.
-            assert!(
-                !dir.exists(),
-                "fem {command} {path} wrote output for a bad input"
-            );
-        }
-    }
-}
+// The bad-input corpus (exit code 2, the file named, the expected words, no output, peak
+// memory) is tests/bad_input_corpus.rs.
 
 /// A run that fails after it started exits with code 1, says so, names the step, and leaves
 /// the rows and frames written before the failure (one such input per model family).

@@ -364,7 +364,10 @@ mod tests {
         let e = box_mesh([1.0; 3], [usize::MAX, 2, 2], BoxCells::Tet4).unwrap_err();
         assert!(e.to_string().contains("100000000"), "{e}");
         let e = box_mesh([1.0; 3], [100_000, 100_000, 2], BoxCells::Hex8).unwrap_err();
-        assert!(e.to_string().contains("at most 100000000 cells in total"), "{e}");
+        assert!(
+            e.to_string().contains("at most 100000000 cells in total"),
+            "{e}"
+        );
     }
 
     fn check_box(cells: BoxCells, per_hex: usize, face_kind: CellKind) {

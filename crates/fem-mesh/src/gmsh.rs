@@ -86,6 +86,7 @@ pub fn read_msh_within(
             "the file has {file_bytes} bytes, more than the {MAX_MSH_FILE} (4 GiB) a mesh file may have"
         )));
     }
+    check_start(path, file_bytes)?;
     accept(&MshSize {
         file_bytes,
         ..MshSize::default()
@@ -93,6 +94,34 @@ pub fn read_msh_within(
     .map_err(too_large)?;
     let bytes = read_capped(path, file_bytes).map_err(io)?;
     read_msh_bytes_within(&bytes, path, accept)
+}
+
+/// Refuses a file that does not start with `$MeshFormat` (blank lines aside) from its first
+/// 64 KiB, before the whole file is read: a large file of something else costs no memory.
+fn check_start(path: &Path, file_bytes: u64) -> Result<(), MeshError> {
+    use std::io::Read;
+    const PREFIX: u64 = 64 << 10;
+    let mut prefix = Vec::with_capacity(PREFIX.min(file_bytes) as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(PREFIX).read_to_end(&mut prefix))
+        .map_err(|source| MeshError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let start = prefix
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|i| &prefix[i..]);
+    let message = match start {
+        None if file_bytes <= PREFIX => "the file is empty",
+        Some(rest) if rest.starts_with(b"$MeshFormat") => return Ok(()),
+        Some(rest) if b"$MeshFormat".starts_with(rest) => return Ok(()),
+        _ => "it does not start with $MeshFormat (not a Gmsh .msh file)",
+    };
+    Err(MeshError::Parse {
+        path: path.to_path_buf(),
+        message: message.into(),
+    })
 }
 
 /// What a path that is not a regular file is, for messages.

@@ -236,6 +236,53 @@ pub fn time_function(base: &Path, f: &FunctionInput) -> Result<TimeFunction, Str
     }
 }
 
+/// What reading a mesh file costs in memory, for [`fem_mesh::read_msh_within`]: before its
+/// headers are read (`size.nodes == 0`), the file and what it can hold (at least 8 bytes per
+/// node, 4 per element: 9 times its size); after, the file and the mesh its counts announce,
+/// with `per_node` bytes of a model per node. Returns what is estimated, for messages
+/// (`"1000 nodes and 999 elements"`), and the bytes.
+pub fn msh_memory(size: &MshSize, per_node: f64) -> (String, f64) {
+    if size.nodes == 0 {
+        (
+            format!("a mesh file of {}", Bytes(size.file_bytes as f64)),
+            size.file_bytes as f64 * 9.0,
+        )
+    } else {
+        (
+            format!("{} nodes and {} elements", size.nodes, size.elements),
+            size.file_bytes as f64
+                + mesh_bytes(
+                    size.nodes as f64,
+                    size.elements as f64,
+                    size.nodes_per_element as f64,
+                )
+                + per_node * size.nodes as f64,
+        )
+    }
+}
+
+/// The counts of a generated mesh (`line` or `box`), known before it is generated: nodes,
+/// cells and nodes per cell, for the output estimate
+/// ([`frame_bytes`](crate::resources::frame_bytes)); `None` for a mesh file, whose counts
+/// are known once its headers are read.
+pub fn generated_mesh_counts(mesh: &MeshInput) -> Option<(f64, f64, f64)> {
+    match mesh {
+        MeshInput::File(_) => None,
+        MeshInput::Line(line) => {
+            let n = line.cells as f64;
+            Some((n + 1.0, n, 2.0))
+        }
+        MeshInput::Box(b) => {
+            let [nx, ny, nz] = b.cells.map(|c| c as f64);
+            let nodes = (nx + 1.0) * (ny + 1.0) * (nz + 1.0);
+            Some(match b.kind {
+                BoxCellKind::Hex8 => (nodes, nx * ny * nz, 8.0),
+                BoxCellKind::Tet4 => (nodes, 6.0 * nx * ny * nz, 4.0),
+            })
+        }
+    }
+}
+
 /// Reads or generates the mesh of a `mesh` section, after checking that the mesh and the
 /// model on it fit the memory budget: `per_node` is the model's own bytes per mesh node
 /// (its matrices, vectors and stepper), added to the mesh's own ([`mesh_bytes`]). Counts are
@@ -257,23 +304,7 @@ pub fn build_mesh(
         MeshInput::File(file) => {
             let resolved = input.base_dir().join(file);
             let mut accept = |size: &MshSize| {
-                // Before the file is read: the file itself and what it can hold (at least 8
-                // bytes per node, 4 per element); after its headers: their counts.
-                let bytes = if size.nodes == 0 {
-                    size.file_bytes as f64 * 9.0
-                } else {
-                    size.file_bytes as f64
-                        + model_bytes(
-                            size.nodes as f64,
-                            size.elements as f64,
-                            size.nodes_per_element as f64,
-                        )
-                };
-                let what = if size.nodes == 0 {
-                    format!("a mesh file of {}", Bytes(size.file_bytes as f64))
-                } else {
-                    format!("{} nodes and {} elements", size.nodes, size.elements)
-                };
+                let (what, bytes) = msh_memory(size, per_node);
                 input
                     .check_memory("mesh.file", &what, bytes)
                     .map_err(|e| match e {

@@ -16,8 +16,8 @@ use fem_elements::StringMaterial;
 use fem_io::{Field, Frame, VtkCells};
 use fem_mesh::{CellKind, Mesh};
 use fem_model::build::{
-    DofLocation, alpha, build_mesh, dirichlet_conditions, group_list, locate_dofs, newton_settings,
-    theta, time_grid,
+    DofLocation, alpha, build_mesh, dirichlet_conditions, generated_mesh_counts, group_list,
+    locate_dofs, newton_settings, theta, time_grid,
 };
 use fem_model::input::{InitialField, MassKind, SchemeKind};
 use fem_model::number::strict;
@@ -124,6 +124,10 @@ impl StringModel {
             )
         })?;
         check_string(string)?;
+        // The output of a generated mesh is checked before the mesh is generated.
+        if let Some((nodes, cells, per_cell)) = generated_mesh_counts(mesh_input) {
+            input.check_output(&grid, frame_bytes(nodes, 6.0, cells, per_cell), 9.0)?;
+        }
         let mesh = build_mesh(input, mesh_input, bytes_per_node(string.components))?;
         let n_cells: usize = mesh.blocks.iter().map(|b| b.n_cells()).sum();
         let nodes_per_cell = mesh
