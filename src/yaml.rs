@@ -106,12 +106,37 @@ impl MessageFormatter for InputMessages {
                     "infinity"
                 }
             )),
+            Error::Budget { breach, .. } => Cow::Owned(budget_message(breach)),
             Error::Eof { .. } => Cow::Borrowed("the file ends in the middle of a value"),
             Error::NullIntoString { .. } => {
                 Cow::Borrowed("expected text here, found nothing (an empty value or null)")
             }
             _ => serde_saphyr::DefaultMessageFormatter.format_message(err),
         }
+    }
+}
+
+/// What the reader's limits on a document (which bound the memory of parsing it) refused,
+/// in the terms of an input file.
+fn budget_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let csv = "a large table belongs in a CSV file (dirichlet value: { csv: FILE })";
+    match breach {
+        B::Nodes { nodes } => format!(
+            "the file holds more than {} values (keys, numbers, list entries), more than an input file may: {csv}",
+            nodes.saturating_sub(1)
+        ),
+        B::Depth { depth } => format!(
+            "lists and mappings are nested {depth} deep here, deeper than an input file may nest them"
+        ),
+        B::Aliases { .. } | B::Anchors { .. } | B::AliasAnchorRatio { .. } | B::MergeKeys { .. } => {
+            "the file repeats too much through anchors and aliases (&name, *name, <<): write the values out"
+                .into()
+        }
+        B::Documents { .. } => {
+            "a second YAML document starts here ('---'): an input file holds one run".into()
+        }
+        _ => format!("the file is larger than an input file may be: {csv}"),
     }
 }
 

@@ -257,6 +257,25 @@ fn made_cases() -> Vec<Case> {
         .expect("would need about"),
     );
 
+    // 300 000 numbers: beyond what the YAML reader holds for one input (which bounds the
+    // memory of parsing a file of at most 256 MiB).
+    let zeros = vec!["0"; 300_000].join(",");
+    std::fs::write(
+        dir.join("yaml_300000_values.yaml"),
+        format!(
+            "mesh: {{ line: {{ length: 1.0, cells: 10 }} }}\nmodel:\n  string: {{ density: 1, tension: 1 }}\n\
+             output: {{ probes: [{zeros}] }}\ntime: {{ scheme: alpha, dt: 0.01, t_end: 1.0 }}\n"
+        ),
+    )
+    .unwrap();
+    cases.push(
+        Case::new(
+            &["check", &at("yaml_300000_values.yaml")],
+            "yaml_300000_values.yaml",
+        )
+        .expect("a CSV file"),
+    );
+
     // Output locations that cannot be written: exit 2, the run has not started.
     let good = root()
         .join("inputs/string_pluck.yaml")
