@@ -4,6 +4,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
+#[path = "allocation_limit.rs"]
+mod allocation_limit;
+
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;

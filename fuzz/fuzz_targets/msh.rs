@@ -4,6 +4,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
+#[path = "allocation_limit.rs"]
+mod allocation_limit;
+
 fuzz_target!(|data: &[u8]| {
     if let Ok(mesh) = fem::mesh::read_msh_bytes(data, std::path::Path::new("fuzz.msh")) {
         // What `fem mesh` prints walks every block and group.

@@ -10,6 +10,9 @@ use std::sync::OnceLock;
 use fem::model::resources::Budget;
 use libfuzzer_sys::fuzz_target;
 
+#[path = "allocation_limit.rs"]
+mod allocation_limit;
+
 /// Memory a built model may claim during fuzzing (the harness runs with `-rss_limit_mb=1024`):
 /// small, so that a legitimately large model (a beam of 10 000 elements, whose static start
 /// takes seconds) is refused by its estimate rather than reported as a hang; what is fuzzed is
