@@ -292,6 +292,17 @@ fn made_cases() -> Vec<Case> {
         &["run", &good, "-o", "/proc/fem_output", "-q"],
         "/proc/fem_output",
     ));
+    // A read-only folder (only where permissions hold: not for root, which may write anyway).
+    let read_only = dir.join("read_only");
+    std::fs::create_dir_all(&read_only).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    if std::fs::create_dir(read_only.join("probe")).is_err() {
+        let place = read_only.join("out").to_string_lossy().into_owned();
+        cases.push(Case::new(&["run", &good, "-o", &place, "-q"], "read_only"));
+    }
     cases
 }
 
