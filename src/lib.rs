@@ -45,7 +45,7 @@ use fem_model::resources::{Budget, Bytes, MAX_INPUT_FILE};
 use input::Input;
 
 /// Reads and parses an input file: a regular file of at most
-/// [`MAX_INPUT_FILE`](fem_model::resources::MAX_INPUT_FILE) bytes of UTF-8 text (a device such as
+/// [`MAX_INPUT_FILE`] bytes of UTF-8 text (a device such as
 /// `/dev/zero`, a pipe or a folder is refused before it is opened, a larger file before it is
 /// read).
 pub fn load(path: &Path) -> Result<Input, FemError> {

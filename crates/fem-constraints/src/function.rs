@@ -379,6 +379,10 @@ fn precheck(source: &str) -> Result<(), FunctionError> {
     Ok(())
 }
 
+/// An open parenthesis while checking: its position, the function before it with the number of
+/// arguments it takes (`("max", 2)`), and the commas met so far inside it.
+type OpenGroup = (usize, Option<(String, usize)>, usize);
+
 /// Checks the parentheses and the argument counts: every `(` closed, every `)` opened, one
 /// argument in the parentheses of a function, two in those of `min`, `max` and `atan2`, and no
 /// comma elsewhere. `toks` hold character positions.
@@ -389,7 +393,7 @@ fn check_brackets(toks: &[(usize, Tok)], source: &str) -> Result<(), FunctionErr
         message,
     };
     // Open groups: (position, the function or two-argument word before it, commas so far).
-    let mut open: Vec<(usize, Option<(String, usize)>, usize)> = Vec::new();
+    let mut open: Vec<OpenGroup> = Vec::new();
     for (i, &(pos, tok)) in toks.iter().enumerate() {
         match tok {
             Tok::Open => {
