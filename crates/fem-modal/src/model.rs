@@ -170,8 +170,11 @@ impl ModalStringModel {
         input.check_memory(
             "model.modal_string.modes",
             &format!(
-                "{} modes with {} contact points, {} samples and {} probes",
-                m.modes, n_contacts, n_samples, n_probes
+                "{} modes with {}, {} samples and {}",
+                m.modes,
+                count(n_contacts, "contact point"),
+                n_samples,
+                count(n_probes, "probe")
             ),
             16.0 * modes_f * (n_contacts + samples_f + n_probes)
                 + 32.0 * n_contacts * n_contacts
@@ -515,5 +518,14 @@ fn modal_shape(
             q[k] = s.amplitude / modes.shape(k, x);
             Ok(q)
         }
+    }
+}
+
+/// `1 probe`, `3 probes`: a count for messages.
+fn count(n: f64, what: &str) -> String {
+    if n == 1.0 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
