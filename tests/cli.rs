@@ -158,3 +158,41 @@ fn mesh_summary_and_help() {
     let out = fem(&["--version"]);
     assert!(text(&out).contains(env!("CARGO_PKG_VERSION")));
 }
+
+/// The resource limits are overridable: the same input is refused under a small
+/// `FEM_MEMORY_LIMIT` / `FEM_DISK_LIMIT` with the estimate and the variable named, accepted
+/// under a large one, and a limit that does not parse is an input error naming the variable.
+#[test]
+fn resource_limits_are_overridden_by_the_environment() {
+    let run = |variable: &str, value: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_fem"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env(variable, value)
+            .output()
+            .expect("the fem binary runs");
+        (out.status.code(), text(&out))
+    };
+    let check = ["check", "inputs/string_pluck.yaml"];
+    let (code, message) = run("FEM_MEMORY_LIMIT", "1M", &check);
+    assert_eq!(code, Some(2), "{message}");
+    assert!(
+        message.contains("mesh.line.cells: 100 cells would need about")
+            && message.contains("of memory; FEM_MEMORY_LIMIT allows 1.0 MB"),
+        "{message}"
+    );
+    let (code, message) = run("FEM_MEMORY_LIMIT", "1G", &check);
+    assert_eq!(code, Some(0), "{message}");
+    let (code, message) = run("FEM_DISK_LIMIT", "1K", &check);
+    assert_eq!(code, Some(2), "{message}");
+    assert!(
+        message.contains("would need about") && message.contains("FEM_DISK_LIMIT allows"),
+        "{message}"
+    );
+    let (code, message) = run("FEM_MEMORY_LIMIT", "lots", &check);
+    assert_eq!(code, Some(2), "{message}");
+    assert!(
+        message.contains("FEM_MEMORY_LIMIT") && message.contains("'lots'"),
+        "{message}"
+    );
+}
