@@ -113,30 +113,17 @@ fn median_time(case: &mut Case, threads: &rayon::ThreadPool, blocks: usize) -> (
         }
         wall.sort_by(f64::total_cmp);
         cpu.sort_by(f64::total_cmp);
-        (
-            wall[blocks / 2],
-            (cpu.len() == blocks).then(|| cpu[blocks / 2]),
-        )
+        (wall[blocks / 2], (cpu.len() == blocks).then(|| cpu[blocks / 2]))
     })
 }
 
 fn print_table() {
     let (one, two) = (pool(1), pool(2));
     println!("Neo-Hookean internal force (cells' forces + fixed-order gather), median of 5 blocks");
-    println!(
-        "(cpu: CPU time of the 1-thread pool's worker, immune to time-sharing on a busy machine)"
-    );
+    println!("(cpu: CPU time of the 1-thread pool's worker, immune to time-sharing on a busy machine)");
     println!(
         "{:>5} {:>3} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}",
-        "kind",
-        "n",
-        "cells",
-        "s/eval 1t",
-        "elem/s 1t",
-        "elem/s cpu",
-        "s/eval 2t",
-        "elem/s 2t",
-        "2t/1t"
+        "kind", "n", "cells", "s/eval 1t", "elem/s 1t", "elem/s cpu", "s/eval 2t", "elem/s 2t", "2t/1t"
     );
     for (cells, name) in [(BoxCells::Hex8, "hex8"), (BoxCells::Tet4, "tet4")] {
         for n in SIZES {
