@@ -705,7 +705,10 @@ impl ProgressReport {
             Progress::Lines => {
                 let tenth = (self.n_steps / 10).max(1);
                 if n.is_multiple_of(tenth) || n == self.n_steps {
-                    eprintln!(
+                    // A closed stderr does not stop the run.
+                    use std::io::Write as _;
+                    let _ = writeln!(
+                        std::io::stderr(),
                         "step {n}/{} ({:.0} %), {:.1} s elapsed",
                         self.n_steps,
                         100.0 * n as f64 / self.n_steps as f64,

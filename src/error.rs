@@ -35,8 +35,9 @@ pub enum FemError {
         /// What is wrong, where.
         source: fem_model::InputError,
     },
-    /// A mesh named on the command line could not be read.
-    #[error("{path}: {source}")]
+    /// A mesh named on the command line could not be read (the file is named once: the
+    /// reader's messages already name it).
+    #[error("{}", mesh_message(path, source))]
     Mesh {
         /// The mesh file.
         path: PathBuf,
@@ -55,5 +56,16 @@ impl FemError {
             FemError::Run(e) => e.exit_code(),
             _ => 2,
         }
+    }
+}
+
+/// `source`, prefixed with `path` unless it already names it.
+fn mesh_message(path: &std::path::Path, source: &fem_mesh::MeshError) -> String {
+    let message = source.to_string();
+    let name = path.display().to_string();
+    if message.contains(&name) {
+        message
+    } else {
+        format!("{name}: {message}")
     }
 }

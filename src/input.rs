@@ -11,6 +11,7 @@ use std::path::Path;
 use fem_model::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, TimeInput,
 };
+use fem_model::resources::Budget;
 use fem_model::{InputError, Model, ModelSection, Sections};
 use serde::Deserialize;
 
@@ -43,8 +44,8 @@ pub struct Input {
 }
 
 impl Input {
-    /// Everything but the model's section, for the model's builder.
-    pub fn sections<'a>(&'a self, path: &'a Path) -> Sections<'a> {
+    /// Everything but the model's section, for the model's builder, within `budget`.
+    pub fn sections<'a>(&'a self, path: &'a Path, budget: Budget) -> Sections<'a> {
         Sections {
             path,
             mesh: self.mesh.as_ref(),
@@ -54,13 +55,21 @@ impl Input {
             initial: &self.initial,
             time: &self.time,
             output: &self.output,
+            budget,
         }
     }
 
-    /// Validates the whole input and builds its model (stepper included): the one path of
+    /// Validates the whole input and builds its model (stepper included) within the machine's
+    /// budget ([`Budget::from_machine`], output in the current folder): the one path of
     /// `fem check` and `fem run`.
     pub fn build(&self, path: &Path) -> Result<Box<dyn Model>, InputError> {
-        self.model.build(&self.sections(path))
+        self.build_within(path, &Budget::from_machine(None)?)
+    }
+
+    /// Validates the whole input and builds its model within `budget`: every count is checked
+    /// against it before anything is allocated.
+    pub fn build_within(&self, path: &Path, budget: &Budget) -> Result<Box<dyn Model>, InputError> {
+        self.model.build(&self.sections(path, *budget))
     }
 }
 

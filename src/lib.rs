@@ -36,21 +36,70 @@ pub use nalgebra_sparse;
 pub mod drive;
 pub mod error;
 pub mod input;
+mod yaml;
 
 use std::path::Path;
 
 use error::FemError;
+use fem_model::resources::{Budget, Bytes, MAX_INPUT_FILE};
 use input::Input;
 
-/// Reads and parses an input file.
+/// Reads and parses an input file: a regular file of at most
+/// [`MAX_INPUT_FILE`] bytes of UTF-8 text (a device such as
+/// `/dev/zero`, a pipe or a folder is refused before it is opened, a larger file before it is
+/// read).
 pub fn load(path: &Path) -> Result<Input, FemError> {
-    let text = std::fs::read_to_string(path).map_err(|source| FemError::ReadInput {
+    let text = read_input(path)?;
+    parse(&text, path)
+}
+
+/// The text of an input file, after checking that it is a regular file of at most
+/// [`MAX_INPUT_FILE`] bytes.
+pub fn read_input(path: &Path) -> Result<String, FemError> {
+    let refuse = |message: String| FemError::ReadInput {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(message),
+    };
+    let io = |source| FemError::ReadInput {
         path: path.to_path_buf(),
         source,
-    })?;
-    serde_saphyr::from_str::<Input>(&text).map_err(|e| FemError::Yaml {
+    };
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(refuse(format!(
+            "it is {}, not a file: give the path of a YAML input file",
+            mesh::file_kind(&metadata)
+        )));
+    }
+    if metadata.len() > MAX_INPUT_FILE {
+        return Err(refuse(format!(
+            "it has {} bytes ({}); an input file may have at most {} — a large table belongs in a CSV file (dirichlet value: {{ csv: FILE }})",
+            metadata.len(),
+            Bytes(metadata.len() as f64),
+            Bytes(MAX_INPUT_FILE as f64)
+        )));
+    }
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_FILE).read_to_end(&mut bytes))
+        .map_err(io)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        refuse(format!(
+            "line {line}: it is not UTF-8 text (byte {at} is not part of a character): an input file is YAML text"
+        ))
+    })
+}
+
+/// Parses the text of an input file (`path` names it in messages and resolves relative file
+/// names later). Errors give the line and column, what was expected and what was found, in the
+/// terms of the input file (docs/input.md).
+pub fn parse(text: &str, path: &Path) -> Result<Input, FemError> {
+    yaml::parse(text, path).map_err(|message| FemError::Yaml {
         path: path.to_path_buf(),
-        message: e.to_string().trim_start_matches("error: ").to_string(),
+        message,
     })
 }
 
@@ -73,12 +122,24 @@ pub fn input_fingerprint(path: &Path, input: &Input) -> Result<u32, FemError> {
     Ok(fem_io::fingerprint(&[&text, &mesh]))
 }
 
-/// Reads, parses and validates an input file and builds its model (stepper included).
+/// Reads, parses and validates an input file and builds its model (stepper included), within
+/// the machine's memory and the free disk of the current folder.
 pub fn prepare(path: &Path) -> Result<(Input, Box<dyn model::Model>), FemError> {
+    prepare_writing_to(path, None)
+}
+
+/// Like [`prepare`], for a run whose output goes to `output`: its disk budget is the free
+/// space there ([`Budget::from_machine`]).
+pub fn prepare_writing_to(
+    path: &Path,
+    output: Option<&Path>,
+) -> Result<(Input, Box<dyn model::Model>), FemError> {
     let input = load(path)?;
-    let model = input.build(path).map_err(|source| FemError::Input {
+    let input_error = |source| FemError::Input {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let budget = Budget::from_machine(output).map_err(input_error)?;
+    let model = input.build_within(path, &budget).map_err(input_error)?;
     Ok((input, model))
 }

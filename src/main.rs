@@ -10,6 +10,31 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fem::drive::{CheckpointCadence, Progress, RunOptions, RunSummary, drive};
 use fem::error::FemError;
+/// `println!` that ignores a closed stdout (`fem check FILE | head -1`): the exit code is the
+/// run's, never a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout.
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that ignores a closed stderr.
+macro_rules! tell {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 const ABOUT: &str =
     "Finite-element structural dynamics: strings, beams, solids, constrained motion.";
 
@@ -30,7 +55,12 @@ Open the .pvd in ParaView (File > Open), press Play; apply 'Warp By Vector' on '
 to see the deformed shape.
 
 Exit codes: 0 success; 1 the run failed (numerical failure, output error: frames already
-written stay valid); 2 the input is wrong (nothing was run).";
+written stay valid); 2 the input, the mesh or the output location is wrong (nothing was run).
+
+Resources: every count in the input and in a mesh header is checked against an estimate of the
+memory and disk it needs before anything is allocated. The limits default to the memory
+available now and the free space where the output goes; set FEM_MEMORY_LIMIT and
+FEM_DISK_LIMIT (8G, 512M, 2TiB, bytes, or 'unlimited') to change them.";
 
 #[derive(Parser, Debug)]
 #[command(name = "fem", version, about = ABOUT, long_about = LONG_ABOUT)]
@@ -108,7 +138,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             ExitCode::from(e.exit_code())
         }
     }
@@ -126,9 +156,9 @@ fn report(summary: &RunSummary, cli: &Cli) {
         return;
     }
     if let Some(step) = summary.resumed_from {
-        println!("resumed from the checkpoint at step {step}");
+        say!("resumed from the checkpoint at step {step}");
     }
-    println!(
+    say!(
         "{} steps in {:.2} s; {} frames in {}; history in {}",
         summary.steps,
         summary.wall_seconds,
@@ -137,10 +167,10 @@ fn report(summary: &RunSummary, cli: &Cli) {
         summary.history.display(),
     );
     if let Some(c) = &summary.checkpoint {
-        println!("checkpoint: {} (continue with --resume)", c.display());
+        say!("checkpoint: {} (continue with --resume)", c.display());
     }
     match &summary.energy {
-        Some(e) => println!(
+        Some(e) => say!(
             "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e})",
             e.invariant.describe(),
             e.max_change,
@@ -148,7 +178,7 @@ fn report(summary: &RunSummary, cli: &Cli) {
             e.scale
         ),
         None => {
-            println!("energy: this model has none (its force is not the gradient of a potential)")
+            say!("energy: this model has none (its force is not the gradient of a potential)")
         }
     }
 }
@@ -170,9 +200,12 @@ fn cmd_run(
     resume: bool,
     cli: &Cli,
 ) -> Result<(), FemError> {
-    let (input, mut model) = fem::prepare(file)?;
-    let fingerprint = fem::input_fingerprint(file, &input)?;
     let base = base_name(file);
+    let out_dir = output
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("out").join(&base));
+    let (input, mut model) = fem::prepare_writing_to(file, Some(&out_dir))?;
+    let fingerprint = fem::input_fingerprint(file, &input)?;
     let grid = model.grid();
     if grid.dt_adjusted() {
         log::warn!(
@@ -183,9 +216,7 @@ fn cmd_run(
         );
     }
     let options = RunOptions {
-        out_dir: output
-            .cloned()
-            .unwrap_or_else(|| PathBuf::from("out").join(&base)),
+        out_dir,
         base,
         every: input.output.every,
         history_every: input.output.history_every,
@@ -224,19 +255,19 @@ fn interrupt_flag() -> Arc<AtomicBool> {
 
 fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
     let (input, model) = fem::prepare(file)?;
-    println!("{}: ok", file.display());
+    say!("{}: ok", file.display());
     for line in model.describe() {
-        println!("{line}");
+        say!("{line}");
     }
     let grid = model.grid();
     if grid.dt_adjusted() {
-        println!(
+        say!(
             "  warning: time.dt = {} does not divide t_end - t0; dt is shortened to land on t_end",
             grid.requested_dt()
         );
     }
     let every = input.output.every;
-    println!(
+    say!(
         "  output: {} frames (every {} steps), a history row every {} steps",
         grid.n_steps().div_ceil(every) + 1,
         every,
@@ -246,10 +277,24 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
 }
 
 fn cmd_mesh(file: &std::path::Path) -> Result<(), FemError> {
-    let mesh = fem::mesh::read_msh(file).map_err(|source| FemError::Mesh {
+    let budget =
+        fem::model::resources::Budget::from_machine(None).map_err(|source| FemError::Input {
+            path: file.to_path_buf(),
+            source,
+        })?;
+    let mut accept = |size: &fem::mesh::MshSize| {
+        let (what, bytes) = fem::model::build::msh_memory(size, 0.0);
+        budget
+            .check_memory("mesh", &what, bytes)
+            .map_err(|e| match e {
+                fem::model::InputError::Invalid { message, .. } => message,
+                other => other.to_string(),
+            })
+    };
+    let mesh = fem::mesh::read_msh_within(file, &mut accept).map_err(|source| FemError::Mesh {
         path: file.to_path_buf(),
         source: Box::new(source),
     })?;
-    print!("{}", mesh.summary());
+    say_raw!("{}", mesh.summary());
     Ok(())
 }

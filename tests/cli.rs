@@ -66,53 +66,8 @@ fn every_input_is_accepted_by_check_and_runs() {
     }
 }
 
-#[test]
-fn bad_inputs_exit_with_code_2_and_name_the_problem() {
-    let corpus = yaml_files("tests/bad_inputs");
-    assert!(corpus.len() >= 30, "the corpus has {} files", corpus.len());
-    for file in corpus {
-        let path = file.to_str().unwrap();
-        let expect = std::fs::read(&file)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .and_then(|s| {
-                s.lines()
-                    .next()
-                    .and_then(|l| l.strip_prefix("# expect: ").map(str::to_string))
-            });
-        for command in ["check", "run"] {
-            let dir = scratch("bad_input_run");
-            let out = fem(&[command, path, "-o", dir.to_str().unwrap(), "-q"]
-                [..if command == "check" { 2 } else { 5 }]);
-            let message = text(&out);
-            assert_eq!(
-                out.status.code(),
-                Some(2),
-                "fem {command} {path}:\n{message}"
-            );
-            assert!(
-                !message.contains("panicked"),
-                "fem {command} {path} panicked:\n{message}"
-            );
-            let name = file.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(
-                message.contains(&name),
-                "fem {command} {path}: message does not name the file:\n{message}"
-            );
-            if let Some(expect) = &expect {
-                assert!(
-                    message.contains(expect.as_str()),
-                    "fem {command} {path}: expected '{expect}' in:\n{message}"
-                );
-            }
-            // Nothing was run, so nothing was written.
-            assert!(
-                !dir.exists(),
-                "fem {command} {path} wrote output for a bad input"
-            );
-        }
-    }
-}
+// The bad-input corpus (exit code 2, the file named, the expected words, no output, peak
+// memory) is tests/bad_input_corpus.rs.
 
 /// A run that fails after it started exits with code 1, says so, names the step, and leaves
 /// the rows and frames written before the failure (one such input per model family).
@@ -202,4 +157,42 @@ fn mesh_summary_and_help() {
     assert!(text(&out).contains("fem run"));
     let out = fem(&["--version"]);
     assert!(text(&out).contains(env!("CARGO_PKG_VERSION")));
+}
+
+/// The resource limits are overridable: the same input is refused under a small
+/// `FEM_MEMORY_LIMIT` / `FEM_DISK_LIMIT` with the estimate and the variable named, accepted
+/// under a large one, and a limit that does not parse is an input error naming the variable.
+#[test]
+fn resource_limits_are_overridden_by_the_environment() {
+    let run = |variable: &str, value: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_fem"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env(variable, value)
+            .output()
+            .expect("the fem binary runs");
+        (out.status.code(), text(&out))
+    };
+    let check = ["check", "inputs/string_pluck.yaml"];
+    let (code, message) = run("FEM_MEMORY_LIMIT", "1M", &check);
+    assert_eq!(code, Some(2), "{message}");
+    assert!(
+        message.contains("mesh.line.cells: 100 cells would need about")
+            && message.contains("of memory; FEM_MEMORY_LIMIT allows 1.0 MB"),
+        "{message}"
+    );
+    let (code, message) = run("FEM_MEMORY_LIMIT", "1G", &check);
+    assert_eq!(code, Some(0), "{message}");
+    let (code, message) = run("FEM_DISK_LIMIT", "1K", &check);
+    assert_eq!(code, Some(2), "{message}");
+    assert!(
+        message.contains("would need about") && message.contains("FEM_DISK_LIMIT allows"),
+        "{message}"
+    );
+    let (code, message) = run("FEM_MEMORY_LIMIT", "lots", &check);
+    assert_eq!(code, Some(2), "{message}");
+    assert!(
+        message.contains("FEM_MEMORY_LIMIT") && message.contains("'lots'"),
+        "{message}"
+    );
 }

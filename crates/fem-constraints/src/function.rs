@@ -135,6 +135,16 @@ pub enum FunctionError {
         /// The step given.
         epsilon: f64,
     },
+    /// The value, rate or acceleration has a pole between the times it was sampled at.
+    #[error(
+        "the prescribed {quantity} grows without bound near t = {t} (a pole): expected a function that is finite over the whole run"
+    )]
+    Pole {
+        /// `"value"`, `"rate"` or `"acceleration"`.
+        quantity: &'static str,
+        /// Near where.
+        t: f64,
+    },
     /// The value, rate or acceleration is NaN or infinite at some time.
     #[error("the prescribed {quantity} is {result} at t = {t}")]
     NonFinite {
@@ -294,7 +304,10 @@ fn precheck(source: &str) -> Result<(), FunctionError> {
             k += sym.chars().count();
             Tok::Symbol(sym)
         } else {
-            break; // exmex reports it
+            return Err(parse_err(
+                start,
+                &format!("'{c}' is not part of the expression syntax"),
+            ));
         };
         toks.push((start, tok));
     }
@@ -308,6 +321,8 @@ fn precheck(source: &str) -> Result<(), FunctionError> {
             });
         }
     }
+    check_brackets(&toks, source)?;
+    check_sequence(&toks, source)?;
     for (i, &(pos, tok)) in toks.iter().enumerate() {
         if tok == Tok::Function && toks.get(i + 1).map(|t| t.1) != Some(Tok::Open) {
             return Err(parse_err(
@@ -364,6 +379,224 @@ fn precheck(source: &str) -> Result<(), FunctionError> {
     Ok(())
 }
 
+/// An open parenthesis while checking: its position, the function before it with the number of
+/// arguments it takes (`("max", 2)`), and the commas met so far inside it.
+type OpenGroup = (usize, Option<(String, usize)>, usize);
+
+/// Checks the parentheses and the argument counts: every `(` closed, every `)` opened, one
+/// argument in the parentheses of a function, two in those of `min`, `max` and `atan2`, and no
+/// comma elsewhere. `toks` hold character positions.
+fn check_brackets(toks: &[(usize, Tok)], source: &str) -> Result<(), FunctionError> {
+    let parse_err = |position: usize, message: String| FunctionError::Parse {
+        source_text: source.to_string(),
+        position: Some(position),
+        message,
+    };
+    // Open groups: (position, the function or two-argument word before it, commas so far).
+    let mut open: Vec<OpenGroup> = Vec::new();
+    for (i, &(pos, tok)) in toks.iter().enumerate() {
+        match tok {
+            Tok::Open => {
+                let caller = i.checked_sub(1).and_then(|j| match toks[j].1 {
+                    Tok::Function => Some((toks[j].0, 1)),
+                    Tok::BinaryWord => Some((toks[j].0, 2)),
+                    _ => None,
+                });
+                if let Some((p, 2)) = caller
+                    && open
+                        .iter()
+                        .any(|(_, c, commas)| matches!(c, Some((_, 2))) && *commas > 0)
+                {
+                    return Err(parse_err(
+                        p,
+                        format!(
+                            "{} cannot be used inside the second argument of min, max or atan2; \
+                             move it to the first (max(min(t, 2), t) rather than max(t, min(t, 2))) \
+                             or split the expression",
+                            name_at(source, p)
+                        ),
+                    ));
+                }
+                open.push((pos, caller.map(|(p, n)| (name_at(source, p), n)), 0));
+            }
+            Tok::Close => {
+                let Some((_, caller, commas)) = open.pop() else {
+                    return Err(parse_err(
+                        pos,
+                        "this ')' closes no '(' (the parentheses do not match)".into(),
+                    ));
+                };
+                if i > 0 && toks[i - 1].1 == Tok::Open {
+                    return Err(parse_err(pos, "empty parentheses '()'".into()));
+                }
+                if let Some((name, arguments)) = caller
+                    && commas + 1 != arguments
+                {
+                    return Err(parse_err(
+                        pos,
+                        format!(
+                            "{name} takes {arguments} argument{}, got {}",
+                            if arguments == 1 { "" } else { "s" },
+                            commas + 1
+                        ),
+                    ));
+                }
+            }
+            Tok::Comma => match open.last_mut() {
+                Some((_, Some(_), commas)) => *commas += 1,
+                _ => {
+                    return Err(parse_err(
+                        pos,
+                        "a comma outside the arguments of min(a, b), max(a, b) or atan2(y, x)"
+                            .into(),
+                    ));
+                }
+            },
+            _ => {}
+        }
+    }
+    if let Some(&(pos, _, _)) = open.last() {
+        return Err(parse_err(
+            pos,
+            "this '(' is never closed (the parentheses do not match)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that operands and operators alternate: no two operands side by side (`2 3`,
+/// `2t`, `(t)(t)`), no operator without its operands (`* t`, `t +`, `t < < 1`), and `min`,
+/// `max`, `atan2` written as functions. A unary `+` or `-` may precede any operand.
+fn check_sequence(toks: &[(usize, Tok)], source: &str) -> Result<(), FunctionError> {
+    let parse_err = |position: usize, message: String| FunctionError::Parse {
+        source_text: source.to_string(),
+        position: Some(position),
+        message,
+    };
+    let text = |i: usize| -> String {
+        let (pos, tok) = toks[i];
+        match tok {
+            Tok::Open => "(".into(),
+            Tok::Close => ")".into(),
+            Tok::Comma => ",".into(),
+            Tok::Symbol(s) => s.into(),
+            Tok::Name(n) => n.into(),
+            _ => {
+                let byte = source
+                    .char_indices()
+                    .nth(pos)
+                    .map_or(source.len(), |(b, _)| b);
+                match TimeLiterals::is_literal(&source[byte..]) {
+                    Some(number) => number.to_string(),
+                    None => name_at(source, pos),
+                }
+            }
+        }
+    };
+    let mut expect_operand = true;
+    for (i, &(pos, tok)) in toks.iter().enumerate() {
+        if expect_operand {
+            match tok {
+                Tok::Operand | Tok::Name(_) => expect_operand = false,
+                Tok::Open | Tok::Function | Tok::Symbol("-" | "+") => {}
+                Tok::BinaryWord => {
+                    if toks.get(i + 1).map(|t| t.1) != Some(Tok::Open) {
+                        return Err(parse_err(
+                            pos,
+                            format!(
+                                "{} must be followed by its two arguments in parentheses",
+                                text(i)
+                            ),
+                        ));
+                    }
+                }
+                Tok::Symbol(_) | Tok::Close | Tok::Comma => {
+                    let what = match i.checked_sub(1) {
+                        None => "at the start of the expression".to_string(),
+                        Some(j) => format!("after '{}'", text(j)),
+                    };
+                    return Err(parse_err(
+                        pos,
+                        format!(
+                            "expected a number, t, a function or '(' {what}, found '{}'",
+                            text(i)
+                        ),
+                    ));
+                }
+            }
+        } else {
+            match tok {
+                Tok::Symbol(_) | Tok::Comma => expect_operand = true,
+                Tok::Close => {}
+                Tok::BinaryWord => {
+                    return Err(parse_err(
+                        pos,
+                        format!("write {0}(a, b), not a {0} b", text(i)),
+                    ));
+                }
+                Tok::Operand | Tok::Name(_) | Tok::Open | Tok::Function => {
+                    return Err(parse_err(
+                        pos,
+                        format!(
+                            "an operator is missing between '{}' and '{}' (write 2*t, not 2t or 2 t; a power of ten is 2e3)",
+                            text(i - 1),
+                            text(i)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if expect_operand {
+        let (pos, _) = toks.last().copied().unwrap_or((0, Tok::Comma));
+        return Err(parse_err(
+            pos,
+            "the expression ends where a number, t, a function or '(' was expected".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The name (letters, digits, `_`) starting at character `pos` of `source`.
+fn name_at(source: &str, pos: usize) -> String {
+    source
+        .chars()
+        .skip(pos)
+        .take_while(|&c| c.is_alphanumeric() || c == '_')
+        .collect()
+}
+
+/// Where `e` has a pole in `[a, b]`, if its values at `a` and `b` have opposite signs and
+/// bisecting the change of sign finds values that grow without bound (beyond 1e9 times the
+/// larger end value) rather than a bounded jump or a zero.
+fn pole_between(e: &Expression, a: f64, b: f64) -> Option<f64> {
+    let (fa, fb) = (e.eval(a), e.eval(b));
+    if !(fa.is_finite() && fb.is_finite()) || fa * fb >= 0.0 {
+        return None;
+    }
+    let scale = fa.abs().max(fb.abs()).max(f64::MIN_POSITIVE);
+    let (mut lo, mut hi, mut f_lo) = (a, b, fa);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        let f_mid = e.eval(mid);
+        if !f_mid.is_finite() || f_mid.abs() > 1e9 * scale {
+            return Some(mid);
+        }
+        if f_mid * f_lo < 0.0 {
+            hi = mid;
+        } else if f_mid == 0.0 {
+            return None;
+        } else {
+            lo = mid;
+            f_lo = f_mid;
+        }
+    }
+    None
+}
+
 /// An expression in the single variable `t`, parsed once and evaluated fast.
 ///
 /// The syntax is in [`EXPRESSION_SYNTAX`] and the [module documentation](self).
@@ -388,7 +621,15 @@ impl Expression {
             return Err(parse_err(None, "the expression is empty".to_string()));
         }
         precheck(source)?;
-        let flat = Flat::parse(source).map_err(|e| parse_err(None, e.msg().to_string()))?;
+        // The checks above catch what the user can get wrong; what is left of the parser's
+        // refusals is reported without its internal wording.
+        let flat = Flat::parse(source).map_err(|_| {
+            parse_err(
+                None,
+                "it is not a well-formed expression (check the operators and parentheses)"
+                    .to_string(),
+            )
+        })?;
         if let Some(name) = flat.var_names().iter().find(|n| n.as_str() != "t") {
             return Err(FunctionError::UnknownName {
                 source_text: source.to_string(),
@@ -764,6 +1005,23 @@ impl Prescribed {
                         t,
                         result,
                     });
+                }
+            }
+        }
+        // A pole between two samples (`1/(t - 0.3333)`) is finite at every sample; it shows as
+        // a change of sign, which is bisected: a jump stays bounded, a pole does not.
+        let sample = |k: usize| t0 + (t_end - t0) * (k as f64 / (n_samples - 1) as f64);
+        for (quantity, f) in [
+            ("value", Some(&self.value)),
+            ("rate", self.rate.as_ref()),
+            ("acceleration", self.acceleration.as_ref()),
+        ] {
+            let Some(TimeFunction::Expression(e)) = f else {
+                continue;
+            };
+            for k in 1..n_samples {
+                if let Some(t) = pole_between(e, sample(k - 1), sample(k)) {
+                    return Err(FunctionError::Pole { quantity, t });
                 }
             }
         }

@@ -168,6 +168,77 @@ fn parse_errors_and_ambiguous_forms_are_refused() {
     );
 }
 
+/// Parse errors say what is wrong in the user's words, at the place: never the parser's
+/// "parentheses mismatch" for a wrong argument count, nor a library's name.
+#[test]
+fn parse_errors_name_the_place_and_the_rule() {
+    for (source, position, words) in [
+        ("max(t,1,2)", 9, "max takes 2 arguments, got 3"),
+        ("min(t)", 5, "min takes 2 arguments, got 1"),
+        ("sin(t, 2)", 8, "sin takes 1 argument, got 2"),
+        ("atan2(1, t, 3)", 13, "atan2 takes 2 arguments, got 3"),
+        ("sin(t", 3, "never closed"),
+        ("t)", 1, "closes no '('"),
+        ("2*()", 3, "empty parentheses"),
+        ("t, 1", 1, "a comma outside"),
+        ("(t, 1)", 2, "a comma outside"),
+    ] {
+        match Expression::parse(source) {
+            Err(e @ FunctionError::Parse { .. }) => {
+                let FunctionError::Parse {
+                    position: Some(p), ..
+                } = &e
+                else {
+                    panic!("{source:?}: no position in {e}");
+                };
+                assert_eq!(*p, position, "{source}: {e}");
+                let message = e.to_string();
+                assert!(message.contains(words), "{source}: {message}");
+                assert!(!message.contains("mismatch"), "{source}: {message}");
+            }
+            other => panic!("{source:?}: expected a parse error, got {other:?}"),
+        }
+    }
+    // The parser cannot read a two-argument function inside the second argument of another:
+    // refused with the way around it, not as a parenthesis error.
+    let e = Expression::parse("max(t, 1 + min(t, 2))")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("min cannot be used inside the second argument")
+            && e.contains("max(min(t, 2), t)"),
+        "{e}"
+    );
+    for (source, words) in [
+        ("2 3", "an operator is missing between '2' and '3'"),
+        ("2t", "an operator is missing between '2' and 't'"),
+        ("* t", "at the start of the expression, found '*'"),
+        ("t +", "the expression ends where"),
+        ("t < < 1", "after '<', found '<'"),
+        ("t $ 1", "'$' is not part of the expression syntax"),
+        ("2 max 3", "write max(a, b)"),
+    ] {
+        let e = Expression::parse(source).unwrap_err().to_string();
+        assert!(e.contains(words), "{source}: {e}");
+        assert!(
+            !e.contains(" ops ") && !e.contains(" node"),
+            "{source}: {e}"
+        );
+    }
+    for good in [
+        "max(t, 1)",
+        "atan2(max(t, 2), sin(t))",
+        "((t))",
+        "min(max(t,0),1)",
+        "2*-t",
+        "--t",
+    ] {
+        if let Err(e) = Expression::parse(good) {
+            panic!("{good}: {e}");
+        }
+    }
+}
+
 #[test]
 fn expression_keeps_its_source_and_is_shareable() {
     fn shareable<T: Send + Sync + Clone + 'static>() {}
@@ -253,6 +324,36 @@ fn supplied_derivatives_are_used() {
     assert!(close(p.acceleration(2.0), 12.0, 1e-6));
 }
 
+/// A pole between the sampled times is found and blamed on the function that has it (here
+/// the supplied rate, not the acceleration differenced from it); a jump or a zero is not a pole.
+#[test]
+fn poles_between_samples_are_found_in_the_function_that_has_them() {
+    let p = Prescribed::new(expr("0.1*t")).with_rate(expr("1/(t-0.33333)"));
+    match p.check_finite_on(0.0, 1.0, 1001) {
+        Err(FunctionError::Pole { quantity, t }) => {
+            assert_eq!(quantity, "rate");
+            assert!((t - 0.33333).abs() < 1e-9, "{t}");
+        }
+        other => panic!("expected a pole of the rate, got {other:?}"),
+    }
+    let p = Prescribed::new(expr("tan(3*t)"));
+    assert!(matches!(
+        p.check_finite_on(0.0, 1.0, 1001),
+        Err(FunctionError::Pole {
+            quantity: "value",
+            ..
+        })
+    ));
+    for bounded in ["(t < 0.33333)*2 - 1", "sin(100*t)", "t - 0.33333"] {
+        assert!(
+            Prescribed::new(expr(bounded))
+                .check_finite_on(0.0, 1.0, 1001)
+                .is_ok(),
+            "{bounded}"
+        );
+    }
+}
+
 #[test]
 fn constants_have_exactly_zero_derivatives() {
     for f in [
@@ -295,7 +396,11 @@ fn check_finite_reports_the_first_bad_sample() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(p.check_finite_on(0.0, 1.0, 4).is_ok()); // samples 0, 1/3, 2/3, 1 miss the pole
+    // Samples 0, 1/3, 2/3, 1 miss the pole, which the change of sign between 1/3 and 2/3 shows.
+    assert!(matches!(
+        p.check_finite_on(0.0, 1.0, 4),
+        Err(FunctionError::Pole { quantity: "value", t }) if (t - 0.5).abs() < 1e-12
+    ));
     // sqrt is finite at 0 but its difference quotient reaches sqrt(-h)
     let p = Prescribed::new(expr("sqrt(t)"));
     match p.check_finite_on(0.0, 1.0, 3) {

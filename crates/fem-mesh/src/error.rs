@@ -20,6 +20,24 @@ pub enum MeshError {
         source: std::io::Error,
     },
 
+    /// The path names something other than a regular file (a device, a pipe, a folder).
+    #[error("{} is {kind}, not a mesh file: give the path of a .msh file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is: `a character device`, `a folder`.
+        kind: &'static str,
+    },
+
+    /// The file is larger, or announces more, than may be read.
+    #[error("{}: {message}", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// What it would take and what is allowed.
+        message: String,
+    },
+
     /// The file is a Gmsh MSH file, but not of version 4.1.
     #[error(
         "{} is MSH {found}; fem reads MSH 4.1 only — re-save with Gmsh: File > Export, \

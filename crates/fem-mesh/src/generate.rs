@@ -31,7 +31,7 @@ fn count(what: &'static str, value: usize) -> Result<(), MeshError> {
         Err(MeshError::InvalidParameter {
             what,
             value: value.to_string(),
-            expected: "a cell count of at least 1 (and at most MAX_CELLS)",
+            expected: "a cell count from 1 to 100000000",
         })
     }
 }
@@ -44,7 +44,7 @@ fn count(what: &'static str, value: usize) -> Result<(), MeshError> {
 /// `"domain"` (dim 1, all line cells).
 pub fn line(length: f64, n_cells: usize, direction: [f64; 3]) -> Result<Mesh, MeshError> {
     positive("length", length)?;
-    count("n_cells", n_cells)?;
+    count("cells", n_cells)?;
     let d = norm(direction);
     if !(d.is_finite() && d > 0.0) {
         return Err(MeshError::InvalidParameter {
@@ -118,10 +118,13 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
         make_second_order(&mut mesh);
         return Ok(mesh);
     }
-    for (what, l) in ["lx", "ly", "lz"].into_iter().zip(lengths) {
+    for (what, l) in ["lengths[0]", "lengths[1]", "lengths[2]"]
+        .into_iter()
+        .zip(lengths)
+    {
         positive(what, l)?;
     }
-    for (what, k) in ["nx", "ny", "nz"].into_iter().zip(n) {
+    for (what, k) in ["cells[0]", "cells[1]", "cells[2]"].into_iter().zip(n) {
         count(what, k)?;
     }
     let n_hex = n[0]
@@ -129,9 +132,9 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
         .and_then(|v| v.checked_mul(n[2]))
         .filter(|&v| v <= MAX_CELLS)
         .ok_or(MeshError::InvalidParameter {
-            what: "nx * ny * nz",
-            value: format!("{} * {} * {}", n[0], n[1], n[2]),
-            expected: "at most MAX_CELLS cells in total",
+            what: "cells",
+            value: format!("{} x {} x {}", n[0], n[1], n[2]),
+            expected: "at most 100000000 cells in total",
         })?;
 
     let id = |p: [usize; 3]| p[0] + (n[0] + 1) * (p[1] + (n[1] + 1) * p[2]);
@@ -359,7 +362,12 @@ mod tests {
         assert!(box_mesh([1.0, 0.0, 1.0], [1, 1, 1], BoxCells::Hex8).is_err());
         assert!(box_mesh([1.0, 1.0, 1.0], [1, 0, 1], BoxCells::Tet4).is_err());
         let e = box_mesh([1.0; 3], [usize::MAX, 2, 2], BoxCells::Tet4).unwrap_err();
-        assert!(e.to_string().contains("MAX_CELLS"), "{e}");
+        assert!(e.to_string().contains("100000000"), "{e}");
+        let e = box_mesh([1.0; 3], [100_000, 100_000, 2], BoxCells::Hex8).unwrap_err();
+        assert!(
+            e.to_string().contains("at most 100000000 cells in total"),
+            "{e}"
+        );
     }
 
     fn check_box(cells: BoxCells, per_hex: usize, face_kind: CellKind) {

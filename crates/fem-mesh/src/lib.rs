@@ -87,5 +87,8 @@ mod mesh;
 
 pub use cell::CellKind;
 pub use error::MeshError;
-pub use gmsh::{read_msh, read_msh_bytes};
+pub use gmsh::{
+    MAX_MSH_FILE, MshSize, file_kind, read_msh, read_msh_bytes, read_msh_bytes_within,
+    read_msh_within,
+};
 pub use mesh::{CellBlock, Mesh, PhysicalGroup};

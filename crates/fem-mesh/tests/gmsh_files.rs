@@ -372,3 +372,105 @@ fn corrupted_inputs_never_panic() {
         }
     }
 }
+
+/// Headers whose counts disagree with their blocks, missing section ends, malformed element
+/// lines and unsupported data sizes are refused before the mesh is parsed, naming the section
+/// and line and saying what was expected (never "unknown parse error").
+#[test]
+fn headers_and_section_ends_are_checked() {
+    for (name, words) in [
+        (
+            "missing_end_elements.msh",
+            "the file ends without $EndElements",
+        ),
+        (
+            "missing_end_nodes.msh",
+            "expected $EndNodes after the last block",
+        ),
+        ("no_elements_section.msh", "no $Elements section"),
+        (
+            "line2_three_node_tags.msh",
+            "$Elements (line 25): expected element 1 of element block 1 of 1 (line2, 2 node tags after the element tag): 3 numbers on the line, found 4",
+        ),
+        (
+            "elements_count_claims_more.msh",
+            "announces 1000000000000 element(s) in 1 block(s), but the rest of the file has room for at most",
+        ),
+        (
+            "nodes_count_claims_more.msh",
+            "$Nodes (line 13): the header announces 1000000000000 node(s)",
+        ),
+        (
+            "elements_count_claims_fewer.msh",
+            "more elements than the 1 announced",
+        ),
+        (
+            "element_block_count_wrong.msh",
+            "more elements than the 2 announced",
+        ),
+        ("element_tags_reversed.msh", "element tags as 2..=1"),
+        (
+            "node_tag_outside_range.msh",
+            "node tag 7 is outside the range 1..=3",
+        ),
+        ("data_size_4.msh", "data size of 4 bytes"),
+        ("unknown_element_type.msh", "Gmsh type 99"),
+        ("entity_dimension_7.msh", "entity dimension 7"),
+    ] {
+        let e = read_err(name).to_string();
+        assert!(e.contains(words), "{name}: {e}");
+        assert!(!e.contains("unknown parse error"), "{name}: {e}");
+    }
+}
+
+/// Only regular files are read, and a file's size is checked before it is read.
+#[test]
+fn devices_and_folders_are_refused_before_reading() {
+    for path in ["/dev/zero", "/dev/null"] {
+        let path = Path::new(path);
+        if path.exists() {
+            let e = read_msh(path).unwrap_err();
+            assert!(matches!(e, MeshError::NotAFile { .. }), "{e}");
+            assert!(e.to_string().contains("character device"), "{e}");
+        }
+    }
+    let e = read_msh(&meshes_dir()).unwrap_err();
+    assert!(e.to_string().contains("is a folder"), "{e}");
+    // A sparse file of 5 GiB: refused by its size without reading it.
+    let big = std::env::temp_dir().join(format!("fem_sparse_{}.msh", std::process::id()));
+    let file = std::fs::File::create(&big).unwrap();
+    file.set_len(5 << 30).unwrap();
+    let e = read_msh(&big).unwrap_err();
+    let _ = std::fs::remove_file(&big);
+    assert!(matches!(e, MeshError::TooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("4 GiB"), "{e}");
+}
+
+/// The caller sees the file size before the file is read and the header counts before the
+/// mesh is built, and can refuse either.
+#[test]
+fn the_caller_can_refuse_by_size_and_counts() {
+    let path = meshes_dir().join("cube_tet4.msh");
+    let mut seen = Vec::new();
+    let mesh = fem_mesh::read_msh_within(&path, &mut |size| {
+        seen.push(*size);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].nodes, 0);
+    assert!(seen[0].file_bytes > 0);
+    assert_eq!(seen[1].nodes as usize, mesh.n_nodes());
+    assert!(seen[1].elements as usize >= mesh.blocks.iter().map(|b| b.n_cells()).sum::<usize>());
+    assert_eq!(seen[1].nodes_per_element, 4);
+    let e = fem_mesh::read_msh_within(&path, &mut |size| {
+        if size.nodes > 10 {
+            Err(format!("{} nodes is too many", size.nodes))
+        } else {
+            Ok(())
+        }
+    })
+    .unwrap_err();
+    assert!(matches!(e, MeshError::TooLarge { .. }));
+    assert!(e.to_string().contains("nodes is too many"), "{e}");
+}

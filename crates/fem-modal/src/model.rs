@@ -15,6 +15,8 @@ use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
 use fem_model::input::{InitialField, LcpSolverKind, SchemeKind};
+use fem_model::number::strict;
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
 use fem_time::nonsmooth::{ModalDamping, ModalMoreauJean};
 use fem_time::{NodalStepper, StepReport, Stepper, TimeGrid};
@@ -28,15 +30,20 @@ use crate::modes::StringModes;
 #[serde(deny_unknown_fields)]
 pub struct ModalStringSection {
     /// Length L (m).
+    #[serde(deserialize_with = "strict")]
     pub length: f64,
     /// Tension T (N).
+    #[serde(deserialize_with = "strict")]
     pub tension: f64,
     /// Mass per unit length μ (kg/m).
+    #[serde(deserialize_with = "strict")]
     pub density: f64,
     /// Inharmonicity B (default 0: an ideal string).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub inharmonicity: f64,
     /// Number of modes (≥ 1).
+    #[serde(deserialize_with = "strict")]
     pub modes: usize,
     /// Losses (default none).
     #[serde(default)]
@@ -51,16 +58,18 @@ pub enum DampingInput {
     #[default]
     None,
     /// The same σ (1/s) for every mode.
-    Constant(f64),
+    Constant(#[serde(deserialize_with = "strict")] f64),
     /// `σ_j = (mass + stiffness ω_j²)/2`.
     Rayleigh {
         /// Mass-proportional coefficient (1/s).
+        #[serde(deserialize_with = "strict")]
         mass: f64,
         /// Stiffness-proportional coefficient (s).
+        #[serde(deserialize_with = "strict")]
         stiffness: f64,
     },
     /// One σ per mode.
-    Table(Vec<f64>),
+    Table(#[serde(deserialize_with = "strict")] Vec<f64>),
 }
 
 /// Unilateral contact of the string with obstacles: `u(x_c) ≥ h_c` at contact points.
@@ -146,6 +155,36 @@ impl ModalStringModel {
                 format!("expected 1 to 100000 modes, got {}", m.modes),
             ));
         }
+        // Memory and output before anything is allocated: dense rows of every mode at each
+        // contact point, sample and probe, the contacts' Delassus matrix and Lemke's tableau.
+        let n_contacts: f64 = input.contact.map_or(0.0, |c| {
+            c.obstacles
+                .iter()
+                .map(|o| {
+                    o.uniform.unwrap_or(0) as f64 + o.positions.as_ref().map_or(0, Vec::len) as f64
+                })
+                .sum()
+        });
+        let n_probes = input.output.probes.len() as f64;
+        let (modes_f, samples_f) = (m.modes as f64, n_samples as f64);
+        input.check_memory(
+            "model.modal_string.modes",
+            &format!(
+                "{} modes with {}, {} samples and {}",
+                m.modes,
+                count(n_contacts, "contact point"),
+                n_samples,
+                count(n_probes, "probe")
+            ),
+            16.0 * modes_f * (n_contacts + samples_f + n_probes)
+                + 32.0 * n_contacts * n_contacts
+                + 256.0 * modes_f,
+        )?;
+        input.check_output(
+            &grid,
+            frame_bytes(samples_f + n_contacts, 7.0, n_contacts + 1.0, 1.0) + 8.0 * samples_f,
+            10.0 + n_probes,
+        )?;
         let length = m.length;
         let inside = |x: f64| x > 0.0 && x < length;
         if let Some(&bad) = input.output.probes.iter().find(|&&x| !inside(x)) {
@@ -196,10 +235,17 @@ impl ModalStringModel {
                     format!("expected 0 <= e <= 1, got {}", c.restitution),
                 ));
             }
-            if !(c.tolerance.is_finite() && c.tolerance > 0.0) {
+            if c.tolerance.is_some() && c.solver == LcpSolverKind::Lemke {
                 return Err(invalid(
                     "contact.tolerance",
-                    format!("expected a positive tolerance, got {}", c.tolerance),
+                    "the tolerance is the pgs solver's; lemke is exact and has none: remove 'contact.tolerance' or choose solver: pgs".into(),
+                ));
+            }
+            let tolerance = c.tolerance_or_default();
+            if !(tolerance.is_finite() && tolerance > 0.0) {
+                return Err(invalid(
+                    "contact.tolerance",
+                    format!("expected a positive tolerance, got {tolerance}"),
                 ));
             }
             if c.obstacles.is_empty() {
@@ -273,7 +319,7 @@ impl ModalStringModel {
             let solver: Box<dyn LcpSolver> = match c.solver {
                 LcpSolverKind::Lemke => Box::new(Lemke::default()),
                 LcpSolverKind::Pgs => Box::new(ProjectedGaussSeidel {
-                    tolerance: c.tolerance,
+                    tolerance: c.tolerance_or_default(),
                     max_iterations: 100_000,
                 }),
             };
@@ -472,5 +518,14 @@ fn modal_shape(
             q[k] = s.amplitude / modes.shape(k, x);
             Ok(q)
         }
+    }
+}
+
+/// `1 probe`, `3 probes`: a count for messages.
+fn count(n: f64, what: &str) -> String {
+    if n == 1.0 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }

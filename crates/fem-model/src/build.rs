@@ -9,7 +9,7 @@ use fem_assembly::DofMap;
 use fem_constraints::{
     DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal, Table, TimeFunction,
 };
-use fem_mesh::{Mesh, generate};
+use fem_mesh::{Mesh, MshSize, generate};
 use fem_time::{NewtonSettings, TimeGrid};
 
 use crate::error::InputError;
@@ -18,6 +18,7 @@ use crate::input::{
     MeshInput, TimeInput,
 };
 use crate::model::Sections;
+use crate::resources::{Bytes, mesh_bytes};
 
 /// The time grid of a `time` section, after checking its numbers: `dt > 0`, `t_end > t0`, all
 /// finite, at most 1e9 steps.
@@ -235,20 +236,107 @@ pub fn time_function(base: &Path, f: &FunctionInput) -> Result<TimeFunction, Str
     }
 }
 
-/// Reads or generates the mesh of a `mesh` section.
-pub fn build_mesh(input: &Sections<'_>, mesh: &MeshInput) -> Result<Mesh, InputError> {
+/// What reading a mesh file costs in memory, for [`fem_mesh::read_msh_within`]: before its
+/// headers are read (`size.nodes == 0`), the file and what it can hold (at least 8 bytes per
+/// node, 4 per element: 9 times its size); after, the file and the mesh its counts announce,
+/// with `per_node` bytes of a model per node. Returns what is estimated, for messages
+/// (`"1000 nodes and 999 elements"`), and the bytes.
+pub fn msh_memory(size: &MshSize, per_node: f64) -> (String, f64) {
+    if size.nodes == 0 {
+        (
+            format!("a mesh file of {}", Bytes(size.file_bytes as f64)),
+            size.file_bytes as f64 * 9.0,
+        )
+    } else {
+        (
+            format!("{} nodes and {} elements", size.nodes, size.elements),
+            size.file_bytes as f64
+                + mesh_bytes(
+                    size.nodes as f64,
+                    size.elements as f64,
+                    size.nodes_per_element as f64,
+                )
+                + per_node * size.nodes as f64,
+        )
+    }
+}
+
+/// The counts of a generated mesh (`line` or `box`), known before it is generated: nodes,
+/// cells and nodes per cell, for the output estimate
+/// ([`frame_bytes`](crate::resources::frame_bytes)); `None` for a mesh file, whose counts
+/// are known once its headers are read.
+pub fn generated_mesh_counts(mesh: &MeshInput) -> Option<(f64, f64, f64)> {
+    match mesh {
+        MeshInput::File(_) => None,
+        MeshInput::Line(line) => {
+            let n = line.cells as f64;
+            Some((n + 1.0, n, 2.0))
+        }
+        MeshInput::Box(b) => {
+            let [nx, ny, nz] = b.cells.map(|c| c as f64);
+            let nodes = (nx + 1.0) * (ny + 1.0) * (nz + 1.0);
+            Some(match b.kind {
+                BoxCellKind::Hex8 => (nodes, nx * ny * nz, 8.0),
+                BoxCellKind::Tet4 => (nodes, 6.0 * nx * ny * nz, 4.0),
+            })
+        }
+    }
+}
+
+/// Reads or generates the mesh of a `mesh` section, after checking that the mesh and the
+/// model on it fit the memory budget: `per_node` is the model's own bytes per mesh node
+/// (its matrices, vectors and stepper), added to the mesh's own ([`mesh_bytes`]). Counts are
+/// checked before anything is generated; a file's size before it is read and its header
+/// counts before the mesh is built.
+pub fn build_mesh(
+    input: &Sections<'_>,
+    mesh: &MeshInput,
+    per_node: f64,
+) -> Result<Mesh, InputError> {
     let wrap = |field: &str, source| InputError::Mesh {
         field: field.to_string(),
         source: Box::new(source),
     };
+    let model_bytes = |nodes: f64, cells: f64, per_cell: f64| {
+        mesh_bytes(nodes, cells, per_cell) + per_node * nodes
+    };
     match mesh {
         MeshInput::File(file) => {
             let resolved = input.base_dir().join(file);
-            fem_mesh::read_msh(&resolved).map_err(|e| wrap("mesh.file", e))
+            let mut accept = |size: &MshSize| {
+                let (what, bytes) = msh_memory(size, per_node);
+                input
+                    .check_memory("mesh.file", &what, bytes)
+                    .map_err(|e| match e {
+                        InputError::Invalid { message, .. } => message,
+                        other => other.to_string(),
+                    })
+            };
+            fem_mesh::read_msh_within(&resolved, &mut accept).map_err(|e| wrap("mesh.file", e))
         }
-        MeshInput::Line(line) => generate::line(line.length, line.cells, line.direction)
-            .map_err(|e| wrap("mesh.line", e)),
+        MeshInput::Line(line) => {
+            let n = line.cells as f64;
+            input.check_memory(
+                "mesh.line.cells",
+                &format!("{} cells", line.cells),
+                model_bytes(n + 1.0, n + 2.0, 2.0),
+            )?;
+            generate::line(line.length, line.cells, line.direction)
+                .map_err(|e| wrap("mesh.line", e))
+        }
         MeshInput::Box(b) => {
+            let [nx, ny, nz] = b.cells.map(|c| c as f64);
+            let (cells, per_cell) = match b.kind {
+                BoxCellKind::Hex8 => (nx * ny * nz, 8.0),
+                BoxCellKind::Tet4 => (6.0 * nx * ny * nz, 4.0),
+            };
+            let faces = 4.0 * (nx * ny + ny * nz + nz * nx);
+            input.check_memory(
+                "mesh.box.cells",
+                &format!("{} x {} x {} cells", b.cells[0], b.cells[1], b.cells[2]),
+                model_bytes((nx + 1.0) * (ny + 1.0) * (nz + 1.0), cells, per_cell)
+                    + mesh_bytes(0.0, faces, 4.0),
+            )?;
             let kind = match b.kind {
                 BoxCellKind::Hex8 => generate::BoxCells::Hex8,
                 BoxCellKind::Tet4 => generate::BoxCells::Tet4,

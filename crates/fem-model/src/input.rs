@@ -6,6 +6,7 @@
 //! A model's own section (`model.string`, `model.beam`…) is defined in its model crate; the
 //! whole file's schema, which lists the models, is the `fem` crate's.
 
+use crate::number::strict;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -26,11 +27,14 @@ pub enum MeshInput {
 #[serde(deny_unknown_fields)]
 pub struct LineInput {
     /// Length (> 0).
+    #[serde(deserialize_with = "strict")]
     pub length: f64,
     /// Number of cells (≥ 1).
+    #[serde(deserialize_with = "strict")]
     pub cells: usize,
     /// Direction of the line (normalised); default `[1, 0, 0]`.
     #[serde(default = "x_axis")]
+    #[serde(deserialize_with = "strict")]
     pub direction: [f64; 3],
 }
 
@@ -43,8 +47,10 @@ fn x_axis() -> [f64; 3] {
 #[serde(deny_unknown_fields)]
 pub struct BoxInput {
     /// Edge lengths.
+    #[serde(deserialize_with = "strict")]
     pub lengths: [f64; 3],
     /// Cells along each edge.
+    #[serde(deserialize_with = "strict")]
     pub cells: [usize; 3],
     /// `hex8` (default) or `tet4`.
     #[serde(default)]
@@ -70,17 +76,21 @@ pub struct ContactInput {
     pub obstacles: Vec<ObstacleInput>,
     /// Restitution coefficient e in [0, 1] of the impact law (default 0).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub restitution: f64,
     /// LCP solver: `lemke` (default) or `pgs`.
     #[serde(default)]
     pub solver: LcpSolverKind,
-    /// Tolerance of `pgs` (default 1e-12).
-    #[serde(default = "default_pgs_tolerance")]
-    pub tolerance: f64,
+    /// Tolerance of `pgs` (default 1e-12); refused with `lemke`, which is exact.
+    #[serde(default, deserialize_with = "strict")]
+    pub tolerance: Option<f64>,
 }
 
-fn default_pgs_tolerance() -> f64 {
-    1e-12
+impl ContactInput {
+    /// The tolerance of `pgs`: `tolerance`, or 1e-12 when not given.
+    pub fn tolerance_or_default(&self) -> f64 {
+        self.tolerance.unwrap_or(1e-12)
+    }
 }
 
 /// LCP solver.
@@ -100,11 +110,14 @@ pub enum LcpSolverKind {
 pub struct ObstacleInput {
     /// Positions along the string, in (0, L).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub positions: Option<Vec<f64>>,
     /// Number of equally spaced points `x_i = i L/(N+1)`, as an alternative to `positions`.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub uniform: Option<usize>,
     /// Height of the obstacle (the string must stay at or above it).
+    #[serde(deserialize_with = "strict")]
     pub height: f64,
 }
 
@@ -128,9 +141,11 @@ pub struct FixedInput {
     pub group: Option<String>,
     /// Node indices (0-based), as an alternative to `group`.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub nodes: Option<Vec<usize>>,
     /// Components held (0-based); default all.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub components: Option<Vec<usize>>,
 }
 
@@ -143,9 +158,11 @@ pub struct DirichletInput {
     pub group: Option<String>,
     /// Node indices (0-based), as an alternative to `group`.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub nodes: Option<Vec<usize>>,
     /// Components prescribed (0-based); default all.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub components: Option<Vec<usize>>,
     /// The prescribed value g(t).
     pub value: FunctionInput,
@@ -160,12 +177,12 @@ pub struct DirichletInput {
     pub method: EnforcementKind,
     /// Relative step of the central differences, ε·max(1, |t|) (default 1e-4).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub epsilon: Option<f64>,
 }
 
 /// A function of time: a number, an expression in `t`, or a table.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum FunctionInput {
     /// A constant.
     Number(f64),
@@ -175,12 +192,47 @@ pub enum FunctionInput {
     Table(TableInput),
 }
 
+impl<'de> Deserialize<'de> for FunctionInput {
+    /// A number, a string (an expression) or a mapping (a table), told apart by what the
+    /// file holds; anything else is refused naming the three forms.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct FunctionVisitor;
+        impl<'de> Visitor<'de> for FunctionVisitor {
+            type Value = FunctionInput;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a number, an expression in t (\"0.01*sin(2*pi*t)\") or a table ({ table: [[t, value], ...] } or { csv: FILE })",
+                )
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<FunctionInput, E> {
+                Ok(FunctionInput::Number(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<FunctionInput, E> {
+                Ok(FunctionInput::Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<FunctionInput, E> {
+                Ok(FunctionInput::Number(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FunctionInput, E> {
+                Ok(FunctionInput::Expression(v.to_string()))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FunctionInput, A::Error> {
+                TableInput::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(FunctionInput::Table)
+            }
+        }
+        deserializer.deserialize_any(FunctionVisitor)
+    }
+}
+
 /// A piecewise-linear table of (t, value) rows, inline or from a CSV file.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TableInput {
     /// Inline rows `[t, value]`.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub table: Option<Vec<[f64; 2]>>,
     /// A two-column CSV file, relative to the input file's folder.
     #[serde(default)]
@@ -235,11 +287,14 @@ pub enum InitialField {
 #[serde(deny_unknown_fields)]
 pub struct PluckInput {
     /// Arc length of the apex, strictly inside the string.
+    #[serde(deserialize_with = "strict")]
     pub position: f64,
     /// Height of the apex.
+    #[serde(deserialize_with = "strict")]
     pub amplitude: f64,
     /// Component plucked (default 0).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub component: usize,
 }
 
@@ -248,11 +303,14 @@ pub struct PluckInput {
 #[serde(deny_unknown_fields)]
 pub struct SineInput {
     /// Mode number (≥ 1).
+    #[serde(deserialize_with = "strict")]
     pub mode: u32,
     /// Amplitude.
+    #[serde(deserialize_with = "strict")]
     pub amplitude: f64,
     /// Component (default 0).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub component: usize,
 }
 
@@ -267,16 +325,21 @@ pub struct TimeInput {
     /// Parameter of the alpha schemes, in [0, 1/2] (default 1/4; only for the schemes that
     /// have one).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub alpha: Option<f64>,
     /// Parameter θ of the Moreau–Jean scheme, in (0, 1] (default 1/2).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub theta: Option<f64>,
     /// Time step (> 0).
+    #[serde(deserialize_with = "strict")]
     pub dt: f64,
     /// End time (> t0).
+    #[serde(deserialize_with = "strict")]
     pub t_end: f64,
     /// Start time (default 0).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub t0: f64,
     /// Newton's method (for the implicit schemes on nonlinear systems).
     #[serde(default)]
@@ -289,12 +352,15 @@ pub struct TimeInput {
 pub struct NewtonInput {
     /// Iterations per step (≥ 1, default 25).
     #[serde(default = "default_newton_iterations")]
+    #[serde(deserialize_with = "strict")]
     pub max_iterations: usize,
     /// Tolerance relative to the step's force scale (default 1e-10).
     #[serde(default = "default_newton_relative")]
+    #[serde(deserialize_with = "strict")]
     pub relative_tolerance: f64,
     /// Absolute tolerance (default 1e-14).
     #[serde(default = "default_newton_absolute")]
+    #[serde(deserialize_with = "strict")]
     pub absolute_tolerance: f64,
 }
 
@@ -386,18 +452,22 @@ impl SchemeKind {
 pub struct OutputInput {
     /// Write a ParaView frame every this many steps (≥ 1; the last step is always written).
     #[serde(default = "one_u64")]
+    #[serde(deserialize_with = "strict")]
     pub every: u64,
     /// Write a `history.csv` row every this many steps (≥ 1).
     #[serde(default = "one_u64")]
+    #[serde(deserialize_with = "strict")]
     pub history_every: u64,
     /// Compression of the `.vtu` files: `lz4` (default), `zlib` or `none`.
     #[serde(default)]
     pub compression: CompressionKind,
     /// Points along a modal string at which its shape is drawn (default 200).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub samples: Option<usize>,
     /// Positions along the string whose displacement is written every step to `probes.csv`.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub probes: Vec<f64>,
     /// Write a checkpoint every this many steps (≥ 1); default: every 10 minutes of wall time.
     /// A checkpoint is also written at the end of a run cut short by `--max-steps` and when

@@ -19,6 +19,7 @@ use crate::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, SchemeKind,
     TimeInput,
 };
+use crate::resources::{BASE_MEMORY, Budget, check_output};
 
 /// A model being run: its stepper, and what it writes.
 pub trait Model {
@@ -161,12 +162,41 @@ pub struct Sections<'a> {
     pub time: &'a TimeInput,
     /// `output`.
     pub output: &'a OutputInput,
+    /// The memory and disk the run may claim; every count is checked against it before it
+    /// is allocated.
+    pub budget: Budget,
 }
 
 impl Sections<'_> {
     /// The folder relative file names are resolved from.
     pub fn base_dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    /// Refuses `what` at `field` when `bytes` (the model's estimate, [`BASE_MEMORY`] added
+    /// here) are beyond the memory budget.
+    pub fn check_memory(&self, field: &str, what: &str, bytes: f64) -> Result<(), InputError> {
+        self.budget.check_memory(field, what, BASE_MEMORY + bytes)
+    }
+
+    /// Refuses an output beyond [`MAX_FRAMES`](crate::resources::MAX_FRAMES) frames or the disk
+    /// budget: frames of `frame_bytes` each (see
+    /// [`frame_bytes`](crate::resources::frame_bytes)) every `output.every` steps of `grid`,
+    /// and `history.csv` rows of `columns` numbers.
+    pub fn check_output(
+        &self,
+        grid: &TimeGrid,
+        frame_bytes: f64,
+        columns: f64,
+    ) -> Result<(), InputError> {
+        check_output(
+            &self.budget,
+            grid.n_steps(),
+            self.output.every,
+            frame_bytes,
+            self.output.history_every,
+            columns,
+        )
     }
 }
 

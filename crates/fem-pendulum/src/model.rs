@@ -10,6 +10,8 @@
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{newton_settings, time_grid};
 use fem_model::input::SchemeKind;
+use fem_model::number::strict;
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::conservation_form::MultiplierSettings;
 use fem_time::{StepError, StepReport, Stepper, TimeGrid};
@@ -33,10 +35,10 @@ pub struct DoublePendulumSection {
     #[serde(default)]
     pub enforcement: Option<EnforcementInput>,
     /// θ(0) (default: the table's).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict")]
     pub angles: Option<[f64; 2]>,
     /// θ̇(0) (default 0).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict")]
     pub angular_velocities: Option<[f64; 2]>,
 }
 
@@ -60,6 +62,7 @@ pub enum PendulumConstraintInput {
     /// The wall y_B ≤ d (an inequality).
     Wall {
         /// Distance d of the wall from the pivot (m).
+        #[serde(deserialize_with = "strict")]
         distance: f64,
     },
     /// Table 3's ellipse (an equality).
@@ -73,17 +76,21 @@ pub enum EnforcementInput {
     /// Quadratic penalty.
     Penalty {
         /// ε > 0.
+        #[serde(deserialize_with = "strict")]
         epsilon: f64,
     },
     /// Augmented Lagrangian (Hestenes–Powell).
     AugmentedLagrangian {
         /// ε > 0.
+        #[serde(deserialize_with = "strict")]
         epsilon: f64,
         /// Constraint tolerance of the multiplier iteration (default 1e-8).
         #[serde(default = "default_multiplier_tolerance")]
+        #[serde(deserialize_with = "strict")]
         tolerance: f64,
         /// Multiplier updates per step (default 500).
         #[serde(default = "default_multiplier_iterations")]
+        #[serde(deserialize_with = "strict")]
         max_iterations: usize,
     },
 }
@@ -135,6 +142,7 @@ impl PendulumModel {
     pub fn new(m: &DoublePendulumSection, input: &Sections<'_>) -> Result<Self, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
         let grid = time_grid(input.time)?;
+        input.check_output(&grid, frame_bytes(3.0, 6.0, 2.0, 2.0), 12.0)?;
         let newton = newton_settings(input.time)?;
         let enforcement = match m.enforcement {
             None => Enforcement::Penalty { epsilon: 1.0 },
@@ -168,6 +176,13 @@ impl PendulumModel {
             return Err(invalid(
                 "model.double_pendulum.enforcement",
                 format!("expected epsilon > 0, got {epsilon}"),
+            ));
+        }
+        if m.constraint == PendulumConstraintInput::None && m.enforcement.is_some() {
+            return Err(invalid(
+                "model.double_pendulum.enforcement",
+                "the pendulum has no constraint to enforce (constraint: none): remove 'enforcement'"
+                    .into(),
             ));
         }
         if m.constraint != PendulumConstraintInput::None && m.enforcement.is_none() {

@@ -17,8 +17,9 @@
 use std::path::PathBuf;
 
 use fem_constraints::TimeFunction;
-use fem_model::build::{time_function, time_grid};
+use fem_model::build::{msh_memory, time_function, time_grid};
 use fem_model::input::{FunctionInput, SchemeKind};
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use serde::Deserialize;
 
@@ -26,7 +27,7 @@ use crate::bodies::{AngularVelocity, RigidBodies, RigidBody};
 use crate::drawing::{Drawing, equivalent_box};
 use crate::error::RigidError;
 use crate::mat3::{IDENTITY, Mat3, add, mat_mul_t, mat_vec, norm, sub};
-use crate::model::RigidModel;
+use crate::model::{HISTORY_COLUMNS, RigidModel};
 use crate::rotation::exp_map;
 use crate::scheme::{NewtonSettings, Scheme};
 use crate::stepper::RigidStepper;
@@ -164,6 +165,18 @@ impl RigidBodiesSection {
             let path = format!("{SECTION}.bodies[{i}]");
             summaries.push(add_body(b, i, &path, input, &grid, &mut set, &mut drawing)?);
         }
+        // Frames of the drawing (point data: displacement, velocity, body), history rows of
+        // step, t, the energies and the momenta.
+        input.check_output(
+            &grid,
+            frame_bytes(
+                drawing.n_points() as f64,
+                7.0,
+                drawing.n_cells() as f64,
+                8.0,
+            ),
+            (5 + HISTORY_COLUMNS.len()) as f64,
+        )?;
         let stepper = RigidStepper::new(set, scheme, grid.dt(), grid.t0())
             .map_err(|e| InputError::invalid("time", e.to_string()))?;
         warn_about(&stepper, grid.dt());
@@ -499,9 +512,22 @@ fn add_body(
             )
         }
         Some(DrawInput::Mesh(file)) => {
-            let mesh =
-                fem_mesh::read_msh(&input.base_dir().join(file)).map_err(|e| InputError::Mesh {
-                    field: at("draw.mesh"),
+            let field = at("draw.mesh");
+            // Refused before it is read (the file's size) and before it is built (its header
+            // counts) when it does not fit the memory budget.
+            let mut accept = |size: &fem_mesh::MshSize| {
+                // The mesh and its copy in the drawing.
+                let (what, bytes) = msh_memory(size, 128.0);
+                input
+                    .check_memory(&field, &what, bytes)
+                    .map_err(|e| match e {
+                        InputError::Invalid { message, .. } => message,
+                        other => other.to_string(),
+                    })
+            };
+            let mesh = fem_mesh::read_msh_within(&input.base_dir().join(file), &mut accept)
+                .map_err(|e| InputError::Mesh {
+                    field: field.clone(),
                     source: Box::new(e),
                 })?;
             (

@@ -93,7 +93,7 @@ fn energy_invariant_and_report() {
             (e.kinetic, e.potential, e.total),
             (o.kinetic, o.potential, o.total)
         );
-        assert!((e.total - 1269.975_005_207_9).abs() < 1e-9);
+        assert!((e.total - 1_269.975_005_207_9).abs() < 1e-9);
         let report = Stepper::step(&mut s).expect("step");
         assert_eq!(report.constraint_violation, 0.0);
         match scheme {

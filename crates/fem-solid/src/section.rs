@@ -26,6 +26,12 @@ use crate::model::{SolidModel, SolidOutput};
 use crate::rotation::RotationSignal;
 use crate::system::{SolidMass, SolidSystem};
 
+/// The model's own bytes per mesh node, for the memory budget checked before the mesh is
+/// built: the cells' geometry (≈ 0.6–1.6 kB a cell, 1–6 cells a node), the tangent's pattern
+/// and values (≈ 81 entries a row, 3 rows a node, 16 bytes an entry) and the state vectors.
+/// A DEF_LIM factor's fill grows faster than the node count and is not counted here.
+const BYTES_PER_NODE: f64 = 8192.0;
+
 const SECTION: &str = "model.solid";
 
 /// A total-Lagrangian solid: the `model.solid` section.
@@ -369,7 +375,7 @@ impl SolidSection {
                 "a solid needs a volume mesh: 'file' or 'box'".into(),
             )
         })?;
-        let mesh = build_mesh(input, mesh_input)?;
+        let mesh = build_mesh(input, mesh_input, BYTES_PER_NODE)?;
         let (material, density) = material(&self.material)?;
         let cells = solid_cells(&mesh, &self.region)?;
         let lumping = match self.lumping {

@@ -32,6 +32,8 @@ use fem_elements::StringMaterial;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{alpha, newton_settings, time_grid};
 use fem_model::input::InitialField;
+use fem_model::number::strict;
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{
     Energy, LinearConstraintPotential, LinearSystem, Mass, NewtonSettings, NodalStepper,
@@ -48,12 +50,16 @@ use crate::assembly::StringMatrices;
 #[serde(deny_unknown_fields)]
 pub struct CollidingStringsSection {
     /// Cells I of each string on [0, 1] (≥ 2); both ends of both strings fixed.
+    #[serde(deserialize_with = "strict")]
     pub cells: usize,
     /// Densities ρ₁ (u) and ρ₂ (v).
+    #[serde(deserialize_with = "strict")]
     pub density: [f64; 2],
     /// Tensions τ₁, τ₂.
+    #[serde(deserialize_with = "strict")]
     pub tension: [f64; 2],
     /// Penalty parameter ε of u ≥ v (> 0).
+    #[serde(deserialize_with = "strict")]
     pub epsilon: f64,
     /// Initial shape of u (a `sine` or `pluck`; default zero).
     #[serde(default)]
@@ -408,6 +414,19 @@ impl CollidingStringsModel {
                 format!("expected 2 to 1e6 cells, got {}", m.cells),
             ));
         }
+        // Memory and output before anything is allocated: both strings' matrices, vectors and
+        // Newton's factorization per cell, and the drawing.
+        let cells = m.cells as f64;
+        input.check_memory(
+            "model.colliding_strings.cells",
+            &format!("{} cells", m.cells),
+            2_000.0 * cells,
+        )?;
+        input.check_output(
+            &grid,
+            frame_bytes(2.0 * (cells + 1.0), 8.0, 2.0, cells + 1.0),
+            12.0,
+        )?;
         let u0 = shape_on_unit_interval("model.colliding_strings.upper", &m.upper, m.cells)?;
         let v0 = shape_on_unit_interval("model.colliding_strings.lower", &m.lower, m.cells)?;
         if let Some(i) = u0.iter().zip(&v0).position(|(u, v)| u < v) {

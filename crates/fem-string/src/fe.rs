@@ -16,10 +16,12 @@ use fem_elements::StringMaterial;
 use fem_io::{Field, Frame, VtkCells};
 use fem_mesh::{CellKind, Mesh};
 use fem_model::build::{
-    DofLocation, alpha, build_mesh, dirichlet_conditions, group_list, locate_dofs, newton_settings,
-    theta, time_grid,
+    DofLocation, alpha, build_mesh, dirichlet_conditions, generated_mesh_counts, group_list,
+    locate_dofs, newton_settings, theta, time_grid,
 };
 use fem_model::input::{InitialField, MassKind, SchemeKind};
+use fem_model::number::strict;
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{
     AlphaScheme, BackwardEuler, LinearSystem, Mass, MoreauJean, NodalStepper, StepReport,
@@ -35,11 +37,14 @@ use crate::assembly::StringMatrices;
 #[serde(deny_unknown_fields)]
 pub struct StringSection {
     /// Mass per unit length ρ (> 0).
+    #[serde(deserialize_with = "strict")]
     pub density: f64,
     /// Tension τ (> 0).
+    #[serde(deserialize_with = "strict")]
     pub tension: f64,
     /// Transverse displacement components per node, 1 to 3 (default 1).
     #[serde(default = "one")]
+    #[serde(deserialize_with = "strict")]
     pub components: usize,
     /// `lumped` (default; trapezoidal rule) or `consistent`.
     #[serde(default)]
@@ -50,9 +55,11 @@ pub struct StringSection {
     /// Global direction of each displacement component, for output; default: the axes
     /// normal to the string's chord (see docs/input.md).
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub directions: Option<Vec<[f64; 3]>>,
     /// Uniform load per unit length, one value per component; default none.
     #[serde(default)]
+    #[serde(deserialize_with = "strict")]
     pub load: Option<Vec<f64>>,
 }
 
@@ -116,8 +123,29 @@ impl StringModel {
                 "a string model needs a mesh: 'file', 'line' or 'box'".into(),
             )
         })?;
-        let mesh = build_mesh(input, mesh_input)?;
         check_string(string)?;
+        // The output of a generated mesh is checked before the mesh is generated.
+        if let Some((nodes, cells, per_cell)) = generated_mesh_counts(mesh_input) {
+            input.check_output(&grid, frame_bytes(nodes, 6.0, cells, per_cell), 9.0)?;
+        }
+        let mesh = build_mesh(input, mesh_input, bytes_per_node(string.components))?;
+        let n_cells: usize = mesh.blocks.iter().map(|b| b.n_cells()).sum();
+        let nodes_per_cell = mesh
+            .blocks
+            .iter()
+            .map(|b| b.kind.n_nodes())
+            .max()
+            .unwrap_or(1);
+        input.check_output(
+            &grid,
+            frame_bytes(
+                mesh.n_nodes() as f64,
+                6.0,
+                n_cells as f64,
+                nodes_per_cell as f64,
+            ),
+            9.0,
+        )?;
 
         // The string's cells: line2 cells of the region (or of the whole mesh).
         let cells = string_cells(&mesh, string)?;
@@ -380,6 +408,15 @@ impl Model for StringModel {
             .with_point_field(Field::vector("displacement", &self.displacement))
             .with_point_field(Field::vector("velocity", &self.velocity))
     }
+}
+
+/// Memory of the string model per mesh node beyond the mesh itself (matrices, vectors, the
+/// stepper and its factorization), for `components` transverse components: measured with
+/// `fem run --max-steps 2` at 2e5 cells, 640 bytes per cell with one component and 4.0 kB
+/// with three (mesh included), rounded up (docs/validation.md, "Hardening").
+fn bytes_per_node(components: usize) -> f64 {
+    let c = components.clamp(1, 3) as f64;
+    64.0 + 416.0 * c * c
 }
 
 fn check_string(s: &StringSection) -> Result<(), InputError> {
