@@ -37,6 +37,7 @@ use faer::sparse::linalg::cholesky::{
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
+use fem_assembly::ordering::nested_dissection;
 use fem_assembly::{CsrMatrix, DofMap, SolidOperator, SparseCholesky};
 use fem_elements::solid::{Material, MaterialModel, SolidKind};
 use fem_mesh::generate::{BoxCells, box_mesh};
@@ -93,8 +94,7 @@ impl System {
         for (av, kv) in a.values_mut().iter_mut().zip(k.values()) {
             *av += c * kv;
         }
-        let nested_dissection =
-            nested_dissection(&mesh.points, &mesh.blocks[0].connectivity, 8, &dofmap);
+        let nested_dissection = nested_dissection(&dofmap.free_dof_points(&mesh.points), &a);
         Self {
             a,
             nested_dissection,
@@ -114,93 +114,6 @@ impl System {
     fn rhs(&self) -> Vec<f64> {
         vec![1.0; self.a.nrows()]
     }
-}
-
-/// Free dofs in a nested-dissection order of the mesh's nodes, from their coordinates and the
-/// node graph of the cells (nothing here needs a structured grid): a set of nodes is cut at the
-/// median coordinate along its longest side, the nodes of the lower part adjacent to the upper
-/// part form the separator, the two parts are ordered first (recursively), the separator last
-/// (itself dissected the same way). The free dofs of a node stay together.
-fn nested_dissection(
-    points: &[[f64; 3]],
-    connectivity: &[usize],
-    nodes_per_cell: usize,
-    dofmap: &DofMap,
-) -> Vec<usize> {
-    let n_nodes = points.len();
-    let free_node = |a: usize| (0..3).any(|c| dofmap.free(3 * a + c).is_some());
-    // Node adjacency (CSR) among free nodes.
-    let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
-    for cell in connectivity.chunks_exact(nodes_per_cell) {
-        for &a in cell {
-            for &b in cell {
-                if a != b && free_node(a) && free_node(b) {
-                    neighbours[a].push(b);
-                }
-            }
-        }
-    }
-    for list in &mut neighbours {
-        list.sort_unstable();
-        list.dedup();
-    }
-    /// Leaves of the dissection are ordered as they come.
-    const LEAF: usize = 32;
-    let mut side = vec![0u32; n_nodes];
-    let mut label = 0u32;
-    let mut order = Vec::with_capacity(n_nodes);
-    // Sets still to order, the next on top.
-    let mut stack: Vec<Vec<usize>> = vec![(0..n_nodes).filter(|&a| free_node(a)).collect()];
-    while let Some(set) = stack.pop() {
-        if set.len() <= LEAF {
-            order.extend_from_slice(&set);
-            continue;
-        }
-        let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-        for &a in &set {
-            for d in 0..3 {
-                lo[d] = lo[d].min(points[a][d]);
-                hi[d] = hi[d].max(points[a][d]);
-            }
-        }
-        let axis = (0..3)
-            .max_by(|&d, &e| (hi[d] - lo[d]).total_cmp(&(hi[e] - lo[e])).then(e.cmp(&d)))
-            .expect("3 axes");
-        let mut coords: Vec<f64> = set.iter().map(|&a| points[a][axis]).collect();
-        let mid = coords.len() / 2;
-        let cut = *coords.select_nth_unstable_by(mid, f64::total_cmp).1;
-        label += 2;
-        let (lower_label, upper_label) = (label, label + 1);
-        for &a in &set {
-            side[a] = if points[a][axis] < cut {
-                lower_label
-            } else {
-                upper_label
-            };
-        }
-        let (mut lower, mut upper, mut separator) = (Vec::new(), Vec::new(), Vec::new());
-        for &a in &set {
-            if side[a] == upper_label {
-                upper.push(a);
-            } else if neighbours[a].iter().any(|&b| side[b] == upper_label) {
-                separator.push(a);
-            } else {
-                lower.push(a);
-            }
-        }
-        if lower.is_empty() || upper.is_empty() {
-            order.extend_from_slice(&set);
-            continue;
-        }
-        // Popped last-in first-out: lower, then upper, then the separator (dissected itself).
-        stack.push(separator);
-        stack.push(upper);
-        stack.push(lower);
-    }
-    order
-        .iter()
-        .flat_map(|&a| (0..3).filter_map(move |c| dofmap.free(3 * a + c)))
-        .collect()
 }
 
 /// A numeric `L Lᵀ` on a kept symbolic analysis, with its buffers (no allocation per step).

@@ -100,6 +100,15 @@ impl DofMap {
         &self.global_of_free
     }
 
+    /// The point of each free dof's node (`node_points[node]`), in free-dof order: one point
+    /// per row of a free-dof matrix, as [`crate::ordering::nested_dissection`] takes them.
+    pub fn free_dof_points(&self, node_points: &[[f64; 3]]) -> Vec<[f64; 3]> {
+        self.global_of_free
+            .iter()
+            .map(|&dof| node_points[dof / self.n_comp])
+            .collect()
+    }
+
     /// Writes a free-dof vector into a global one; fixed entries are set to `fixed_value`.
     pub fn scatter(&self, free: &[f64], fixed_value: f64, global: &mut [f64]) {
         global.fill(fixed_value);

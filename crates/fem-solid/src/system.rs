@@ -130,16 +130,9 @@ impl SolidSystem {
 
     /// The reference position of the node of each free dof (three dofs share a point).
     pub fn dof_points(&self) -> Vec<[f64; 3]> {
-        let dofmap = self.operator.dofmap();
-        let mut points = vec![[0.0; 3]; dofmap.n_free()];
-        for (node, point) in self.operator.points().iter().enumerate() {
-            for c in 0..3 {
-                if let Some(f) = dofmap.free(3 * node + c) {
-                    points[f] = *point;
-                }
-            }
-        }
-        points
+        self.operator
+            .dofmap()
+            .free_dof_points(self.operator.points())
     }
 
     /// The displacement of all `3 n_nodes` dofs from the free dofs `x` (fixed dofs zero).
