@@ -223,6 +223,11 @@ impl SparseCholesky {
         self.n
     }
 
+    /// Values stored for the factor `L` (its fill, supernodes stored as dense blocks).
+    pub fn factor_values(&self) -> usize {
+        self.l_values.len()
+    }
+
     /// Numeric factorizations done so far (1 after [`SparseCholesky::new`]).
     pub fn factorization_count(&self) -> usize {
         self.n_factorizations

@@ -151,6 +151,14 @@ impl Factorization {
         }
     }
 
+    /// Values stored for a Cholesky factor `L` (its fill); `None` for the LU.
+    pub fn factor_values(&self) -> Option<usize> {
+        match self {
+            Factorization::Cholesky(c) => Some(c.factor_values()),
+            Factorization::Lu(_) => None,
+        }
+    }
+
     /// Order of the matrix.
     pub fn n(&self) -> usize {
         match self {

@@ -37,11 +37,6 @@ pub trait LeapFrogSystem: SecondOrderSystem {
     fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
         *out = self.tangent(x).to_csr().into_owned();
     }
-    /// Where each dof lives (one point per dof), for a fill-reducing nested dissection of the
-    /// step matrix; `None` leaves faer's minimum-degree ordering.
-    fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
-        None
-    }
 }
 
 impl LeapFrogSystem for SolidSystem {
@@ -53,9 +48,6 @@ impl LeapFrogSystem for SolidSystem {
     }
     fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
         SolidSystem::tangent_into(self, x, out);
-    }
-    fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
-        Some(SolidSystem::dof_points(self))
     }
 }
 

@@ -257,4 +257,8 @@ impl SecondOrderSystem for SolidSystem {
     fn has_external_force(&self) -> bool {
         !self.tractions.is_empty() || self.constant_force.iter().any(|&f| f != 0.0)
     }
+
+    fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
+        Some(SolidSystem::dof_points(self))
+    }
 }

@@ -259,6 +259,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
             },
             symmetry,
             control.as_ref(),
+            system.dof_points(),
         )?;
 
         let mut scheme = Self {
@@ -361,6 +362,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
                 },
                 self.system.tangent_symmetry(),
                 self.control.as_ref(),
+                self.system.dof_points(),
             )?;
             self.start_factorizations = start_matrix.factorizations();
             &start_matrix

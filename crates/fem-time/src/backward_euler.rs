@@ -157,6 +157,7 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
                     },
                     self.system.tangent_symmetry(),
                     self.control.as_ref(),
+                    self.system.dof_points(),
                 )?)
             }
         }

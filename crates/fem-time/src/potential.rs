@@ -295,4 +295,7 @@ impl<S: SecondOrderSystem, P: DiscreteGradientPotential> SecondOrderSystem for W
             None
         }
     }
+    fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
+        self.system.dof_points()
+    }
 }

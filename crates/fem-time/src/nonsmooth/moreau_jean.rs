@@ -153,6 +153,7 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
             },
             system.tangent_symmetry(),
             control.as_ref(),
+            system.dof_points(),
         )?;
         drop(k);
         let mut f_now = vec![0.0; n];
