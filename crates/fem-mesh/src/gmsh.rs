@@ -182,6 +182,15 @@ pub fn read_msh_bytes_within(
             path: path.to_path_buf(),
         });
     }
+    // One of each: `mshio` reads every copy of a section, our checks below the first.
+    for name in ["$Entities", "$Nodes", "$Elements", "$PhysicalNames"] {
+        if let Some(at) = second_section(bytes, name.as_bytes()) {
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count();
+            return Err(parse_err(format!(
+                "a second {name} section at line {line}; a mesh file has at most one"
+            )));
+        }
+    }
     let names = match find_section(bytes, b"$PhysicalNames") {
         Some(start) => read_physical_names(&bytes[start..]).map_err(parse_err)?,
         None => HashMap::new(),
@@ -341,6 +350,12 @@ fn find_section(bytes: &[u8], name: &[u8]) -> Option<usize> {
         from = end;
     }
     None
+}
+
+/// Where a second section `name` starts (the byte after its header line), if there is one.
+fn second_section(bytes: &[u8], name: &[u8]) -> Option<usize> {
+    let first = find_section(bytes, name)?;
+    find_section(&bytes[first..], name).map(|at| first + at)
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
