@@ -196,3 +196,27 @@ fn resource_limits_are_overridden_by_the_environment() {
         "{message}"
     );
 }
+
+/// The paper's cable at N = 1000 starts with no solver setting: the default static solver is
+/// Newton on the KKT system (Uzawa with its fixed r = 1e4 stalls at a residual of ≈ 1e-10 from
+/// N ≈ 800 and gives up after 100 000 iterations).
+#[test]
+fn a_thousand_element_cable_starts_by_default() {
+    let text_in = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs/beam_fall_kkt.yaml"),
+    )
+    .unwrap();
+    assert!(text_in.contains("elements: 20"), "the shipped input still has 20 elements");
+    assert!(!text_in.contains("solver: uzawa") && !text_in.contains("solver: newton\n"));
+    let dir = scratch("cable_1000");
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("cable_1000.yaml");
+    std::fs::write(&input, text_in.replace("elements: 20", "elements: 1000")).unwrap();
+    let out = fem(&["check", input.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("static start: Newton on the KKT system"),
+        "{}",
+        text(&out)
+    );
+}

@@ -136,7 +136,8 @@ pub struct PointLoadInput {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum BeamInitialInput {
-    /// Static equilibrium under gravity with these supports (solved by Uzawa from an arc).
+    /// Static equilibrium under gravity with these supports (solved by Newton on the KKT
+    /// system, or Uzawa, from a starting shape).
     Static {
         /// Support at s = 0 for the static problem.
         end_a: EndInput,
@@ -146,8 +147,8 @@ pub enum BeamInitialInput {
         #[serde(default = "default_sag")]
         #[serde(deserialize_with = "strict")]
         sag_direction: [f64; 3],
-        /// The static solver: `uzawa` (default, the paper's Algorithm 2) or `newton` (on the
-        /// KKT system, no parameter, iterations independent of N).
+        /// The static solver: `newton` (default: on the KKT system, no parameter, iterations
+        /// independent of N) or `uzawa` (the paper's Algorithm 2, r = 1e4).
         #[serde(default)]
         solver: StaticSolverInput,
         /// The starting shape: `arc` (default), or, over a seabed, `catenary_over_seabed` (the
@@ -162,9 +163,10 @@ pub enum BeamInitialInput {
 #[serde(rename_all = "snake_case")]
 pub enum StaticSolverInput {
     /// Uzawa (Algorithm 2) with Anderson acceleration, r = 1e4.
-    #[default]
     Uzawa,
-    /// Newton on the KKT system with load continuation.
+    /// Newton on the KKT system with load continuation (the default: no parameter, converges
+    /// at any N where Uzawa with a fixed r stalls, e.g. N ≥ 820 on the paper's cable).
+    #[default]
     Newton,
 }
 
