@@ -15,6 +15,7 @@ use fem_model::build::{
     time_function,
 };
 use fem_model::input::{EnforcementKind, FunctionInput, MassKind, SchemeKind};
+use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{AlphaScheme, BackwardEuler, NodalStepper, StepError, StepSettings, TimeGrid};
 use serde::Deserialize;
@@ -337,6 +338,21 @@ fn enforcement(kind: EnforcementKind) -> Enforcement {
 }
 
 /// What the section asks of the time scheme, checked.
+/// Numbers in a `history.csv` row: `step,t,kinetic,potential,total` and the model's own.
+const HISTORY_ROW_VALUES: f64 = 5.0 + crate::model::HISTORY_COLUMNS.len() as f64;
+
+/// Bytes of one frame: the solid's nodes with `displacement` and `velocity`, its cells with
+/// their 9 cell values (`cauchy_stress`, `von_mises`, `J`, `strain_energy_density`).
+fn solid_frame_bytes(mesh: &Mesh, cells: &SolidCells) -> f64 {
+    let n_cells = cells.connectivity.len() / cells.kind.n_nodes();
+    frame_bytes(
+        mesh.n_nodes() as f64,
+        6.0,
+        n_cells as f64,
+        cells.kind.n_nodes() as f64,
+    ) + 72.0 * n_cells as f64
+}
+
 struct SchemeChoice {
     grid: TimeGrid,
     describe: String,
@@ -378,6 +394,10 @@ impl SolidSection {
         let mesh = build_mesh(input, mesh_input, BYTES_PER_NODE)?;
         let (material, density) = material(&self.material)?;
         let cells = solid_cells(&mesh, &self.region)?;
+        // The output, before the operator is built (with `auto_dt` checked again once the
+        // step is known).
+        let frame = solid_frame_bytes(&mesh, &cells);
+        input.check_output(&grid, frame, HISTORY_ROW_VALUES)?;
         let lumping = match self.lumping {
             None => cells.kind.default_lumping(),
             Some(LumpingInput::RowSum) => Lumping::RowSum,
@@ -492,6 +512,7 @@ impl SolidSection {
             .critical_step(&x0)
             .map_err(|e| operator_error(e, &cells, lumping))?;
         let choice = self.scheme_choice(input, grid, critical.dt)?;
+        input.check_output(&choice.grid, frame, HISTORY_ROW_VALUES)?;
         let settings = StepSettings::new(choice.grid.dt())
             .starting_at(choice.grid.t0())
             .with_dirichlet(dirichlet);
