@@ -206,7 +206,10 @@ fn a_thousand_element_cable_starts_by_default() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs/beam_fall_kkt.yaml"),
     )
     .unwrap();
-    assert!(text_in.contains("elements: 20"), "the shipped input still has 20 elements");
+    assert!(
+        text_in.contains("elements: 20"),
+        "the shipped input still has 20 elements"
+    );
     assert!(!text_in.contains("solver: uzawa") && !text_in.contains("solver: newton\n"));
     let dir = scratch("cable_1000");
     std::fs::create_dir_all(&dir).unwrap();
