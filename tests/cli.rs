@@ -223,3 +223,24 @@ fn a_thousand_element_cable_starts_by_default() {
         text(&out)
     );
 }
+
+/// `initial.static.solver: uzawa` chooses its augmentation from the model, so the same
+/// thousand-element cable starts by Uzawa too (a fixed r = 1e4 stalled).
+#[test]
+fn a_thousand_element_cable_starts_by_uzawa() {
+    let text_in = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs/beam_fall_kkt.yaml"),
+    )
+    .unwrap();
+    let dir = scratch("cable_1000_uzawa");
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("cable_1000_uzawa.yaml");
+    let text_in = text_in
+        .replace("elements: 20", "elements: 1000")
+        .replace("      static:\n", "      static:\n        solver: uzawa\n");
+    assert!(text_in.contains("solver: uzawa"));
+    std::fs::write(&input, text_in).unwrap();
+    let out = fem(&["check", input.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("Uzawa iterations"), "{}", text(&out));
+}

@@ -148,7 +148,8 @@ pub enum BeamInitialInput {
         #[serde(deserialize_with = "strict")]
         sag_direction: [f64; 3],
         /// The static solver: `newton` (default: on the KKT system, no parameter, iterations
-        /// independent of N) or `uzawa` (the paper's Algorithm 2, r = 1e4).
+        /// independent of N) or `uzawa` (the paper's Algorithm 2, the augmentation chosen from
+        /// the model).
         #[serde(default)]
         solver: StaticSolverInput,
         /// The starting shape: `arc` (default), or, over a seabed, `catenary_over_seabed` (the
@@ -162,7 +163,8 @@ pub enum BeamInitialInput {
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum StaticSolverInput {
-    /// Uzawa (Algorithm 2) with Anderson acceleration, r = 1e4.
+    /// Uzawa (Algorithm 2) with Anderson acceleration and the augmentation of
+    /// [`UzawaSettings::automatic`].
     Uzawa,
     /// Newton on the KKT system with load continuation (the default: no parameter, converges
     /// at any N where Uzawa with a fixed r stalls, e.g. N ≥ 820 on the paper's cable).
@@ -548,11 +550,13 @@ impl BeamRun {
                         "a seabed needs the newton static solver (Uzawa does not handle contact): solver: newton".into(),
                     ));
                 }
-                let sol = solve_static(&static_model, &guess, &UzawaSettings::anderson(1e4))
-                    .map_err(not_converged)?;
+                let settings = UzawaSettings::automatic(&static_model, None);
+                let sol = solve_static(&static_model, &guess, &settings).map_err(not_converged)?;
                 let report = format!(
-                    "{} Uzawa iterations, max ||x'| - 1| = {:.1e}",
-                    sol.report.iterations, sol.report.max_constraint_violation
+                    "{} Uzawa iterations (augmentation r = {:.2e}), max ||x'| - 1| = {:.1e}",
+                    sol.report.iterations,
+                    settings.augmentation,
+                    sol.report.max_constraint_violation
                 );
                 (sol, report)
             }
