@@ -14,8 +14,8 @@ use fem_time::{NewtonSettings, TimeGrid};
 
 use crate::error::InputError;
 use crate::input::{
-    BoxCellKind, CompressionKind, DirichletInput, EnforcementKind, FixedInput, FunctionInput,
-    MeshInput, TimeInput,
+    BoxCellKind, BoxInput, CompressionKind, DirichletInput, EnforcementKind, FixedInput,
+    FunctionInput, MeshInput, TimeInput,
 };
 use crate::model::Sections;
 use crate::resources::{Bytes, mesh_bytes};
@@ -272,13 +272,26 @@ pub fn generated_mesh_counts(mesh: &MeshInput) -> Option<(f64, f64, f64)> {
             let n = line.cells as f64;
             Some((n + 1.0, n, 2.0))
         }
-        MeshInput::Box(b) => {
-            let [nx, ny, nz] = b.cells.map(|c| c as f64);
-            let nodes = (nx + 1.0) * (ny + 1.0) * (nz + 1.0);
-            Some(match b.kind {
-                BoxCellKind::Hex8 => (nodes, nx * ny * nz, 8.0),
-                BoxCellKind::Tet4 => (nodes, 6.0 * nx * ny * nz, 4.0),
-            })
+        MeshInput::Box(b) => Some(box_counts(b)),
+    }
+}
+
+/// Nodes, cells and nodes per cell of a generated box (exact).
+fn box_counts(b: &BoxInput) -> (f64, f64, f64) {
+    let [nx, ny, nz] = b.cells.map(|c| c as f64);
+    let grid_nodes = (nx + 1.0) * (ny + 1.0) * (nz + 1.0);
+    match b.kind {
+        BoxCellKind::Hex8 => (grid_nodes, nx * ny * nz, 8.0),
+        BoxCellKind::Tet4 => (grid_nodes, 6.0 * nx * ny * nz, 4.0),
+        BoxCellKind::Tet10 => {
+            // One mid-edge node per edge of the tet4 box: the grid lines, one diagonal per
+            // grid face and one per hexahedron.
+            let lines = nx * (ny + 1.0) * (nz + 1.0)
+                + (nx + 1.0) * ny * (nz + 1.0)
+                + (nx + 1.0) * (ny + 1.0) * nz;
+            let face_diagonals = nx * ny * (nz + 1.0) + nx * (ny + 1.0) * nz + (nx + 1.0) * ny * nz;
+            let edges = lines + face_diagonals + nx * ny * nz;
+            (grid_nodes + edges, 6.0 * nx * ny * nz, 10.0)
         }
     }
 }
@@ -326,20 +339,17 @@ pub fn build_mesh(
         }
         MeshInput::Box(b) => {
             let [nx, ny, nz] = b.cells.map(|c| c as f64);
-            let (cells, per_cell) = match b.kind {
-                BoxCellKind::Hex8 => (nx * ny * nz, 8.0),
-                BoxCellKind::Tet4 => (6.0 * nx * ny * nz, 4.0),
-            };
+            let (nodes, cells, per_cell) = box_counts(b);
             let faces = 4.0 * (nx * ny + ny * nz + nz * nx);
             input.check_memory(
                 "mesh.box.cells",
                 &format!("{} x {} x {} cells", b.cells[0], b.cells[1], b.cells[2]),
-                model_bytes((nx + 1.0) * (ny + 1.0) * (nz + 1.0), cells, per_cell)
-                    + mesh_bytes(0.0, faces, 4.0),
+                model_bytes(nodes, cells, per_cell) + mesh_bytes(0.0, faces, 6.0),
             )?;
             let kind = match b.kind {
                 BoxCellKind::Hex8 => generate::BoxCells::Hex8,
                 BoxCellKind::Tet4 => generate::BoxCells::Tet4,
+                BoxCellKind::Tet10 => generate::BoxCells::Tet10,
             };
             generate::box_mesh(b.lengths, b.cells, kind).map_err(|e| wrap("mesh.box", e))
         }
@@ -456,5 +466,34 @@ impl<'a> DofLocation<'a> {
     /// Where a `fixed` entry is.
     pub fn of_fixed(f: &'a FixedInput) -> Self {
         f.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counts the estimates use are those of the generated mesh, for every box kind.
+    #[test]
+    fn box_counts_are_those_of_the_generated_mesh() {
+        for (kind, cells) in [
+            (BoxCellKind::Hex8, generate::BoxCells::Hex8),
+            (BoxCellKind::Tet4, generate::BoxCells::Tet4),
+            (BoxCellKind::Tet10, generate::BoxCells::Tet10),
+        ] {
+            for n in [[1, 1, 1], [2, 3, 4], [5, 1, 2]] {
+                let input = BoxInput {
+                    lengths: [1.0, 2.0, 3.0],
+                    cells: n,
+                    kind,
+                };
+                let (nodes, n_cells, per_cell) = box_counts(&input);
+                let mesh = generate::box_mesh(input.lengths, n, cells).unwrap();
+                let volume = &mesh.blocks[0];
+                assert_eq!(nodes as usize, mesh.n_nodes(), "{kind:?} {n:?}");
+                assert_eq!(n_cells as usize, volume.n_cells(), "{kind:?} {n:?}");
+                assert_eq!(per_cell as usize, volume.kind.n_nodes(), "{kind:?} {n:?}");
+            }
+        }
     }
 }

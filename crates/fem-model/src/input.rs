@@ -52,7 +52,7 @@ pub struct BoxInput {
     /// Cells along each edge.
     #[serde(deserialize_with = "strict")]
     pub cells: [usize; 3],
-    /// `hex8` (default) or `tet4`.
+    /// `hex8` (default), `tet4` or `tet10`.
     #[serde(default)]
     pub kind: BoxCellKind,
 }
@@ -66,6 +66,8 @@ pub enum BoxCellKind {
     Hex8,
     /// Each hexahedron split into six tetrahedra.
     Tet4,
+    /// The tet4 box made second order (straight edges, mid-edge nodes at the midpoints).
+    Tet10,
 }
 
 /// Unilateral contact of the string with obstacles: `u(x_c) ≥ h_c` at contact points.
