@@ -248,24 +248,36 @@ impl DistributedSolidRun {
             }
         } else {
             out.write(self, true, true, options)?;
+            out.mark_cadence(true, true);
         }
         let first_step = self.stepper.step_index();
         let start = Instant::now();
+        let mut written_checkpoint = false;
         for n in first_step + 1..=n_steps {
             self.stepper
                 .step()
                 .map_err(|e| DistributedError::Run(format!("the run failed: {e}")))?;
-            let row = n % options.history_every == 0 || n == grid.n_steps() || n == n_steps;
-            let frame = n % options.every == 0 || n == grid.n_steps() || n == n_steps;
-            out.write(self, row, frame, options)?;
+            // On the cadence of an uninterrupted run, and the last step of a cut-short one
+            // (which a checkpoint does not count: a resumed run writes what the whole run
+            // would).
+            let row_due = n % options.history_every == 0 || n == grid.n_steps();
+            let frame_due = n % options.every == 0 || n == grid.n_steps();
+            let last = n == n_steps;
+            out.write(self, row_due || last, frame_due || last, options)?;
+            out.mark_cadence(row_due, frame_due);
             let due = options.checkpoint_every.is_some_and(|k| n % k == 0);
             let cut_short = n == n_steps && n_steps < grid.n_steps();
             if (due && n < n_steps) || cut_short {
                 self.save(options, &out)?;
+                written_checkpoint = true;
             }
         }
         let wall_seconds = start.elapsed().as_secs_f64();
         let _ = rank;
+        if n_steps == grid.n_steps() && !written_checkpoint {
+            // The run is complete: a checkpoint left from before would resume nothing.
+            let _ = std::fs::remove_file(self.checkpoint_path(options));
+        }
         Ok(DistributedSummary {
             steps: n_steps,
             frames: out.frames,
@@ -289,11 +301,10 @@ impl DistributedSolidRun {
     fn save(&self, options: &DistributedOptions, out: &Outputs) -> Result<(), DistributedError> {
         let mut c = Checkpoint::new(options.fingerprint, "solid (distributed)");
         c.integers.push(("step".into(), self.stepper.step_index()));
-        c.integers.push(("frames".into(), out.next_frame as u64));
-        c.integers.push((
-            "history_rows".into(),
-            out.history.as_ref().map_or(0, |h| h.len()),
-        ));
+        c.integers
+            .push(("frames".into(), out.times_on_cadence.len() as u64));
+        c.integers
+            .push(("history_bytes".into(), out.history_on_cadence));
         c.integers.push(("ranks".into(), self.world.size() as u64));
         for field in self.stepper.state() {
             c.arrays.push(CheckpointArray {
@@ -305,7 +316,7 @@ impl DistributedSolidRun {
         c.arrays.push(CheckpointArray {
             name: "drive:frame_times".into(),
             kind: StateKind::Other.code(),
-            values: out.times.clone(),
+            values: out.times_on_cadence.clone(),
         });
         let path = self.checkpoint_path(options);
         let mine = c
@@ -332,7 +343,7 @@ impl DistributedSolidRun {
                 c.integer(name)
                     .ok_or_else(|| format!("{}: no '{name}' in it", path.display()))
             };
-            let (step, frames, rows) = (get("step")?, get("frames")?, get("history_rows")?);
+            let (step, frames, rows) = (get("step")?, get("frames")?, get("history_bytes")?);
             let fields: Vec<StateField<'_>> = c
                 .arrays
                 .iter()
@@ -412,8 +423,13 @@ struct Outputs {
     pvd_path: PathBuf,
     next_frame: usize,
     frames: usize,
-    times: Vec<f64>,
+    /// The history's length (bytes) after its last row on the run's cadence.
+    history_on_cadence: u64,
+    /// The times of the frames on the run's cadence.
+    times_on_cadence: Vec<f64>,
     row: Vec<Option<f64>>,
+    /// The time of the last frame written.
+    last_time: f64,
 }
 
 fn agreed(world: &SimpleCommunicator, mine: Option<String>) -> Result<(), DistributedError> {
@@ -436,8 +452,10 @@ impl Outputs {
             pvd_path,
             next_frame: 0,
             frames: 0,
-            times: Vec::new(),
+            history_on_cadence: 0,
+            times_on_cadence: Vec::new(),
             row: Vec::new(),
+            last_time: 0.0,
         };
         let mut columns: Vec<String> = COMMON_COLUMNS.map(String::from).to_vec();
         columns.extend(fem_solid::model::HISTORY_COLUMNS.map(String::from));
@@ -495,7 +513,8 @@ impl Outputs {
         } else {
             None
         };
-        self.times = times;
+        self.history_on_cadence = rows;
+        self.times_on_cadence = times;
         agreed(world, mine)
     }
 
@@ -587,9 +606,21 @@ impl Outputs {
             agreed(world, mine)?;
             self.next_frame += 1;
             self.frames += 1;
-            self.times.push(t);
+            self.last_time = t;
         }
         Ok(())
+    }
+}
+
+impl Outputs {
+    /// Records what of the step just written an uninterrupted run would have written too.
+    fn mark_cadence(&mut self, row: bool, frame: bool) {
+        if row {
+            self.history_on_cadence = self.history.as_ref().map_or(0, HistoryWriter::len);
+        }
+        if frame {
+            self.times_on_cadence.push(self.last_time);
+        }
     }
 }
 
