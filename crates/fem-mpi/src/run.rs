@@ -228,6 +228,14 @@ impl DistributedSolidRun {
         &self.stepper
     }
 
+    /// One step (no output). Collective.
+    pub fn step(&mut self) -> Result<(), DistributedError> {
+        self.stepper
+            .step()
+            .map(|_| ())
+            .map_err(|e| DistributedError::Run(format!("the run failed: {e}")))
+    }
+
     /// Steps to the end of the grid (or `options.max_steps`), writing the outputs. Collective.
     pub fn run(
         &mut self,
