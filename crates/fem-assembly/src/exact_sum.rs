@@ -39,6 +39,10 @@ impl ExactSum {
 
     /// Adds `x` exactly.
     pub fn add(&mut self, x: f64) {
+        if x == 0.0 {
+            // Adds nothing (and a zero sum is +0 whatever the signs of its zeros).
+            return;
+        }
         if !x.is_finite() {
             self.special += x;
             return;
