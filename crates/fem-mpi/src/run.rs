@@ -4,7 +4,7 @@
 //! history and every frame's values are the serial run's, bit for bit.
 //!
 //! Every rank reads the input and the mesh and resolves the `model.solid` section
-//! ([`SolidSetup`]): an input error is found identically by every rank (no communication),
+//! ([`fem_solid::SolidSetup`]): an input error is found identically by every rank (no communication),
 //! reported by rank 0 only, and every rank exits 2. The mesh is then split
 //! ([`recursive_bisection`]) and each rank builds the operator of its cells only.
 //!
@@ -13,7 +13,7 @@
 //! rank after the same step, with the rank (and the cell) named.
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use fem_io::{
@@ -27,7 +27,7 @@ use fem_time::{NodalStepper, StateField, StateKind, StepError, StepSettings, Ste
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use crate::collective::{agree, all, first_message};
+use crate::collective::{agree, first_message};
 use crate::partition::{centroids, recursive_bisection};
 use crate::subdomain::Subdomain;
 use crate::system::DistributedSolid;
@@ -241,12 +241,11 @@ impl DistributedSolidRun {
         &mut self,
         options: &DistributedOptions,
     ) -> Result<DistributedSummary, DistributedError> {
-        let rank = self.world.rank();
         let grid = self.grid.clone();
         let n_steps = options
             .max_steps
             .map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
-        let mut out = Outputs::open(&self.world, options, self)?;
+        let mut out = Outputs::open(&self.world, options)?;
         if options.resume {
             let at = self.restore(options, &mut out)?;
             if at >= n_steps {
@@ -281,7 +280,6 @@ impl DistributedSolidRun {
             }
         }
         let wall_seconds = start.elapsed().as_secs_f64();
-        let _ = rank;
         if n_steps == grid.n_steps() && !written_checkpoint {
             // The run is complete: a checkpoint left from before would resume nothing.
             let _ = std::fs::remove_file(self.checkpoint_path(options));
@@ -451,7 +449,6 @@ impl Outputs {
     fn open(
         world: &SimpleCommunicator,
         options: &DistributedOptions,
-        run: &DistributedSolidRun,
     ) -> Result<Self, DistributedError> {
         let pvd_path = options.out_dir.join(format!("{}.pvd", options.base));
         let mut out = Self {
@@ -468,7 +465,6 @@ impl Outputs {
         let mut columns: Vec<String> = COMMON_COLUMNS.map(String::from).to_vec();
         columns.extend(fem_solid::model::HISTORY_COLUMNS.map(String::from));
         let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let _ = run;
         let result = if world.rank() == 0 && !options.resume {
             (|| -> Result<(), OutputError> {
                 std::fs::create_dir_all(&options.out_dir)
@@ -640,9 +636,4 @@ pub fn piece_name(base: &str, index: usize, rank: i32) -> String {
 /// The parallel file of frame `index`: `X_000042.pvtu`.
 pub fn pvtu_name(base: &str, index: usize) -> String {
     format!("{base}_{index:06}.pvtu")
-}
-
-/// Whether every rank sees `path` (a sanity check of a shared output directory).
-pub fn all_see(world: &SimpleCommunicator, path: &Path) -> bool {
-    all(world, path.exists())
 }

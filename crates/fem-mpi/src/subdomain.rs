@@ -14,6 +14,8 @@
 //! every rank: the sender's list for a neighbour and the receiver's list from it are the same
 //! (cell, node) pairs in the same (cell, local node) order, with no handshake.
 
+use rayon::prelude::*;
+
 /// A neighbouring rank and what goes to and comes from it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Neighbour {
@@ -216,26 +218,32 @@ impl Subdomain {
 
     /// The nodal sums (3 per local node, `out`) of the local `slots` and the received
     /// contributions `received` (3 per received node slot), each in increasing global cell
-    /// order from `0`: the serial gather's sums.
+    /// order from `0`: the serial gather's sums (parallel over nodes; each sum's order fixed).
     pub fn gather(&self, slots: &[f64], received: &[f64], out: &mut [f64]) {
         let n_local = slots.len() / 3;
         assert_eq!(n_local, self.cells.len() * self.n);
         assert_eq!(received.len(), 3 * self.n_recv);
         assert_eq!(out.len(), 3 * self.nodes.len());
-        for (i, sum_out) in out.chunks_exact_mut(3).enumerate() {
-            let mut sum = [0.0; 3];
-            for &s in &self.sources[self.offsets[i]..self.offsets[i + 1]] {
-                let v = if s < n_local {
-                    &slots[3 * s..3 * s + 3]
-                } else {
-                    &received[3 * (s - n_local)..3 * (s - n_local) + 3]
-                };
-                sum[0] += v[0];
-                sum[1] += v[1];
-                sum[2] += v[2];
-            }
-            sum_out.copy_from_slice(&sum);
-        }
+        const NODES_PER_TASK: usize = 2048;
+        out.par_chunks_mut(3 * NODES_PER_TASK)
+            .enumerate()
+            .for_each(|(task, chunk)| {
+                for (j, sum_out) in chunk.chunks_exact_mut(3).enumerate() {
+                    let i = task * NODES_PER_TASK + j;
+                    let mut sum = [0.0; 3];
+                    for &s in &self.sources[self.offsets[i]..self.offsets[i + 1]] {
+                        let v = if s < n_local {
+                            &slots[3 * s..3 * s + 3]
+                        } else {
+                            &received[3 * (s - n_local)..3 * (s - n_local) + 3]
+                        };
+                        sum[0] += v[0];
+                        sum[1] += v[1];
+                        sum[2] += v[2];
+                    }
+                    sum_out.copy_from_slice(&sum);
+                }
+            });
     }
 }
 
