@@ -172,7 +172,7 @@ impl DistributedSolidRun {
         let critical = system
             .critical_step(&x0)
             .map_err(|m| InputError::invalid("mesh", m))?;
-        let (grid, scheme_line) = section.time_grid(input, setup.grid.clone(), critical.dt)?;
+        let (grid, scheme_line) = section.time_grid(input, setup.grid, critical.dt)?;
         let dirichlet = system.dirichlet(&setup.dirichlet);
         let settings = StepSettings::new(grid.dt())
             .starting_at(grid.t0())
@@ -220,7 +220,7 @@ impl DistributedSolidRun {
 
     /// The time grid.
     pub fn grid(&self) -> TimeGrid {
-        self.grid.clone()
+        self.grid
     }
 
     /// The stepper (this rank's).
@@ -241,7 +241,7 @@ impl DistributedSolidRun {
         &mut self,
         options: &DistributedOptions,
     ) -> Result<DistributedSummary, DistributedError> {
-        let grid = self.grid.clone();
+        let grid = self.grid;
         let n_steps = options
             .max_steps
             .map_or(grid.n_steps(), |m| m.min(grid.n_steps()));

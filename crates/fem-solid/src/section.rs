@@ -544,7 +544,7 @@ impl SolidSection {
         let at = |key: &str| format!("{SECTION}.{key}");
         let scheme = input.time.scheme;
         let setup = self.setup(input)?;
-        let grid = setup.grid.clone();
+        let grid = setup.grid;
         let (material, density, lumping) = (setup.material, setup.density, setup.lumping);
         let cells = SolidCells {
             kind: setup.kind,
