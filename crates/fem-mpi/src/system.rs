@@ -1,5 +1,5 @@
 //! [`DistributedSolid`]: one rank's subdomain of a solid as a
-//! [`LeapFrogSystem`](fem_solid::LeapFrogSystem), so that the DEF_EXP stepper of `fem-solid`
+//! [`LeapFrogSystem`], so that the DEF_EXP stepper of `fem-solid`
 //! runs on it unchanged.
 //!
 //! The unknowns are the free dofs of the rank's nodes (owned and ghost). Every force
