@@ -33,6 +33,8 @@ pub use nalgebra;
 /// Sparse matrices (`CsrMatrix`).
 pub use nalgebra_sparse;
 
+#[cfg(feature = "mpi")]
+pub mod distributed;
 pub mod drive;
 pub mod error;
 pub mod input;

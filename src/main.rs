@@ -125,6 +125,29 @@ fn main() -> ExitCode {
         .format_timestamp(None)
         .format_target(false)
         .init();
+    #[cfg(feature = "mpi")]
+    if let Command::Run {
+        file,
+        output,
+        max_steps,
+        resume,
+    } = &cli.command
+        && fem::distributed::launched_by_mpirun()
+    {
+        let out_dir = output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("out").join(base_name(file)));
+        if let Some(code) = fem::distributed::run(
+            file,
+            &out_dir,
+            &base_name(file),
+            *max_steps,
+            *resume,
+            cli.quiet,
+        ) {
+            return code;
+        }
+    }
     let result = match &cli.command {
         Command::Run {
             file,

@@ -14,6 +14,7 @@
 
 pub mod cholesky;
 pub mod dofmap;
+pub mod exact_sum;
 pub mod factor;
 pub mod lu;
 pub mod lumping;
@@ -24,6 +25,7 @@ pub mod sparse;
 
 pub use cholesky::{CheckPolicy, SolverError, SparseCholesky};
 pub use dofmap::DofMap;
+pub use exact_sum::ExactSum;
 pub use factor::{FactorError, FactorMethod, Factorization, Symmetry};
 pub use lu::SparseLu;
 pub use lumping::lump_row_sum;

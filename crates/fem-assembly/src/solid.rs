@@ -40,7 +40,7 @@ use fem_elements::solid::{
 use nalgebra_sparse::CsrMatrix;
 use rayon::prelude::*;
 
-use crate::{AssemblyPlan, DofMap, NodeBlockPlan, VectorPlan};
+use crate::{AssemblyPlan, DofMap, ExactSum, NodeBlockPlan, VectorPlan};
 
 /// Cells per parallel task in the cell loops.
 const CELLS_PER_TASK: usize = 512;
@@ -326,14 +326,33 @@ impl SolidOperator {
     /// Stage 1 of the internal force: every cell's local force `f_e` into its slot of `slots`
     /// (resized to `n_cells · 3N`), in parallel.
     pub fn cell_forces_into(&self, u: &[f64], slots: &mut Vec<f64>) -> Result<(), SolidError> {
+        slots.resize(self.n_cells() * 3 * self.kind.n_nodes(), 0.0);
+        self.cell_forces_range(u, 0..self.n_cells(), slots)
+    }
+
+    /// Stage 1 on the cells `cells` only: their local forces into their slots of `slots`
+    /// (`n_cells · 3N` long; the other slots are left as they are), in parallel. A
+    /// distributed run computes the cells on its subdomain's boundary first, sends their
+    /// forces, and computes the interior cells while the messages travel.
+    ///
+    /// # Panics
+    /// If `slots` is not `n_cells · 3N` long or `cells` is out of range (caller errors).
+    pub fn cell_forces_range(
+        &self,
+        u: &[f64],
+        cells: std::ops::Range<usize>,
+        slots: &mut [f64],
+    ) -> Result<(), SolidError> {
         self.check_displacement(u);
         let n = self.kind.n_nodes();
         let block = self.geometry_block();
-        slots.resize(self.n_cells() * 3 * n, 0.0);
-        let first = slots
+        assert_eq!(slots.len(), self.n_cells() * 3 * n);
+        assert!(cells.end <= self.n_cells());
+        let (c0, c1) = (cells.start, cells.end.max(cells.start));
+        let first = slots[3 * n * c0..3 * n * c1]
             .par_chunks_mut(3 * n * CELLS_PER_TASK)
-            .zip(self.geometry.par_chunks(block * CELLS_PER_TASK))
-            .zip(self.connectivity.par_chunks(n * CELLS_PER_TASK))
+            .zip(self.geometry[block * c0..block * c1].par_chunks(block * CELLS_PER_TASK))
+            .zip(self.connectivity[n * c0..n * c1].par_chunks(n * CELLS_PER_TASK))
             .enumerate()
             .filter_map(|(task, ((f, geo), conn))| {
                 let first = if self.compact {
@@ -341,7 +360,7 @@ impl SolidOperator {
                 } else {
                     internal_forces(self.kind, &self.material, self.n_points, geo, conn, u, f)
                 };
-                first.map(|c| task * CELLS_PER_TASK + c)
+                first.map(|c| c0 + task * CELLS_PER_TASK + c)
             })
             .min();
         match first {
@@ -485,12 +504,24 @@ impl SolidOperator {
     }
 
     fn assemble_lumped_mass(&self, lumping: Lumping) -> Result<Vec<f64>, SolidError> {
+        let slots = self.cell_lumped_masses(lumping)?;
+        let mut out = vec![0.0; self.dofmap.n_free()];
+        self.vector_plan.gather_into(&slots, &mut out);
+        Ok(out)
+    }
+
+    /// Every cell's lumped mass by `lumping`, in force-slot layout (`n_cells · 3N` values, the
+    /// node's mass repeated for its three components): what [`lumped_mass`](Self::lumped_mass)
+    /// is the fixed-order gather of, for a distributed body to assemble the same way.
+    pub fn cell_lumped_masses(&self, lumping: Lumping) -> Result<Vec<f64>, SolidError> {
         let n = self.kind.n_nodes();
         let first = AtomicUsize::new(usize::MAX);
-        let mut out = vec![0.0; self.dofmap.n_free()];
         let table = ShapeTable::for_mass(self.kind);
-        self.vector_plan.assemble_vector_into(
-            |c, slot| {
+        let mut slots = vec![0.0; self.n_cells() * 3 * n];
+        slots
+            .par_chunks_mut(3 * n)
+            .enumerate()
+            .for_each(|(c, slot)| {
                 let mut x = [[0.0; 3]; 10];
                 self.cell_points(c, &mut x);
                 let mut m = [0.0; 10];
@@ -502,18 +533,21 @@ impl SolidOperator {
                 for a in 0..n {
                     slot[3 * a..3 * a + 3].fill(m[a]);
                 }
-            },
-            &mut Vec::new(),
-            &mut out,
-        );
+            });
         match first.into_inner() {
-            usize::MAX => Ok(out),
+            usize::MAX => Ok(slots),
             cell => Err(self.mass_error(cell, lumping)),
         }
     }
 
-    /// Strain energy `Σ_e ∫ W(F) dV` (cells summed in order).
+    /// Strain energy `Σ_e ∫ W(F) dV`, the cells' energies summed exactly and rounded once
+    /// (so a distributed body's energy is the serial one bit for bit).
     pub fn strain_energy(&self, u: &[f64]) -> f64 {
+        self.strain_energy_sum(u).value()
+    }
+
+    /// The strain energy as an exact sum not yet rounded (to be merged with other subdomains').
+    pub fn strain_energy_sum(&self, u: &[f64]) -> ExactSum {
         self.check_displacement(u);
         let n3 = 3 * self.kind.n_nodes();
         let per_cell: Vec<f64> = (0..self.n_cells())
@@ -526,7 +560,9 @@ impl SolidOperator {
                 })
             })
             .collect();
-        per_cell.iter().sum()
+        let mut sum = ExactSum::new();
+        per_cell.iter().for_each(|&e| sum.add(e));
+        sum
     }
 
     /// Cell-averaged stresses for output, one per cell, into `out`.

@@ -33,6 +33,7 @@ mod numfmt;
 pub mod checkpoint;
 pub mod history;
 pub mod pvd;
+pub mod pvtu;
 pub mod series;
 pub mod vtu;
 
@@ -41,5 +42,6 @@ pub use error::OutputError;
 pub use history::HistoryWriter;
 pub use numfmt::format_f64;
 pub use pvd::PvdWriter;
+pub use pvtu::write_pvtu;
 pub use series::FrameSeries;
 pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};

@@ -129,8 +129,11 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
                 *r = (s.u_new[d] - s.u[d]) / (h * self.inverse_mass[d]) - s.force[d];
             }
         }
-        s.finish(&self.reactions);
-        if !s.q.iter().chain(&s.u).all(|v| v.is_finite()) {
+        s.finish(&self.system, &self.reactions);
+        if !self
+            .system
+            .all_agree(s.q.iter().chain(&s.u).all(|v| v.is_finite()))
+        {
             return Err(StepError::NonFinite {
                 step: s.step,
                 t: s.time(),

@@ -160,7 +160,7 @@ impl<S: LeapFrogSystem> Stepper for DefLim<S> {
                 .sum();
             s.dissipated += h * eta * power;
         }
-        s.finish(&self.reactions);
+        s.finish(&self.system, &self.reactions);
         if !s.q.iter().chain(&s.u).all(|v| v.is_finite()) {
             return Err(StepError::NonFinite {
                 step: s.step,

@@ -18,9 +18,9 @@
 
 use std::borrow::Cow;
 
-use fem_assembly::{CsrMatrix, StableStep};
+use fem_assembly::{CsrMatrix, ExactSum, StableStep};
 use fem_time::{
-    Energy, SecondOrderSystem, StateField, StateKind, StepError, StepSettings, restored,
+    Energy, Mass, SecondOrderSystem, StateField, StateKind, StepError, StepSettings, restored,
 };
 
 use crate::prescribed::LeapFrogControl;
@@ -36,6 +36,19 @@ pub trait LeapFrogSystem: SecondOrderSystem {
     /// Refills `out` (of the pattern [`SecondOrderSystem::tangent`] gives) with `K(x)`.
     fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
         *out = self.tangent(x).to_csr().into_owned();
+    }
+    /// The sum over the body of per-dof terms `(dof, value)`, exactly rounded
+    /// ([`ExactSum`]), so that it does not depend on how the terms are ordered or split. A
+    /// serial system sums every term; a subdomain of a distributed body sums the terms of the
+    /// dofs it owns and combines the sums of all subdomains (a collective call).
+    fn sum_over_dofs(&self, terms: &mut dyn Iterator<Item = (usize, f64)>) -> f64 {
+        ExactSum::of(terms.map(|(_, v)| v))
+    }
+    /// Whether `ok` holds everywhere: a serial system returns it; the subdomains of a
+    /// distributed body agree on it (a collective call), so that every rank fails a step
+    /// together and none waits for a message that will not come.
+    fn all_agree(&self, ok: bool) -> bool {
+        ok
     }
 }
 
@@ -166,7 +179,7 @@ impl LeapFrog {
         for ((f, fe), fi) in self.force.iter_mut().zip(&self.f_ext).zip(&self.f_int) {
             *f = fe - fi;
         }
-        if self.force.iter().any(|f| !f.is_finite()) {
+        if !system.all_agree(self.force.iter().all(|f| f.is_finite())) {
             return Err(self.failure(system, "the force at t + h/2"));
         }
         Ok(())
@@ -188,21 +201,21 @@ impl LeapFrog {
     /// The second half drift (`q(t+h)`) from `u^{t+h}` (in `self.u_new`, prescribed entries
     /// set), the work of `f_ext(t+h/2)` and of the reactions `reactions` (one per prescribed
     /// dof, in the order of their dofs) over the step, and the clock.
-    pub fn finish(&mut self, reactions: &[f64]) {
+    pub fn finish<S: LeapFrogSystem>(&mut self, system: &S, reactions: &[f64]) {
         let h = self.dt;
         let t1 = self.time() + h;
         for ((qn, qh), un) in self.q_new.iter_mut().zip(&self.q_half).zip(&self.u_new) {
             *qn = qh + 0.5 * h * un;
         }
         self.control.hold_positions(t1, &mut self.q_new);
-        let mut external_work = 0.0;
-        for ((f, q1), q0) in self.f_ext.iter().zip(&self.q_new).zip(&self.q) {
-            external_work += f * (q1 - q0);
-        }
-        let mut reaction_work = 0.0;
-        for (&d, r) in self.control.dofs().iter().zip(reactions) {
-            reaction_work += r * (self.q_new[d] - self.q[d]);
-        }
+        let (q0, q1) = (&self.q, &self.q_new);
+        let external_work = system.sum_over_dofs(
+            &mut (self.f_ext.iter().enumerate()).map(|(i, f)| (i, f * (q1[i] - q0[i]))),
+        );
+        let reaction_work = system.sum_over_dofs(
+            &mut (self.control.dofs().iter().zip(reactions))
+                .map(|(&d, r)| (d, r * (q1[d] - q0[d]))),
+        );
         std::mem::swap(&mut self.q, &mut self.q_new);
         std::mem::swap(&mut self.u, &mut self.u_new);
         self.external_work += external_work;
@@ -210,10 +223,17 @@ impl LeapFrog {
         self.step += 1;
     }
 
-    /// Kinetic energy `½ uᵀ M u`, strain energy `V(q)` and the balance terms.
-    pub fn energy<S: SecondOrderSystem>(&self, system: &S) -> Option<Energy> {
-        let potential = system.potential_energy(&self.q)?;
-        let mut e = Energy::new(0.5 * system.mass().norm_squared(&self.u), potential);
+    /// Kinetic energy `½ uᵀ M u` (a lumped mass's `Σ m_i u_i²` summed exactly, see
+    /// [`LeapFrogSystem::sum_over_dofs`]), strain energy `V(q)` and the balance terms.
+    pub fn energy<S: LeapFrogSystem>(&self, system: &S) -> Option<Energy> {
+        let potential = system.potential_energy(&self.q);
+        let twice_kinetic = match system.mass() {
+            Mass::Lumped(m) => system.sum_over_dofs(
+                &mut (m.iter().zip(&self.u).enumerate()).map(|(i, (m, u))| (i, m * u * u)),
+            ),
+            consistent => consistent.norm_squared(&self.u),
+        };
+        let mut e = Energy::new(0.5 * twice_kinetic, potential?);
         e.external_work = self.external_work;
         e.reaction_work = self.reaction_work;
         e.dissipated = self.dissipated;

@@ -34,5 +34,5 @@ pub use def_lim::DefLim;
 pub use leapfrog::LeapFrogSystem;
 pub use model::SolidModel;
 pub use rotation::RotationSignal;
-pub use section::SolidSection;
+pub use section::{SolidSection, SolidSetup, TractionFaces};
 pub use system::{SolidMass, SolidSystem};

@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use fem_assembly::{DofMap, SolidError, SolidOperator};
-use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal};
+use fem_constraints::{
+    DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal, TimeFunction,
+};
 use fem_elements::solid::{FaceKind, Lumping, Material, MaterialError, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::{CellKind, Mesh};
@@ -358,9 +360,84 @@ struct SchemeChoice {
     describe: String,
 }
 
+/// A dead traction resolved on the mesh: faces of one kind and the traction's components.
+#[derive(Clone, Debug)]
+pub struct TractionFaces {
+    /// The faces' kind.
+    pub kind: FaceKind,
+    /// The faces' nodes (Gmsh order), face after face.
+    pub faces: Vec<usize>,
+    /// The traction's components as functions of time.
+    pub value: [TimeFunction; 3],
+}
+
+/// Everything the `model.solid` section describes, checked and resolved on the whole mesh,
+/// before any operator is built: what a serial model and a distributed one (crate `fem-mpi`,
+/// which builds an operator per subdomain) are made from.
+#[derive(Debug)]
+pub struct SolidSetup {
+    /// The whole mesh.
+    pub mesh: Mesh,
+    /// The solid's element kind.
+    pub kind: SolidKind,
+    /// The mesh cell kind of the solid's cells.
+    pub mesh_kind: CellKind,
+    /// The solid's cells (nodes into `mesh.points`, Gmsh order), cell after cell.
+    pub connectivity: Vec<usize>,
+    /// The material.
+    pub material: Material,
+    /// Mass per unit reference volume.
+    pub density: f64,
+    /// The lumping of the lumped mass.
+    pub lumping: Lumping,
+    /// Lumped or consistent mass.
+    pub mass: SolidMass,
+    /// The dofs of the whole mesh (nodes off the solid and the `fixed` sets fixed).
+    pub dofmap: DofMap,
+    /// Gravity (an acceleration), if given.
+    pub gravity: Option<[f64; 3]>,
+    /// Dead tractions, in the order they are added to the system.
+    pub tractions: Vec<TractionFaces>,
+    /// Prescribed dofs (free dof indices of `dofmap`).
+    pub dirichlet: DirichletConditions,
+    /// The time grid asked for (before `auto_dt`).
+    pub grid: TimeGrid,
+}
+
+impl SolidSetup {
+    /// An operator error (a bad cell, mass or density) as an input error naming the key or
+    /// the cell.
+    pub fn operator_error(&self, e: SolidError) -> InputError {
+        operator_error(e, self.kind, self.lumping)
+    }
+
+    /// The initial velocity on the free dofs of [`dofmap`](Self::dofmap) (`centre_of_mass`:
+    /// the body's, used by a rotation without a centre). Refuses a non-finite value.
+    pub fn initial_velocity(
+        &self,
+        section: &SolidSection,
+        centre_of_mass: [f64; 3],
+    ) -> Result<Vec<f64>, InputError> {
+        let velocity = section.initial_velocity(centre_of_mass)?;
+        let mut v0 = vec![0.0; self.dofmap.n_free()];
+        for (f, &g) in self.dofmap.free_dofs().iter().enumerate() {
+            v0[f] = velocity.at(self.mesh.points[g / 3])[g % 3];
+        }
+        if let Some(bad) = v0.iter().position(|v| !v.is_finite()) {
+            let node = self.dofmap.free_dofs()[bad] / 3;
+            return Err(InputError::invalid(
+                format!("{SECTION}.initial_velocity"),
+                format!("not finite at node {node} ({:?})", self.mesh.points[node]),
+            ));
+        }
+        Ok(v0)
+    }
+}
+
 impl SolidSection {
-    /// Validates the section with the rest of the input and builds the model.
-    pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
+    /// Checks the section with the rest of the input and resolves it on the whole mesh: the
+    /// cells, material, dofs, loads and prescribed dofs — everything but the operator.
+    pub fn setup(&self, input: &Sections<'_>) -> Result<SolidSetup, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
         let at = |key: &str| format!("{SECTION}.{key}");
         let scheme = input.time.scheme;
@@ -434,7 +511,68 @@ impl SolidSection {
                 "every dof of the solid is fixed: nothing would move".into(),
             ));
         }
+        let gravity = match &self.gravity {
+            Some(g) => Some(vec3(&at("gravity"), g)?),
+            None => None,
+        };
+        let mut tractions = Vec::new();
+        for (i, t) in self.tractions.iter().enumerate() {
+            let field = format!("{SECTION}.tractions[{i}]");
+            tractions.extend(traction_faces(&mesh, t, &field, input)?);
+        }
+        let dirichlet = self.prescribed(input, &mesh, &dofmap, &grid)?;
+        Ok(SolidSetup {
+            mesh,
+            kind: cells.kind,
+            mesh_kind: cells.mesh_kind,
+            connectivity: cells.connectivity,
+            material,
+            density,
+            lumping,
+            mass: match self.mass {
+                MassKind::Lumped => SolidMass::Lumped,
+                MassKind::Consistent => SolidMass::Consistent,
+            },
+            dofmap,
+            gravity,
+            tractions,
+            dirichlet,
+            grid,
+        })
+    }
 
+    /// The `recheck_every` setting of DEF_EXP (10 if not given).
+    pub fn recheck_every(&self) -> u64 {
+        self.recheck_every.unwrap_or(10)
+    }
+
+    /// The time grid of the run (with `auto_dt`, the step a fraction of the `critical` step)
+    /// and the line describing the scheme.
+    pub fn time_grid(
+        &self,
+        input: &Sections<'_>,
+        grid: TimeGrid,
+        critical: f64,
+    ) -> Result<(TimeGrid, String), InputError> {
+        let c = self.scheme_choice(input, grid, critical)?;
+        Ok((c.grid, c.describe))
+    }
+
+    /// Validates the section with the rest of the input and builds the model.
+    pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
+        let invalid = |field: &str, message: String| InputError::invalid(field, message);
+        let at = |key: &str| format!("{SECTION}.{key}");
+        let scheme = input.time.scheme;
+        let setup = self.setup(input)?;
+        let grid = setup.grid;
+        let (material, density, lumping) = (setup.material, setup.density, setup.lumping);
+        let cells = SolidCells {
+            kind: setup.kind,
+            mesh_kind: setup.mesh_kind,
+            connectivity: setup.connectivity.clone(),
+        };
+        let dofmap = setup.dofmap.clone();
+        let mesh = &setup.mesh;
         let operator = SolidOperator::new(
             cells.kind,
             &mesh.points,
@@ -444,39 +582,22 @@ impl SolidSection {
             lumping,
             &dofmap,
         )
-        .map_err(|e| operator_error(e, &cells, lumping))?;
+        .map_err(|e| setup.operator_error(e))?;
         let centre_of_mass = operator.mass_properties().center;
-        let mass = match self.mass {
-            MassKind::Lumped => SolidMass::Lumped,
-            MassKind::Consistent => SolidMass::Consistent,
-        };
         let mut system =
-            SolidSystem::new(operator, mass).map_err(|e| operator_error(e, &cells, lumping))?;
-        if let Some(g) = &self.gravity {
-            system = system.with_gravity(vec3(&at("gravity"), g)?);
+            SolidSystem::new(operator, setup.mass).map_err(|e| setup.operator_error(e))?;
+        if let Some(g) = setup.gravity {
+            system = system.with_gravity(g);
         }
-        for (i, t) in self.tractions.iter().enumerate() {
-            let field = format!("{SECTION}.tractions[{i}]");
-            add_traction(&mut system, &mesh, t, &field, input)?;
+        for t in &setup.tractions {
+            system.add_traction(t.kind, &t.faces, t.value.clone());
         }
-
-        let dirichlet = self.prescribed(input, &mesh, &dofmap, &grid)?;
+        let dirichlet = setup.dirichlet.clone();
         let n_prescribed = dirichlet.len();
 
         // Initial state.
-        let velocity = self.initial_velocity(centre_of_mass)?;
         let x0 = vec![0.0; dofmap.n_free()];
-        let mut v0 = vec![0.0; dofmap.n_free()];
-        for (f, &g) in dofmap.free_dofs().iter().enumerate() {
-            v0[f] = velocity.at(mesh.points[g / 3])[g % 3];
-        }
-        if let Some(bad) = v0.iter().position(|v| !v.is_finite()) {
-            let node = dofmap.free_dofs()[bad] / 3;
-            return Err(invalid(
-                &at("initial_velocity"),
-                format!("not finite at node {node} ({:?})", mesh.points[node]),
-            ));
-        }
+        let v0 = setup.initial_velocity(self, centre_of_mass)?;
 
         let describe_model = vec![
             format!(
@@ -510,13 +631,15 @@ impl SolidSection {
         ];
         let critical = system
             .critical_step(&x0)
-            .map_err(|e| operator_error(e, &cells, lumping))?;
+            .map_err(|e| setup.operator_error(e))?;
         let choice = self.scheme_choice(input, grid, critical.dt)?;
+        // The output again, with the step `auto_dt` chose.
+        let frame = solid_frame_bytes(mesh, &cells);
         input.check_output(&choice.grid, frame, HISTORY_ROW_VALUES)?;
         let settings = StepSettings::new(choice.grid.dt())
             .starting_at(choice.grid.t0())
             .with_dirichlet(dirichlet);
-        let setup = |e: StepError| invalid("time", e.to_string());
+        let step_error = |e: StepError| invalid("time", e.to_string());
         let stepper: Box<dyn NodalStepper> = match scheme {
             SchemeKind::DefExp => {
                 let check = CriticalStepCheck {
@@ -526,7 +649,7 @@ impl SolidSection {
                 let s = DefExp::new(system.clone(), settings, &x0, &v0, check).map_err(
                     |e| match e {
                         StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
-                        other => setup(other),
+                        other => step_error(other),
                     },
                 )?;
                 Box::new(s)
@@ -539,18 +662,21 @@ impl SolidSection {
                         format!("expected a non-negative finite damping eta (s), got {eta}"),
                     ));
                 }
-                Box::new(DefLim::new(system.clone(), eta, settings, &x0, &v0).map_err(setup)?)
+                Box::new(DefLim::new(system.clone(), eta, settings, &x0, &v0).map_err(step_error)?)
             }
             SchemeKind::Alpha => {
                 let alpha = alpha(input.time)?;
                 let settings = settings.with_newton(newton_settings(input.time)?);
                 Box::new(
-                    AlphaScheme::new(system.clone(), alpha, settings, &x0, &v0).map_err(setup)?,
+                    AlphaScheme::new(system.clone(), alpha, settings, &x0, &v0)
+                        .map_err(step_error)?,
                 )
             }
             SchemeKind::BackwardEuler => {
                 let settings = settings.with_newton(newton_settings(input.time)?);
-                Box::new(BackwardEuler::new(system.clone(), settings, &x0, &v0).map_err(setup)?)
+                Box::new(
+                    BackwardEuler::new(system.clone(), settings, &x0, &v0).map_err(step_error)?,
+                )
             }
             other => unreachable!("refused by the model's uses: {other:?}"),
         };
@@ -562,7 +688,7 @@ impl SolidSection {
         ));
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
-        let output = SolidOutput::new(mesh.points, vtk, system);
+        let output = SolidOutput::new(setup.mesh.points, vtk, system);
         Ok(SolidModel::new(stepper, choice.grid, describe, output))
     }
 
@@ -777,13 +903,12 @@ impl SolidSection {
 }
 
 /// A dead traction on a boundary group: refuses a group that is not of dimension 2.
-fn add_traction(
-    system: &mut SolidSystem,
+fn traction_faces(
     mesh: &Mesh,
     t: &TractionInput,
     field: &str,
     input: &Sections<'_>,
-) -> Result<(), InputError> {
+) -> Result<Vec<TractionFaces>, InputError> {
     let group = mesh.group(&t.group).ok_or_else(|| {
         InputError::invalid(
             format!("{field}.group"),
@@ -820,6 +945,7 @@ fn add_traction(
         );
     }
     let value: [_; 3] = value.try_into().expect("three functions");
+    let mut resolved = Vec::new();
     for (kind, face) in [
         (CellKind::Tri3, FaceKind::Tri3),
         (CellKind::Quad4, FaceKind::Quad4),
@@ -832,7 +958,11 @@ fn add_traction(
             .flat_map(|&(b, c)| mesh.blocks[b].cell(c).iter().copied())
             .collect();
         if !faces.is_empty() {
-            system.add_traction(face, &faces, value.clone());
+            resolved.push(TractionFaces {
+                kind: face,
+                faces,
+                value: value.clone(),
+            });
         }
     }
     if let Some(&(b, _)) = group.cells.iter().find(|(b, _)| {
@@ -850,17 +980,17 @@ fn add_traction(
             ),
         ));
     }
-    Ok(())
+    Ok(resolved)
 }
 
 /// An operator error as an input error naming the key or the cell.
-fn operator_error(e: SolidError, cells: &SolidCells, lumping: Lumping) -> InputError {
+fn operator_error(e: SolidError, kind: SolidKind, lumping: Lumping) -> InputError {
     match &e {
         SolidError::Mass { .. } => InputError::invalid(
             format!("{SECTION}.lumping"),
             format!(
                 "{e}{}",
-                if lumping == Lumping::RowSum && cells.kind == SolidKind::Tet10 {
+                if lumping == Lumping::RowSum && kind == SolidKind::Tet10 {
                     " (tet10 needs lumping: hrz, the default)"
                 } else {
                     ""

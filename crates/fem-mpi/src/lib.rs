@@ -1,0 +1,31 @@
+//! The explicit (DEF_EXP) solid on MPI by domain decomposition, bitwise equal to the serial
+//! run (issue 14).
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`partition`] | recursive coordinate bisection of the cells (deterministic, no library) |
+//! | [`subdomain`] | one rank's cells and nodes (owned, ghost) and the exchange plan whose fixed-order sums are the serial gather's |
+//! | `collective` (feature `mpi`) | agreement between ranks on a failure, so that all stop together |
+//! | `system` (feature `mpi`) | `DistributedSolid`: a subdomain as a `fem_solid::LeapFrogSystem`, so `fem_solid::DefExp` runs on it unchanged |
+//! | `run` (feature `mpi`) | `DistributedSolidRun`: set-up on every rank, the step loop, pieces, `.pvtu`, `.pvd`, history and per-rank checkpoints |
+//!
+//! Without the feature `mpi` the crate holds the MPI-free parts (tested in the default build);
+//! with it, it needs an MPI library (MPICH or Open MPI) and libclang to build `rsmpi`.
+//! Design and limits: `docs/architecture.md`, "The distributed solid".
+
+pub mod partition;
+pub mod subdomain;
+
+#[cfg(feature = "mpi")]
+pub mod collective;
+#[cfg(feature = "mpi")]
+pub mod run;
+#[cfg(feature = "mpi")]
+pub mod system;
+
+#[cfg(feature = "mpi")]
+pub use mpi;
+#[cfg(feature = "mpi")]
+pub use run::{DistributedError, DistributedOptions, DistributedSolidRun, DistributedSummary};
+#[cfg(feature = "mpi")]
+pub use system::DistributedSolid;

@@ -1,0 +1,295 @@
+//! The explicit solid on MPI (feature `mpi`; `.ci/run` runs it): `mpirun -np P fem run` for
+//! P = 1, 2, 3, 4 writes a history byte for byte the serial run's and frames whose every value
+//! is bitwise the serial frame's at the same global node and cell; a run cut short and resumed
+//! on the same P is the uninterrupted run, file for file; an input error is reported once
+//! and every rank exits 2; a failure on one rank (an inverted cell, a piece that cannot be
+//! written) stops every rank with exit 1, naming the rank.
+//!
+//! The launcher is `mpirun` (MPICH's Hydra runs 4 processes on 2 cores as they are);
+//! `FEM_MPIRUN` replaces it, e.g. `FEM_MPIRUN="mpirun --oversubscribe"` for Open MPI.
+#![cfg(feature = "mpi")]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use vtkio::Vtk;
+use vtkio::model::{Attribute, DataSet, IOBuffer, Piece, UnstructuredGridPiece};
+
+const BOX: &str = "tests/mpi/box.yaml";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("mpi")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn serial(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the fem binary runs")
+}
+
+fn mpirun(p: usize, args: &[&str]) -> Output {
+    let launcher = std::env::var("FEM_MPIRUN").unwrap_or_else(|_| "mpirun".into());
+    let mut words = launcher.split_whitespace();
+    let program = words.next().expect("a launcher");
+    Command::new(program)
+        .args(words)
+        .args(["-np", &p.to_string(), env!("CARGO_BIN_EXE_fem")])
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("{launcher} runs (an MPI installation is needed for the feature mpi): {e}")
+        })
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn run_ok(out: Output, what: &str) {
+    assert!(out.status.success(), "{what}: {}", text(&out));
+}
+
+fn read_piece(path: &Path) -> UnstructuredGridPiece {
+    let vtk = Vtk::import(path).unwrap_or_else(|e| panic!("import {}: {e}", path.display()));
+    match vtk.data {
+        DataSet::UnstructuredGrid { mut pieces, .. } => match pieces.remove(0) {
+            Piece::Inline(p) => *p,
+            other => panic!("unexpected piece {other:?}"),
+        },
+        other => panic!("not an unstructured grid: {other:?}"),
+    }
+}
+
+fn f64s(buf: &IOBuffer) -> Vec<f64> {
+    match buf {
+        IOBuffer::F64(v) => v.clone(),
+        other => panic!("expected Float64 data, got {:?}", other.scalar_type()),
+    }
+}
+
+/// name → (components, values) of every array.
+fn arrays(attrs: &[Attribute]) -> HashMap<String, (usize, Vec<f64>)> {
+    attrs
+        .iter()
+        .filter_map(|a| match a {
+            Attribute::DataArray(d) => Some((d.name.clone(), (d.num_comp(), f64s(&d.data)))),
+            Attribute::Field { .. } => None,
+        })
+        .collect()
+}
+
+/// Compares frame `index` of the distributed run in `dir` (P pieces) with the serial frame,
+/// value by value at the same global node and cell, bitwise. Returns the values compared.
+fn compare_frame(serial_dir: &Path, dir: &Path, index: usize, p: usize) -> usize {
+    let s = read_piece(&serial_dir.join(format!("box_{index:06}.vtu")));
+    let s_points = f64s(&s.points);
+    let s_point = arrays(&s.data.point);
+    let s_cell = arrays(&s.data.cell);
+    let n_cells = s_cell["J"].1.len();
+    let mut seen_cells = vec![0usize; n_cells];
+    let mut compared = 0;
+    for rank in 0..p {
+        let piece = read_piece(&dir.join(format!("box_{index:06}_{rank}.vtu")));
+        let points = f64s(&piece.points);
+        let point = arrays(&piece.data.point);
+        let cell = arrays(&piece.data.cell);
+        let nodes: Vec<usize> = point["global_node"].1.iter().map(|&v| v as usize).collect();
+        let cells: Vec<usize> = cell["global_cell"].1.iter().map(|&v| v as usize).collect();
+        for (l, &g) in nodes.iter().enumerate() {
+            for k in 0..3 {
+                assert_eq!(points[3 * l + k].to_bits(), s_points[3 * g + k].to_bits());
+            }
+            for (name, (nc, values)) in &s_point {
+                let got = &point[name].1;
+                for k in 0..*nc {
+                    assert_eq!(
+                        got[nc * l + k].to_bits(),
+                        values[nc * g + k].to_bits(),
+                        "P = {p}, frame {index}, {name} at node {g}: {} vs serial {}",
+                        got[nc * l + k],
+                        values[nc * g + k]
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        for (l, &g) in cells.iter().enumerate() {
+            seen_cells[g] += 1;
+            for (name, (nc, values)) in &s_cell {
+                let got = &cell[name].1;
+                for k in 0..*nc {
+                    assert_eq!(
+                        got[nc * l + k].to_bits(),
+                        values[nc * g + k].to_bits(),
+                        "P = {p}, frame {index}, {name} at cell {g}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(seen_cells.iter().all(|&n| n == 1), "each cell in one piece");
+    compared
+}
+
+#[test]
+fn history_and_frames_are_bitwise_the_serial_runs_on_1_to_4_processes() {
+    let base = scratch("bitwise");
+    let serial_dir = base.join("serial");
+    run_ok(
+        serial(&["run", BOX, "-o", serial_dir.to_str().unwrap(), "-q"]),
+        "serial",
+    );
+    let history = std::fs::read(serial_dir.join("history.csv")).unwrap();
+    let n_frames = std::fs::read_dir(&serial_dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "vtu")
+        })
+        .count();
+    assert!(n_frames >= 3 && history.split(|&b| b == b'\n').count() > 10);
+    for p in 1..=4 {
+        let dir = base.join(format!("p{p}"));
+        run_ok(
+            mpirun(p, &["run", BOX, "-o", dir.to_str().unwrap(), "-q"]),
+            &format!("P = {p}"),
+        );
+        assert!(
+            std::fs::read(dir.join("history.csv")).unwrap() == history,
+            "P = {p}: history.csv differs from the serial one"
+        );
+        let mut compared = 0;
+        for index in 0..n_frames {
+            assert!(dir.join(format!("box_{index:06}.pvtu")).exists());
+            compared += compare_frame(&serial_dir, &dir, index, p);
+        }
+        assert!(compared > 1000, "P = {p}: {compared} values compared");
+        let pvd = std::fs::read_to_string(dir.join("box.pvd")).unwrap();
+        assert_eq!(pvd.matches(".pvtu").count(), n_frames);
+    }
+}
+
+#[test]
+fn a_resumed_run_is_the_uninterrupted_run_file_for_file() {
+    let base = scratch("restart");
+    let whole = base.join("whole");
+    let cut = base.join("cut");
+    let (w, c) = (whole.to_str().unwrap(), cut.to_str().unwrap());
+    run_ok(mpirun(3, &["run", BOX, "-o", w, "-q"]), "uninterrupted");
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", c, "-q", "--max-steps", "20"]),
+        "cut short",
+    );
+    assert!(cut.join("checkpoint_2_of_3.fem").exists());
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", c, "-q", "--resume"]),
+        "resumed",
+    );
+    let mut names: Vec<_> = std::fs::read_dir(&whole)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert!(names.len() > 10);
+    for name in names {
+        let a = std::fs::read(whole.join(&name)).unwrap();
+        let b = std::fs::read(cut.join(&name)).unwrap();
+        assert!(a == b, "{name:?} differs after the restart");
+    }
+    // Another process count cannot resume it.
+    let out = mpirun(2, &["run", BOX, "-o", c, "-q", "--resume"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+}
+
+/// The box input with `from` replaced by `to`, written into `dir`.
+fn variant(dir: &Path, from: &str, to: &str) -> PathBuf {
+    let text = std::fs::read_to_string(root().join(BOX)).unwrap();
+    assert!(text.contains(from));
+    let path = dir.join("box.yaml");
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    path
+}
+
+#[test]
+fn an_input_error_is_reported_once_and_every_rank_exits_2() {
+    let dir = scratch("input_error");
+    let input = variant(&dir, "poisson: 0.3", "poisson: 0.5");
+    let out = mpirun(
+        3,
+        &[
+            "run",
+            input.to_str().unwrap(),
+            "-o",
+            dir.join("out").to_str().unwrap(),
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
+    assert!(t.contains("model.solid.material.poisson"), "{t}");
+}
+
+#[test]
+fn an_inverted_cell_on_one_rank_stops_every_rank_with_exit_1_naming_rank_and_cell() {
+    let dir = scratch("inverted");
+    let input = variant(&dir, "auto_dt: 0.5", "auto_dt: 0.5\n    recheck_every: 0");
+    let input_text = std::fs::read_to_string(&input).unwrap();
+    std::fs::write(
+        &input,
+        input_text.replace("gravity: [0, 0, -9.81]", "gravity: [0, 0, -3e6]"),
+    )
+    .unwrap();
+    let out = mpirun(
+        3,
+        &[
+            "run",
+            input.to_str().unwrap(),
+            "-o",
+            dir.join("out").to_str().unwrap(),
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
+    assert!(
+        t.contains("rank ") && t.contains("cell ") && t.contains("inverted"),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_piece_that_cannot_be_written_stops_every_rank_with_exit_1_naming_the_rank() {
+    let dir = scratch("unwritable");
+    let out_dir = dir.join("out");
+    // Frame 1's piece of rank 1 is in the way as a directory.
+    std::fs::create_dir_all(out_dir.join("box_000001_1.vtu").join("x")).unwrap();
+    let out = mpirun(2, &["run", BOX, "-o", out_dir.to_str().unwrap()]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
+    assert!(
+        t.contains("rank 1:") && t.contains("box_000001_1.vtu"),
+        "{t}"
+    );
+}
