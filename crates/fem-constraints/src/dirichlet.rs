@@ -132,6 +132,12 @@ impl DirichletConditions {
         self.signals[i].as_ref()
     }
 
+    /// Signal of the `i`-th prescribed dof, shared: a new set built from it (a subset of these
+    /// conditions, or these merged with others) prescribes the dof by the same function.
+    pub fn shared_signal(&self, i: usize) -> Arc<dyn Signal> {
+        self.signals[i].clone()
+    }
+
     /// Iterates `(dof, signal, method)`.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &dyn Signal, Enforcement)> + '_ {
         (0..self.len()).map(|i| (self.dofs[i], self.signal(i), self.enforcement[i]))

@@ -12,12 +12,12 @@
 //! eigenvalue over all ranks), the strain and kinetic energies and the work terms (exactly
 //! rounded sums of the owned terms, [`ExactSum`]), and the agreement on a failure.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use fem_assembly::{DofMap, ExactSum, SolidError, SolidOperator, StableStep};
-use fem_constraints::{DirichletConditions, DirichletSet, Signal, TimeFunction};
+use fem_constraints::{DirichletConditions, DirichletSet};
 use fem_model::InputError;
-use fem_solid::{LeapFrogSystem, SolidSetup};
+use fem_solid::{DeadLoads, LeapFrogSystem, SolidSetup};
 use fem_time::{Mass, Matrix, SecondOrderSystem};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
@@ -42,21 +42,14 @@ struct Scratch {
     nodal: Vec<f64>,
 }
 
-/// A dead traction on this subdomain's free dofs.
-#[derive(Clone, Debug)]
-struct Traction {
-    unit: [Vec<f64>; 3],
-    value: [TimeFunction; 3],
-}
-
 /// One rank's share of a solid.
 pub struct DistributedSolid {
     world: SimpleCommunicator,
     sub: Subdomain,
     operator: SolidOperator,
     mass: Mass,
-    constant_force: Vec<f64>,
-    tractions: Vec<Traction>,
+    /// Body force and dead tractions on this subdomain's free dofs.
+    loads: DeadLoads,
     /// Per local free dof: this rank owns its node.
     owned_dof: Vec<bool>,
     /// Per local free dof: its index among the whole body's free dofs.
@@ -75,25 +68,6 @@ impl std::fmt::Debug for DistributedSolid {
             .field("n_nodes", &self.sub.nodes.len())
             .field("neighbours", &self.sub.neighbours.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// A prescribed dof of the whole body's conditions, seen from a subdomain.
-#[derive(Debug)]
-struct SharedSignal {
-    conditions: Arc<DirichletConditions>,
-    index: usize,
-}
-
-impl Signal for SharedSignal {
-    fn value(&self, t: f64) -> f64 {
-        self.conditions.signal(self.index).value(t)
-    }
-    fn rate(&self, t: f64) -> f64 {
-        self.conditions.signal(self.index).rate(t)
-    }
-    fn acceleration(&self, t: f64) -> f64 {
-        self.conditions.signal(self.index).acceleration(t)
     }
 }
 
@@ -180,8 +154,7 @@ impl DistributedSolid {
             sub,
             operator,
             mass: Mass::Lumped(Vec::new()),
-            constant_force: vec![0.0; dofmap.n_free()],
-            tractions: Vec::new(),
+            loads: DeadLoads::new(dofmap.n_free()),
             owned_dof,
             global_free,
             has_external: false,
@@ -199,14 +172,11 @@ impl DistributedSolid {
             .assemble(&mut slots, &mut m, |_| Ok(()))
             .map_err(|e| setup.operator_error(e))?;
         if let Some(g) = setup.gravity {
-            for ((c, mi), &d) in system
-                .constant_force
-                .iter_mut()
-                .zip(&m)
+            let weight = m
+                .iter()
                 .zip(dofmap.free_dofs())
-            {
-                *c += mi * g[d % 3];
-            }
+                .map(|(mi, &d)| mi * g[d % 3]);
+            system.loads.add_constant(weight);
         }
         system.mass = Mass::Lumped(m);
         for t in &setup.tractions {
@@ -222,12 +192,9 @@ impl DistributedSolid {
                 );
                 system.global_free.iter().map(|&g| f[g]).collect()
             });
-            system.tractions.push(Traction {
-                unit,
-                value: t.value.clone(),
-            });
+            system.loads.add_traction(unit, t.value.clone());
         }
-        let local = !system.tractions.is_empty() || system.constant_force.iter().any(|&f| f != 0.0);
+        let local = !system.loads.is_zero();
         let mut any = 0i32;
         system
             .world
@@ -239,7 +206,6 @@ impl DistributedSolid {
     /// The prescribed dofs of the whole body that are this subdomain's, on its free dofs.
     pub fn dirichlet(&self, whole: &DirichletConditions) -> DirichletConditions {
         let mut local_of = vec![usize::MAX; whole.dof_bound().max(1)];
-        let shared = Arc::new(whole.clone());
         let n_global = self.global_free.iter().max().map_or(0, |m| m + 1);
         if local_of.len() < n_global {
             local_of.resize(n_global, usize::MAX);
@@ -253,10 +219,7 @@ impl DistributedSolid {
             .filter(|(_, (dof, _, _))| local_of.get(*dof).is_some_and(|&l| l != usize::MAX))
             .map(|(index, (dof, _, enforcement))| DirichletSet {
                 dofs: vec![local_of[dof]],
-                signal: Arc::new(SharedSignal {
-                    conditions: shared.clone(),
-                    index,
-                }),
+                signal: whole.shared_signal(index),
                 enforcement,
             })
             .collect();
@@ -434,17 +397,7 @@ impl SecondOrderSystem for DistributedSolid {
     }
 
     fn external_force(&self, t: f64, f: &mut [f64]) {
-        f.copy_from_slice(&self.constant_force);
-        for traction in &self.tractions {
-            for (unit, value) in traction.unit.iter().zip(&traction.value) {
-                let s = value.eval(t);
-                if s != 0.0 {
-                    for (fi, ui) in f.iter_mut().zip(unit) {
-                        *fi += s * ui;
-                    }
-                }
-            }
-        }
+        self.loads.force(t, f);
     }
 
     fn has_external_force(&self) -> bool {

@@ -5,6 +5,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`system`] | [`SolidSystem`]: the solid as a [`fem_time::SecondOrderSystem`] (mass, force, tangent, strain energy, gravity, dead tractions) |
+//! | [`loads`] | [`DeadLoads`]: body force and dead tractions on the free dofs |
 //! | [`leapfrog`] | the leap-frog state shared by both schemes, [`LeapFrogSystem`] (a system with a critical step) |
 //! | [`def_exp`] | [`DefExp`]: explicit leap-frog on a lumped mass, with the critical step checked at the start and as the body deforms |
 //! | [`def_lim`] | [`DefLim`]: linearly implicit leap-frog, one linear solve per step, stiffness-proportional damping |
@@ -22,6 +23,7 @@ pub mod def_exp;
 pub mod def_lim;
 pub mod initial;
 pub mod leapfrog;
+pub mod loads;
 pub mod model;
 mod prescribed;
 pub mod rotation;
@@ -32,6 +34,7 @@ pub mod system;
 pub use def_exp::{CriticalStepCheck, DefExp};
 pub use def_lim::DefLim;
 pub use leapfrog::LeapFrogSystem;
+pub use loads::DeadLoads;
 pub use model::SolidModel;
 pub use rotation::RotationSignal;
 pub use section::{SolidSection, SolidSetup, TractionFaces};

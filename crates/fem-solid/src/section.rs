@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use fem_assembly::{DofMap, SolidError, SolidOperator};
-use fem_constraints::{
-    DirichletConditions, DirichletSet, Enforcement, Prescribed, Signal, TimeFunction,
-};
+use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, TimeFunction};
 use fem_elements::solid::{FaceKind, Lumping, Material, MaterialError, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::{CellKind, Mesh};
@@ -310,25 +308,6 @@ fn material(m: &MaterialInput) -> Result<(Material, f64), InputError> {
         ));
     }
     Ok((material, m.density))
-}
-
-/// A shared Dirichlet condition as a signal of its own (so it can be merged with rotations).
-#[derive(Debug)]
-struct SharedSignal {
-    conditions: Arc<DirichletConditions>,
-    index: usize,
-}
-
-impl Signal for SharedSignal {
-    fn value(&self, t: f64) -> f64 {
-        self.conditions.signal(self.index).value(t)
-    }
-    fn rate(&self, t: f64) -> f64 {
-        self.conditions.signal(self.index).rate(t)
-    }
-    fn acceleration(&self, t: f64) -> f64 {
-        self.conditions.signal(self.index).acceleration(t)
-    }
 }
 
 fn enforcement(kind: EnforcementKind) -> Enforcement {
@@ -756,19 +735,16 @@ impl SolidSection {
         dofmap: &DofMap,
         grid: &TimeGrid,
     ) -> Result<DirichletConditions, InputError> {
-        let shared = Arc::new(dirichlet_conditions(input, mesh, dofmap, grid)?);
+        let shared = dirichlet_conditions(input, mesh, dofmap, grid)?;
         if self.rotations.is_empty() {
-            return Ok(Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone()));
+            return Ok(shared);
         }
         let mut sets: Vec<DirichletSet> = shared
             .iter()
             .enumerate()
             .map(|(index, (dof, _, e))| DirichletSet {
                 dofs: vec![dof],
-                signal: Arc::new(SharedSignal {
-                    conditions: shared.clone(),
-                    index,
-                }),
+                signal: shared.shared_signal(index),
                 enforcement: e,
             })
             .collect();

@@ -19,21 +19,13 @@ use fem_constraints::TimeFunction;
 use fem_elements::solid::FaceKind;
 use fem_time::{Mass, Matrix, SecondOrderSystem};
 
+use crate::loads::DeadLoads;
+
 /// Scratch buffers of the force evaluation (the full displacement and the force slots).
 #[derive(Debug, Default)]
 struct Scratch {
     u: Vec<f64>,
     slots: Vec<f64>,
-}
-
-/// A dead traction on a set of faces: the consistent nodal force of a unit traction along
-/// each axis, scaled at time `t` by that component's function.
-#[derive(Clone, Debug)]
-struct Traction {
-    /// Nodal forces of the unit tractions `e_x`, `e_y`, `e_z` (free dofs).
-    unit: [Vec<f64>; 3],
-    /// The traction's components as functions of time (force per unit reference area).
-    value: [TimeFunction; 3],
 }
 
 /// The mass of a solid: lumped (by the operator's lumping) or consistent.
@@ -53,9 +45,8 @@ pub enum SolidMass {
 pub struct SolidSystem {
     operator: Arc<SolidOperator>,
     mass: Mass,
-    /// Constant external force (body force), free dofs.
-    constant_force: Vec<f64>,
-    tractions: Vec<Traction>,
+    /// The external force: body force and dead tractions, free dofs.
+    loads: DeadLoads,
     scratch: Mutex<Scratch>,
     inverted: Mutex<Option<SolidError>>,
 }
@@ -71,8 +62,7 @@ impl SolidSystem {
         Ok(Self {
             operator: Arc::new(operator),
             mass,
-            constant_force: vec![0.0; n],
-            tractions: Vec::new(),
+            loads: DeadLoads::new(n),
             scratch: Mutex::new(Scratch::default()),
             inverted: Mutex::new(None),
         })
@@ -95,9 +85,7 @@ impl SolidSystem {
                 self.operator.body_force(g.map(|gi| rho * gi))
             }
         };
-        for (c, f) in self.constant_force.iter_mut().zip(force) {
-            *c += f;
-        }
+        self.loads.add_constant(force);
         self
     }
 
@@ -119,7 +107,7 @@ impl SolidSystem {
             area = a;
             f
         });
-        self.tractions.push(Traction { unit, value });
+        self.loads.add_traction(unit, value);
         area
     }
 
@@ -200,8 +188,7 @@ impl Clone for SolidSystem {
         Self {
             operator: self.operator.clone(),
             mass: self.mass.clone(),
-            constant_force: self.constant_force.clone(),
-            tractions: self.tractions.clone(),
+            loads: self.loads.clone(),
             scratch: Mutex::new(Scratch::default()),
             inverted: Mutex::new(None),
         }
@@ -241,21 +228,11 @@ impl SecondOrderSystem for SolidSystem {
     }
 
     fn external_force(&self, t: f64, f: &mut [f64]) {
-        f.copy_from_slice(&self.constant_force);
-        for traction in &self.tractions {
-            for (unit, value) in traction.unit.iter().zip(&traction.value) {
-                let s = value.eval(t);
-                if s != 0.0 {
-                    for (fi, ui) in f.iter_mut().zip(unit) {
-                        *fi += s * ui;
-                    }
-                }
-            }
-        }
+        self.loads.force(t, f);
     }
 
     fn has_external_force(&self) -> bool {
-        !self.tractions.is_empty() || self.constant_force.iter().any(|&f| f != 0.0)
+        !self.loads.is_zero()
     }
 
     fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
