@@ -3,11 +3,16 @@
 //! is the serial run loop, as in a build without the feature.
 //!
 //! Every rank reads the input; an input error is printed once (by rank 0) and every rank
-//! exits 2. A failed run stops every rank with exit 1, the message naming the rank.
+//! exits 2. A failed run stops every rank with exit 1, the message naming the rank. SIGINT or
+//! SIGTERM (a scheduler's warning before the wall-time limit, delivered to every rank or to
+//! one) stops every rank after the same step with a checkpoint each, exit 1, as the serial
+//! run does.
 
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use fem_model::resources::Budget;
 use fem_mpi::mpi::traits::Communicator;
@@ -24,7 +29,8 @@ pub fn launched_by_mpirun() -> bool {
 
 /// Runs `file` on the processes of `MPI_COMM_WORLD`, writing into `out_dir`. Returns `None`
 /// when the input is not for a distributed run and there is one process (the caller runs it
-/// serially).
+/// serially). `interrupt`, raised on any rank (a signal), stops every rank after the same
+/// step with a checkpoint each.
 pub fn run(
     file: &Path,
     out_dir: &Path,
@@ -32,6 +38,7 @@ pub fn run(
     max_steps: Option<u64>,
     resume: bool,
     quiet: bool,
+    interrupt: Option<Arc<AtomicBool>>,
 ) -> Option<ExitCode> {
     let Some(universe) = fem_mpi::mpi::initialize() else {
         let _ = writeln!(std::io::stderr(), "error: MPI is already initialized");
@@ -86,6 +93,7 @@ pub fn run(
         checkpoint_every: input.output.checkpoint_every,
         resume,
         fingerprint,
+        interrupt,
     };
     match run.run(&options) {
         Ok(summary) => {

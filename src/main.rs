@@ -144,6 +144,7 @@ fn main() -> ExitCode {
             *max_steps,
             *resume,
             cli.quiet,
+            Some(interrupt_flag()),
         ) {
             return code;
         }

@@ -1,7 +1,8 @@
 //! The explicit solid on MPI (feature `mpi`; `.ci/run` runs it): `mpirun -np P fem run` for
 //! P = 1, 2, 3, 4 writes a history byte for byte the serial run's and frames whose every value
 //! is bitwise the serial frame's at the same global node and cell; a run cut short and resumed
-//! on the same P is the uninterrupted run, file for file; an input error is reported once
+//! on the same P is the uninterrupted run, file for file, and so is a run stopped by a signal
+//! to one of its ranks and resumed; an input error is reported once
 //! and every rank exits 2; a failure on one rank (an inverted cell, a piece that cannot be
 //! written) stops every rank with exit 1, naming the rank.
 //!
@@ -220,6 +221,125 @@ fn a_resumed_run_is_the_uninterrupted_run_file_for_file() {
     // Another process count cannot resume it.
     let out = mpirun(2, &["run", BOX, "-o", c, "-q", "--resume"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+}
+
+/// The process ids of the ranks (`fem` itself, not the launcher) whose arguments name `dir`.
+fn rank_pids(dir: &Path) -> Vec<u32> {
+    let exe = env!("CARGO_BIN_EXE_fem");
+    let dir = dir.to_str().unwrap();
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if args.first() == Some(&exe.as_bytes()) && args.contains(&dir.as_bytes()) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uninterrupted_run() {
+    let base = scratch("signal");
+    // Long enough to be signalled mid-run (20 000 steps of ~0.2 ms; the signal comes after
+    // 1000), with few files.
+    let input = variant(&base, "t_end: 0.05", "t_end: 1.0");
+    let text_in = std::fs::read_to_string(&input)
+        .unwrap()
+        .replace("auto_dt: 0.5", "auto_dt: 0.02");
+    let quiet_output = "output: { every: 2000, history_every: 50 }";
+    std::fs::write(
+        &input,
+        text_in.replace(
+            "output: { every: 40, history_every: 3, checkpoint_every: 50 }",
+            quiet_output,
+        ),
+    )
+    .unwrap();
+    let input = input.to_str().unwrap();
+    let (whole, cut) = (base.join("whole"), base.join("cut"));
+    let steps = "20000";
+    let args = |dir: &Path| -> Vec<String> {
+        [
+            "run",
+            input,
+            "-o",
+            dir.to_str().unwrap(),
+            "-q",
+            "--max-steps",
+            steps,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let whole_args = args(&whole);
+    let whole_refs: Vec<&str> = whole_args.iter().map(String::as_str).collect();
+    run_ok(mpirun(2, &whole_refs), "uninterrupted");
+
+    let launcher = std::env::var("FEM_MPIRUN").unwrap_or_else(|_| "mpirun".into());
+    let mut words = launcher.split_whitespace();
+    let child = Command::new(words.next().unwrap())
+        .args(words)
+        .args(["-np", "2", env!("CARGO_BIN_EXE_fem")])
+        .args(args(&cut))
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpirun starts");
+    let history = cut.join("history.csv");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&history).map_or(0, |h| h.lines().count()) < 20 {
+        assert!(started.elapsed().as_secs() < 120, "the run did not start");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let pids = rank_pids(&cut);
+    assert_eq!(pids.len(), 2, "two ranks found: {pids:?}");
+    // One rank only: the other learns of it through the agreement after the step.
+    let _ = Command::new("kill")
+        .args(["-TERM", &pids[0].to_string()])
+        .status();
+    let out = child.wait_with_output().expect("mpirun ends");
+    let said = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "an interrupted run exits 1: {said}"
+    );
+    assert_eq!(
+        said.matches("interrupted at step").count(),
+        1,
+        "said once: {said}"
+    );
+    let rows = std::fs::read_to_string(&history).unwrap().lines().count();
+    assert!(rows < 20_000 / 50, "stopped early: {rows} rows");
+    for rank in 0..2 {
+        let c = cut.join(format!("checkpoint_{rank}_of_2.fem"));
+        assert!(c.exists(), "rank {rank} left its checkpoint");
+    }
+    let mut resume = args(&cut);
+    resume.push("--resume".into());
+    let refs: Vec<&str> = resume.iter().map(String::as_str).collect();
+    run_ok(mpirun(2, &refs), "resumed");
+    let mut names: Vec<_> = std::fs::read_dir(&whole)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert!(names.len() > 5, "{names:?}");
+    for name in names {
+        let a = std::fs::read(whole.join(&name)).unwrap();
+        let b = std::fs::read(cut.join(&name)).unwrap();
+        assert!(
+            a == b,
+            "{name:?} differs after the interruption and restart"
+        );
+    }
 }
 
 /// The box input with `from` replaced by `to`, written into `dir`.

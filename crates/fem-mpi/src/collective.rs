@@ -59,3 +59,10 @@ pub fn all(world: &SimpleCommunicator, ok: bool) -> bool {
     world.all_reduce_into(&i32::from(ok), &mut all, SystemOperation::min());
     all != 0
 }
+
+/// Whether `flag` holds on some rank. Collective.
+pub fn any(world: &SimpleCommunicator, flag: bool) -> bool {
+    let mut any = 0i32;
+    world.all_reduce_into(&i32::from(flag), &mut any, SystemOperation::max());
+    any != 0
+}

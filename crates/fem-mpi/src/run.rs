@@ -14,6 +14,8 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use fem_io::{
@@ -27,7 +29,7 @@ use fem_time::{NodalStepper, StateField, StateKind, StepError, StepSettings, Ste
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use crate::collective::{agree, first_message};
+use crate::collective::{agree, any, first_message};
 use crate::partition::{centroids, recursive_bisection};
 use crate::subdomain::Subdomain;
 use crate::system::DistributedSolid;
@@ -57,6 +59,10 @@ pub struct DistributedOptions {
     pub resume: bool,
     /// Fingerprint of the inputs (a checkpoint of other inputs is refused).
     pub fingerprint: u32,
+    /// Raised (by SIGINT or SIGTERM, on any rank) to stop after the current step: every rank
+    /// writes its checkpoint at the same step and the run ends with
+    /// [`DistributedError::Interrupted`].
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// Why a distributed run stopped.
@@ -68,6 +74,18 @@ pub enum DistributedError {
     /// The run failed on some rank (exit 1); the message names the rank.
     #[error("{0}")]
     Run(String),
+    /// A rank was interrupted; every rank wrote its checkpoint after the same step (exit 1).
+    #[error(
+        "interrupted at step {step} (t = {t:e}); a checkpoint per process was written to {checkpoints}: continue with the same command, the same number of processes and --resume"
+    )]
+    Interrupted {
+        /// The last step taken.
+        step: u64,
+        /// Its time.
+        t: f64,
+        /// The checkpoint files, as a pattern (`DIR/checkpoint_*_of_P.fem`).
+        checkpoints: String,
+    },
 }
 
 impl DistributedError {
@@ -75,7 +93,7 @@ impl DistributedError {
     pub fn exit_code(&self) -> u8 {
         match self {
             DistributedError::Input(_) => 2,
-            DistributedError::Run(_) => 1,
+            DistributedError::Run(_) | DistributedError::Interrupted { .. } => 1,
         }
     }
 }
@@ -274,9 +292,26 @@ impl DistributedSolidRun {
             out.mark_cadence(row_due, frame_due);
             let due = options.checkpoint_every.is_some_and(|k| n % k == 0);
             let cut_short = n == n_steps && n_steps < grid.n_steps();
-            if (due && n < n_steps) || cut_short {
+            // A signal reaches the ranks at different moments: they agree after every step.
+            let raised = options
+                .interrupt
+                .as_ref()
+                .is_some_and(|flag| flag.load(Ordering::SeqCst));
+            let interrupted = options.interrupt.is_some() && any(&self.world, raised);
+            if interrupted || (due && n < n_steps) || cut_short {
                 self.save(options, &out)?;
                 written_checkpoint = true;
+            }
+            if interrupted {
+                return Err(DistributedError::Interrupted {
+                    step: n,
+                    t: self.stepper.time(),
+                    checkpoints: options
+                        .out_dir
+                        .join(format!("checkpoint_*_of_{}.fem", self.world.size()))
+                        .display()
+                        .to_string(),
+                });
             }
         }
         let wall_seconds = start.elapsed().as_secs_f64();
