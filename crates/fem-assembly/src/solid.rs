@@ -549,20 +549,38 @@ impl SolidOperator {
     /// The strain energy as an exact sum not yet rounded (to be merged with other subdomains').
     pub fn strain_energy_sum(&self, u: &[f64]) -> ExactSum {
         self.check_displacement(u);
-        let n3 = 3 * self.kind.n_nodes();
-        let per_cell: Vec<f64> = (0..self.n_cells())
-            .into_par_iter()
-            .map(|c| {
+        let n = self.kind.n_nodes();
+        // Exact partial sums per task, merged: the rounded value does not depend on the split.
+        let cell_energy = |c: usize| -> f64 {
+            if self.compact {
+                let geo = self.geometry[hex8::COMPACT_LEN * c..hex8::COMPACT_LEN * (c + 1)]
+                    .try_into()
+                    .expect("a compact geometry block");
+                let nodes = &self.connectivity[8 * c..8 * c + 8];
+                let ue: [[f64; 3]; 8] = std::array::from_fn(|a| {
+                    let d = 3 * nodes[a];
+                    [u[d], u[d + 1], u[d + 2]]
+                });
+                hex8::strain_energy(&self.material, geo, &ue)
+            } else {
                 let mut ue = [0.0; 30];
-                self.cell_displacement(u, c, &mut ue[..n3]);
+                self.cell_displacement(u, c, &mut ue[..3 * n]);
                 self.with_cell_geometry(c, |grad, dv| {
-                    strain_energy(&self.material, grad, dv, &ue[..n3])
+                    strain_energy(&self.material, grad, dv, &ue[..3 * n])
                 })
+            }
+        };
+        (0..self.n_cells())
+            .into_par_iter()
+            .with_min_len(CELLS_PER_TASK)
+            .fold(ExactSum::new, |mut sum, c| {
+                sum.add(cell_energy(c));
+                sum
             })
-            .collect();
-        let mut sum = ExactSum::new();
-        per_cell.iter().for_each(|&e| sum.add(e));
-        sum
+            .reduce(ExactSum::new, |mut a, b| {
+                a.merge(&b);
+                a
+            })
     }
 
     /// Cell-averaged stresses for output, one per cell, into `out`.

@@ -21,7 +21,9 @@
 
 use super::material::{Material, cofactor, det3};
 use super::shape::{Hex8, ReferenceElement};
-use super::total_lagrangian::{NonPositiveJacobian, jacobian, weighted_first_piola};
+use super::total_lagrangian::{
+    NonPositiveJacobian, jacobian, weighted_energy, weighted_first_piola,
+};
 
 /// Values per cell of the compact geometry: `J⁻¹` (9 × 8, point-innermost) and `dV` (8).
 pub const COMPACT_LEN: usize = 80;
@@ -119,15 +121,10 @@ fn interpolate_transpose(r: [[f64; 2]; 2], scale: f64) -> [[f64; 2]; 2] {
     [[e00, e01], [e10, e11]]
 }
 
-/// Internal force of one hex8 with compact geometry `geo` and nodal displacements `u`
-/// (Gmsh order) into `f` (24 values, node-major). Returns the smallest `J` over the points.
+/// `F_q = I + (∂u/∂ξ)_q J_q⁻¹` at the 8 Gauss points (lanes `q = i + 2j + 4k`) of one hex8
+/// with compact geometry `geo` and nodal displacements `u` (Gmsh order), by sum factorization.
 #[inline(always)]
-pub fn internal_force(
-    material: &Material,
-    geo: &[f64; COMPACT_LEN],
-    u: &[[f64; 3]; 8],
-    f: &mut [f64],
-) -> f64 {
+fn deformation_gradients(geo: &[f64; COMPACT_LEN], u: &[[f64; 3]; 8]) -> [[[f64; 8]; 3]; 3] {
     // Tensor-ordered displacements: t = α + 2β + 4γ.
     let ut: [[f64; 3]; 8] = std::array::from_fn(|t| u[TENSOR_TO_GMSH[t]]);
     // Reference gradient H_ξ[c][m] at the points, lanes q = i + 2j + 4k. The derivative of ℓ
@@ -170,6 +167,30 @@ pub fn internal_force(
             }
         }
     }
+    fl
+}
+
+/// Strain energy `Σ_q W(F_q) dV_q` of one hex8 with compact geometry `geo` and nodal
+/// displacements `u` (Gmsh order): the deformation gradients of [`internal_force`], so the
+/// energy costs a fraction of a force evaluation. `NaN` where `W` is (an inverted point of
+/// the `ln J` model).
+pub fn strain_energy(material: &Material, geo: &[f64; COMPACT_LEN], u: &[[f64; 3]; 8]) -> f64 {
+    let fl = deformation_gradients(geo, u);
+    let dv: &[f64; 8] = geo[72..80].try_into().expect("8 weights");
+    weighted_energy(material, &fl, dv)
+}
+
+/// Internal force of one hex8 with compact geometry `geo` and nodal displacements `u`
+/// (Gmsh order) into `f` (24 values, node-major). Returns the smallest `J` over the points.
+#[inline(always)]
+pub fn internal_force(
+    material: &Material,
+    geo: &[f64; COMPACT_LEN],
+    u: &[[f64; 3]; 8],
+    f: &mut [f64],
+) -> f64 {
+    let fl = deformation_gradients(geo, u);
+    let jinv = |m: usize, j: usize| -> &[f64] { &geo[(3 * m + j) * 8..(3 * m + j) * 8 + 8] };
     let dv: &[f64; 8] = geo[72..80].try_into().expect("8 weights");
     let mut p = [[[0.0; 8]; 3]; 3];
     let jmin = weighted_first_piola(material, &fl, dv, &mut p);
@@ -241,7 +262,9 @@ pub fn internal_forces(
 mod tests {
     use super::*;
     use crate::solid::quadrature3d::hex_gauss;
-    use crate::solid::total_lagrangian::{internal_force as generic_force, reference_geometry};
+    use crate::solid::total_lagrangian::{
+        internal_force as generic_force, reference_geometry, strain_energy as generic_energy,
+    };
     use crate::solid::{MaterialModel, SolidKind};
 
     fn distorted() -> Vec<[f64; 3]> {
@@ -289,6 +312,13 @@ mod tests {
             let mut f_generic = [0.0; 24];
             let j = internal_force(&m, &compact, &u, &mut f);
             let j_generic = generic_force(&m, &grad, &dv, u.as_flattened(), &mut f_generic);
+            let w = strain_energy(&m, &compact, &u);
+            let w_generic = generic_energy(&m, &grad, &dv, u.as_flattened());
+            assert!(w_generic > 1e-3, "{model}: a strained cell");
+            assert!(
+                (w - w_generic).abs() < 1e-13 * w_generic,
+                "{model}: {w} vs {w_generic}"
+            );
             assert!((j - j_generic).abs() < 1e-14);
             let scale = f_generic.iter().fold(0.0f64, |a, v| a.max(v.abs()));
             assert!(scale > 1e-2);
