@@ -199,7 +199,8 @@ impl DistributedSolidRun {
             recheck_every: section.recheck_every(),
             ..CriticalStepCheck::default()
         };
-        let stepper = DefExp::new(system, settings, &x0, &v0, check).map_err(|e| match e {
+        let stepper = DefExp::with_bound_at(system, settings, &x0, &v0, check, critical);
+        let stepper = stepper.map_err(|e| match e {
             StepError::Unstable { .. } => InputError::invalid("time.dt", e.to_string()),
             other => InputError::invalid("time", other.to_string()),
         });

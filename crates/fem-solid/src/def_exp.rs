@@ -10,6 +10,7 @@
 //! stops when the deformed body's bound falls below the step by more than
 //! [`CriticalStepCheck::tolerance`].
 
+use fem_assembly::StableStep;
 use std::borrow::Cow;
 
 use fem_time::{
@@ -64,6 +65,32 @@ impl<S: LeapFrogSystem> DefExp<S> {
         v0: &[f64],
         check: CriticalStepCheck,
     ) -> Result<Self, StepError> {
+        Self::build(system, settings, x0, v0, check, None)
+    }
+
+    /// [`new`](Self::new) with the critical step at `x0` already known (a set-up that chose
+    /// its step from it): it is reused when the start state is `x0` itself (no prescribed
+    /// value at `t0` moves a dof), which saves a pass over every cell (for a 10⁶-cell body,
+    /// half a minute on one core). Collective on a distributed system.
+    pub fn with_bound_at(
+        system: S,
+        settings: StepSettings,
+        x0: &[f64],
+        v0: &[f64],
+        check: CriticalStepCheck,
+        bound_at_x0: StableStep,
+    ) -> Result<Self, StepError> {
+        Self::build(system, settings, x0, v0, check, Some(bound_at_x0))
+    }
+
+    fn build(
+        system: S,
+        settings: StepSettings,
+        x0: &[f64],
+        v0: &[f64],
+        check: CriticalStepCheck,
+        bound_at_x0: Option<StableStep>,
+    ) -> Result<Self, StepError> {
         let n = system.n_dofs();
         let state = LeapFrog::new(n, settings, x0, v0)?;
         let inverse_mass = match system.mass() {
@@ -77,13 +104,17 @@ impl<S: LeapFrogSystem> DefExp<S> {
                 });
             }
         };
-        let bound = system
-            .critical_step(&state.q)
-            .map_err(|message| StepError::Failed {
-                step: 0,
-                t: state.t0,
-                message,
-            })?;
+        let known = bound_at_x0.filter(|_| system.all_agree(state.q == x0));
+        let bound = match known {
+            Some(b) => b,
+            None => system
+                .critical_step(&state.q)
+                .map_err(|message| StepError::Failed {
+                    step: 0,
+                    t: state.t0,
+                    message,
+                })?,
+        };
         check_critical(state.dt, &bound, DEF_EXP_BOUND)?;
         let n_prescribed = state.control.dofs().len();
         Ok(Self {

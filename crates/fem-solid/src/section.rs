@@ -625,12 +625,11 @@ impl SolidSection {
                     recheck_every: self.recheck_every.unwrap_or(10),
                     ..CriticalStepCheck::default()
                 };
-                let s = DefExp::new(system.clone(), settings, &x0, &v0, check).map_err(
-                    |e| match e {
+                let s = DefExp::with_bound_at(system.clone(), settings, &x0, &v0, check, critical)
+                    .map_err(|e| match e {
                         StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
                         other => step_error(other),
-                    },
-                )?;
+                    })?;
                 Box::new(s)
             }
             SchemeKind::DefLim => {
