@@ -18,6 +18,7 @@ use fem_model::resources::Budget;
 use fem_mpi::mpi::traits::Communicator;
 use fem_mpi::{DistributedOptions, DistributedSolidRun};
 
+use crate::drive::{Progress, ProgressReport};
 use crate::input::ModelInput;
 
 /// Whether this process was started by an MPI launcher (MPICH's Hydra, Open MPI, PMIx).
@@ -37,7 +38,7 @@ pub fn run(
     base: &str,
     max_steps: Option<u64>,
     resume: bool,
-    quiet: bool,
+    progress: Progress,
     interrupt: Option<Arc<AtomicBool>>,
 ) -> Option<ExitCode> {
     let Some(universe) = fem_mpi::mpi::initialize() else {
@@ -95,9 +96,17 @@ pub fn run(
         fingerprint,
         interrupt,
     };
-    match run.run(&options) {
+    let n_steps = max_steps.map_or(run.grid().n_steps(), |m| m.min(run.grid().n_steps()));
+    let mode = if rank == 0 { progress } else { Progress::Quiet };
+    let bar = ProgressReport::new(mode, n_steps);
+    let result = run.run_reporting(&options, |n| bar.at(n));
+    match &result {
+        Ok(_) => bar.finish(),
+        Err(_) => bar.abandon(),
+    }
+    match result {
         Ok(summary) => {
-            if rank == 0 && !quiet {
+            if rank == 0 && progress != Progress::Quiet {
                 let _ = writeln!(
                     std::io::stdout(),
                     "{} steps on {size} MPI processes in {:.3} s ({:.1} steps/s); {} frames: {}",

@@ -666,8 +666,9 @@ fn resume(
     })
 }
 
-/// A progress bar on a terminal, or a plain line every 10 %.
-struct ProgressReport {
+/// A progress bar on a terminal, or a plain line every 10 % (the serial run loop's, and rank
+/// 0's of a distributed run).
+pub(crate) struct ProgressReport {
     mode: Progress,
     bar: Option<indicatif::ProgressBar>,
     n_steps: u64,
@@ -675,7 +676,7 @@ struct ProgressReport {
 }
 
 impl ProgressReport {
-    fn new(mode: Progress, n_steps: u64) -> Self {
+    pub(crate) fn new(mode: Progress, n_steps: u64) -> Self {
         let bar = (mode == Progress::Bar).then(|| {
             let bar = indicatif::ProgressBar::new(n_steps);
             bar.set_style(
@@ -694,7 +695,7 @@ impl ProgressReport {
         }
     }
 
-    fn at(&self, n: u64) {
+    pub(crate) fn at(&self, n: u64) {
         match self.mode {
             Progress::Quiet => {}
             Progress::Bar => {
@@ -719,13 +720,13 @@ impl ProgressReport {
         }
     }
 
-    fn abandon(&self) {
+    pub(crate) fn abandon(&self) {
         if let Some(bar) = &self.bar {
             bar.abandon();
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish();
         }

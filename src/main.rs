@@ -143,7 +143,7 @@ fn main() -> ExitCode {
             &base_name(file),
             *max_steps,
             *resume,
-            cli.quiet,
+            progress_mode(&cli),
             Some(interrupt_flag()),
         ) {
             return code;

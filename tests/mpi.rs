@@ -246,7 +246,7 @@ fn rank_pids(dir: &Path) -> Vec<u32> {
 #[test]
 fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uninterrupted_run() {
     let base = scratch("signal");
-    // Long enough to be signalled mid-run (20 000 steps of ~0.2 ms; the signal comes after
+    // Long enough to be signalled mid-run (8 000 steps of ~0.2 ms; the signal comes after
     // 1000), with few files.
     let input = variant(&base, "t_end: 0.05", "t_end: 1.0");
     let text_in = std::fs::read_to_string(&input)
@@ -263,7 +263,7 @@ fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uni
     .unwrap();
     let input = input.to_str().unwrap();
     let (whole, cut) = (base.join("whole"), base.join("cut"));
-    let steps = "20000";
+    let steps = "8000";
     let args = |dir: &Path| -> Vec<String> {
         [
             "run",
@@ -317,7 +317,7 @@ fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uni
         "said once: {said}"
     );
     let rows = std::fs::read_to_string(&history).unwrap().lines().count();
-    assert!(rows < 20_000 / 50, "stopped early: {rows} rows");
+    assert!(rows < 8_000 / 50, "stopped early: {rows} rows");
     for rank in 0..2 {
         let c = cut.join(format!("checkpoint_{rank}_of_2.fem"));
         assert!(c.exists(), "rank {rank} left its checkpoint");
@@ -340,6 +340,17 @@ fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uni
             "{name:?} differs after the interruption and restart"
         );
     }
+}
+
+#[test]
+fn progress_and_the_summary_are_reported_once() {
+    let dir = scratch("progress");
+    let out = mpirun(3, &["run", BOX, "-o", dir.to_str().unwrap()]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(said.matches("(100 %)").count(), 1, "rank 0 only: {said}");
+    assert_eq!(said.matches("(50 %)").count(), 1, "rank 0 only: {said}");
+    assert_eq!(said.matches("on 3 MPI processes").count(), 1, "{said}");
 }
 
 /// The box input with `from` replaced by `to`, written into `dir`.

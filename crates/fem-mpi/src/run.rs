@@ -260,6 +260,16 @@ impl DistributedSolidRun {
         &mut self,
         options: &DistributedOptions,
     ) -> Result<DistributedSummary, DistributedError> {
+        self.run_reporting(options, |_| {})
+    }
+
+    /// [`run`](Self::run), calling `after_step(n)` after step `n` is written (a progress
+    /// report: rank 0 prints, the others pass a no-op). Collective.
+    pub fn run_reporting(
+        &mut self,
+        options: &DistributedOptions,
+        mut after_step: impl FnMut(u64),
+    ) -> Result<DistributedSummary, DistributedError> {
         let grid = self.grid;
         let n_steps = options
             .max_steps
@@ -291,6 +301,7 @@ impl DistributedSolidRun {
             let last = n == n_steps;
             out.write(self, row_due || last, frame_due || last, options)?;
             out.mark_cadence(row_due, frame_due);
+            after_step(n);
             let due = options.checkpoint_every.is_some_and(|k| n % k == 0);
             let cut_short = n == n_steps && n_steps < grid.n_steps();
             // A signal reaches the ranks at different moments: they agree after every step.
