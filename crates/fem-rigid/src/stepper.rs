@@ -41,6 +41,7 @@ use std::borrow::Cow;
 use fem_time::{Energy, Invariant, StateField, StateKind, StepError, restored};
 use rayon::prelude::*;
 
+use crate::batch::{Group, LANES, step_group};
 use crate::bodies::{CHUNK, Loads, Observables, Pivot, RigidBodies};
 use crate::error::RigidError;
 use crate::mat3::{Mat3, Vec3, add, axpy, cross, dot, mat_vec, scale, sub};
@@ -83,6 +84,7 @@ pub struct RigidStepper {
     step: u64,
     load_values: Vec<LoadValue>,
     external_work: f64,
+    kernel: Kernel,
 }
 
 enum Failure {
@@ -147,7 +149,16 @@ impl RigidStepper {
             step: 0,
             load_values,
             external_work: 0.0,
+            kernel: Kernel::detect(),
         })
+    }
+
+    /// The same stepper with its free, unloaded bodies stepped by `kernel` (tests: every
+    /// kernel gives bitwise the same results).
+    #[cfg(test)]
+    pub(crate) fn with_kernel(mut self, kernel: Kernel) -> Self {
+        self.kernel = kernel;
+        self
     }
 
     /// The bodies and their current state.
@@ -224,7 +235,8 @@ impl RigidStepper {
 
         let scheme = self.scheme;
         let gravity = self.bodies.gravity;
-        let run = |c: Chunk<'_>| step_chunk(c, &scheme, h, gravity);
+        let kernel = self.kernel;
+        let run = |c: Chunk<'_>| step_chunk(c, kernel, &scheme, h, gravity);
         let step = self.step + 1;
         // Chunks report in chunk order; the first failure (lowest body) wins, and the work is
         // summed in chunk order (the same on any number of threads).
@@ -367,15 +379,98 @@ fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// Steps the bodies of one chunk; returns what it did ([`ChunkOutcome`]), or the first failing
-/// body.
-fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
+/// How a chunk's free, unloaded bodies are stepped (the others always go one by one).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Kernel {
+    /// One body at a time ([`crate::scheme::rotate`]); the unit tests' reference.
+    #[cfg_attr(not(test), allow(dead_code))]
+    PerBody,
+    /// [`LANES`] at a time ([`crate::batch`]), compiled for the instruction set `Arch` stands
+    /// for: with `pulp::Arch::new()` the best this CPU runs (AVX2 on x86-64 where present:
+    /// four lanes per instruction), with `pulp::Arch::Scalar` the baseline (SSE2: two).
+    Lanes(pulp::Arch),
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs. All kernels give bitwise the same results.
+    pub(crate) fn detect() -> Self {
+        Self::Lanes(pulp::Arch::new())
+    }
+}
+
+/// A chunk's step as an operation `pulp` compiles for each instruction set it dispatches to.
+struct ChunkStep<'a, 's> {
+    chunk: Chunk<'a>,
+    scheme: &'s Scheme,
+    h: f64,
+    gravity: Vec3,
+}
+
+impl pulp::WithSimd for ChunkStep<'_, '_> {
+    type Output = ChunkResult;
+
+    // `inline(always)`: the whole step is inlined into pulp's function for the instruction
+    // set, so that LLVM vectorizes it with that set's registers.
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> ChunkResult {
+        step_chunk_generic(self.chunk, true, self.scheme, self.h, self.gravity)
+    }
+}
+
+/// Steps the bodies of one chunk by `kernel`; returns what it did ([`ChunkOutcome`]), or the
+/// first failing body.
+fn step_chunk(c: Chunk<'_>, kernel: Kernel, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
+    match kernel {
+        Kernel::PerBody => step_chunk_generic(c, false, scheme, h, gravity),
+        Kernel::Lanes(arch) => arch.dispatch(ChunkStep {
+            chunk: c,
+            scheme,
+            h,
+            gravity,
+        }),
+    }
+}
+
+/// Steps the bodies of one chunk: with `lanes`, each run of [`LANES`] free bodies without
+/// applied loads as one group ([`crate::batch`]), every other body (and a group the batch
+/// hands back) one by one.
+#[inline(always)]
+fn step_chunk_generic(
+    c: Chunk<'_>,
+    lanes: bool,
+    scheme: &Scheme,
+    h: f64,
+    gravity: Vec3,
+) -> ChunkResult {
     let half = 0.5 * h;
+    let n = c.mass.len();
     let mut pivots = c.pivots.iter().peekable();
     let mut loads = c.loads.iter().zip(c.load_values).peekable();
     let mut outcome = ChunkOutcome::default();
-    for k in 0..c.mass.len() {
+    let mut k = 0;
+    while k < n {
         let body = c.start + k;
+        let plain_group = lanes
+            && k + LANES <= n
+            && pivots.peek().is_none_or(|p| p.body >= body + LANES)
+            && loads.peek().is_none_or(|(l, _)| l.body >= body + LANES);
+        if plain_group {
+            let group = Group {
+                inertia: &c.inertia[k..k + LANES],
+                inverse_inertia: &c.inverse_inertia[k..k + LANES],
+                position: &mut c.position[k..k + LANES],
+                velocity: &mut c.velocity[k..k + LANES],
+                rotation: &mut c.rotation[k..k + LANES],
+                omega: &mut c.omega[k..k + LANES],
+            };
+            if let Some((iterations, residual)) = step_group(group, scheme, h, gravity) {
+                outcome.iterations = outcome.iterations.max(iterations);
+                outcome.residual = outcome.residual.max(residual);
+                k += LANES;
+                continue;
+            }
+            // Handed back (a body fails): the per-body path below finds and reports it.
+        }
         let pivot = pivots.next_if(|p| p.body == body);
         let load = loads.next_if(|(l, _)| l.body == body).map(|(_, v)| v);
         let force = load.and_then(|v| v.force);
@@ -445,6 +540,7 @@ fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResu
             let w1 = mat_vec(&c.rotation[k], c.omega[k]);
             outcome.work += half * dot(t, add(w0, w1));
         }
+        k += 1;
     }
     Ok(outcome)
 }
