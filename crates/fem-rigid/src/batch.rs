@@ -3,7 +3,7 @@
 //! A step of a free body with no applied force or torque (gravity only; the bodies of a large
 //! set, as a rule) is the same straight-line sequence of ~300 flops for every body:
 //! two exponential maps, their composition, `Λ + Λ D` and the translation (see
-//! [`crate::scheme`] and [`crate::stepper`]). Here that sequence is written once over [`F4`],
+//! [`crate::scheme`] and [`crate::stepper`]). Here that sequence is written once over [`Lanes`],
 //! four `f64`s side by side, so that each operation acts on four bodies: compiled with AVX2
 //! (the stepper's runtime dispatch by `pulp`, [`crate::stepper`]) each is one 256-bit
 //! instruction; without it, two SSE2 ones.
@@ -38,91 +38,219 @@ use crate::scheme::{NewtonSettings, Scheme};
 /// Bodies per group.
 pub(crate) const LANES: usize = 4;
 
-/// Four `f64`s, one per body of a group; arithmetic lane by lane.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct F4(pub [f64; LANES]);
-
-impl F4 {
-    #[inline(always)]
-    fn splat(x: f64) -> Self {
-        Self([x; LANES])
-    }
-
-    #[inline(always)]
-    fn map(self, f: impl Fn(f64) -> f64) -> Self {
-        Self(self.0.map(f))
-    }
-
-    #[inline(always)]
-    fn zip(self, o: Self, f: impl Fn(f64, f64) -> f64) -> Self {
-        Self(array::from_fn(|l| f(self.0[l], o.0[l])))
-    }
-
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        self.map(f64::sqrt)
-    }
-
-    /// True when `test` holds in every lane.
-    #[inline(always)]
-    fn all(self, test: impl Fn(f64) -> bool) -> bool {
-        // `&` not `&&`: no early exit, one vector compare.
-        self.0.iter().fold(true, |acc, &x| acc & test(x))
-    }
-
-    /// Lane `l` of `if_true` where `mask[l]`, else of `self`.
-    #[inline(always)]
-    fn select(self, mask: [bool; LANES], if_true: Self) -> Self {
-        Self(array::from_fn(|l| {
-            if mask[l] { if_true.0[l] } else { self.0[l] }
-        }))
-    }
+/// Four `f64`s, one per body of a group, with IEEE arithmetic lane by lane: `+ − × ÷` and
+/// negation as operators, the rest as methods. A value also stands for its instruction set:
+/// [`Lanes::splat`] and [`Lanes::from_array`] make new values of the same kind.
+pub(crate) trait Lanes:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// `x` in every lane.
+    fn splat(self, x: f64) -> Self;
+    /// The lanes `a`.
+    fn from_array(self, a: [f64; LANES]) -> Self;
+    /// The lanes.
+    fn to_array(self) -> [f64; LANES];
+    /// `√x` lane by lane (IEEE, correctly rounded).
+    fn sqrt(self) -> Self;
 }
 
-macro_rules! lane_op {
+/// [`Lanes`] as a plain array: the compiler's choice of instructions (SSE2 on x86-64 without
+/// AVX: two lanes per instruction where it pairs them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Plain4(pub [f64; LANES]);
+
+macro_rules! plain_op {
     ($trait:ident, $method:ident, $op:tt) => {
-        impl $trait for F4 {
+        impl $trait for Plain4 {
             type Output = Self;
             #[inline(always)]
             fn $method(self, o: Self) -> Self {
-                self.zip(o, |a, b| a $op b)
-            }
-        }
-        impl $trait<F4> for f64 {
-            type Output = F4;
-            #[inline(always)]
-            fn $method(self, o: F4) -> F4 {
-                F4::splat(self).zip(o, |a, b| a $op b)
+                Self(array::from_fn(|l| self.0[l] $op o.0[l]))
             }
         }
     };
 }
-lane_op!(Add, add, +);
-lane_op!(Sub, sub, -);
-lane_op!(Mul, mul, *);
-lane_op!(Div, div, /);
+plain_op!(Add, add, +);
+plain_op!(Sub, sub, -);
+plain_op!(Mul, mul, *);
+plain_op!(Div, div, /);
 
-impl Neg for F4 {
+impl Neg for Plain4 {
     type Output = Self;
     #[inline(always)]
     fn neg(self) -> Self {
-        self.map(|x| -x)
+        Self(self.0.map(|x| -x))
     }
 }
 
-type V4 = [F4; 3];
-type M4 = [[F4; 3]; 3];
+impl Lanes for Plain4 {
+    #[inline(always)]
+    fn splat(self, x: f64) -> Self {
+        Self([x; LANES])
+    }
+    #[inline(always)]
+    fn from_array(self, a: [f64; LANES]) -> Self {
+        Self(a)
+    }
+    #[inline(always)]
+    fn to_array(self) -> [f64; LANES] {
+        self.0
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Self(self.0.map(f64::sqrt))
+    }
+}
+
+/// [`Lanes`] in one AVX register (`pulp`'s `f64x4`), with the token `V3` that proves the CPU
+/// has AVX2 (zero-sized: it costs nothing to carry).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx4 {
+    v: pulp::f64x4,
+    simd: pulp::x86::V3,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Avx4 {
+    /// Zeros, of the instruction set `simd` stands for.
+    #[inline(always)]
+    pub(crate) fn zero(simd: pulp::x86::V3) -> Self {
+        Self {
+            v: simd.splat_f64x4(0.0),
+            simd,
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx_op {
+    ($trait:ident, $method:ident, $simd:ident) => {
+        impl $trait for Avx4 {
+            type Output = Self;
+            #[inline(always)]
+            fn $method(self, o: Self) -> Self {
+                Self {
+                    v: self.simd.$simd(self.v, o.v),
+                    simd: self.simd,
+                }
+            }
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+avx_op!(Add, add, add_f64x4);
+#[cfg(target_arch = "x86_64")]
+avx_op!(Sub, sub, sub_f64x4);
+#[cfg(target_arch = "x86_64")]
+avx_op!(Mul, mul, mul_f64x4);
+#[cfg(target_arch = "x86_64")]
+avx_op!(Div, div, div_f64x4);
+
+#[cfg(target_arch = "x86_64")]
+impl Neg for Avx4 {
+    type Output = Self;
+    /// The sign bit flipped, as `-x` (not `0 − x`, which differs at `x = +0`).
+    #[inline(always)]
+    fn neg(self) -> Self {
+        let sign = self.simd.splat_f64x4(-0.0);
+        Self {
+            v: self.simd.xor_f64x4(self.v, sign),
+            simd: self.simd,
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Avx4 {
+    #[inline(always)]
+    fn splat(self, x: f64) -> Self {
+        Self {
+            v: self.simd.splat_f64x4(x),
+            simd: self.simd,
+        }
+    }
+    #[inline(always)]
+    fn from_array(self, a: [f64; LANES]) -> Self {
+        Self {
+            v: pulp::f64x4(a[0], a[1], a[2], a[3]),
+            simd: self.simd,
+        }
+    }
+    #[inline(always)]
+    fn to_array(self) -> [f64; LANES] {
+        let pulp::f64x4(a, b, c, d) = self.v;
+        [a, b, c, d]
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Self {
+            v: self.simd.sqrt_f64x4(self.v),
+            simd: self.simd,
+        }
+    }
+}
+
+/// True when `test` holds in every lane.
+#[inline(always)]
+fn all<L: Lanes>(x: L, test: impl Fn(f64) -> bool) -> bool {
+    // `&` not `&&`: no early exit.
+    x.to_array().iter().fold(true, |acc, &x| acc & test(x))
+}
+
+/// Lane `l` of `if_true` where `mask[l]`, else of `x`.
+#[inline(always)]
+fn select<L: Lanes>(x: L, mask: [bool; LANES], if_true: L) -> L {
+    let (a, b) = (x.to_array(), if_true.to_array());
+    x.from_array(array::from_fn(|l| if mask[l] { b[l] } else { a[l] }))
+}
+
+/// `f` lane by lane.
+#[inline(always)]
+fn map<L: Lanes>(x: L, f: impl Fn(f64) -> f64) -> L {
+    x.from_array(x.to_array().map(f))
+}
+
+/// `[e(0), e(1), e(2)]` with `$i` bound to each index in turn, written out. Not
+/// `array::from_fn`: its closure would be a function of its own, compiled without AVX, in which
+/// every AVX operation is a call; a macro keeps the code in the caller.
+macro_rules! each3 {
+    ($i:ident => $e:expr) => {
+        [
+            {
+                let $i = 0;
+                $e
+            },
+            {
+                let $i = 1;
+                $e
+            },
+            {
+                let $i = 2;
+                $e
+            },
+        ]
+    };
+}
+
+type V<L> = [L; 3];
+type M<L> = [[L; 3]; 3];
 
 // The helpers below are those of `crate::mat3` and `crate::rotation`, over lanes, with the
 // same order of operations (which is what makes the lanes bitwise the per-body results).
 
 #[inline(always)]
-fn dot(a: V4, b: V4) -> F4 {
+fn dot<L: Lanes>(a: V<L>, b: V<L>) -> L {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 #[inline(always)]
-fn cross(a: V4, b: V4) -> V4 {
+fn cross<L: Lanes>(a: V<L>, b: V<L>) -> V<L> {
     [
         a[1] * b[2] - a[2] * b[1],
         a[2] * b[0] - a[0] * b[2],
@@ -131,84 +259,87 @@ fn cross(a: V4, b: V4) -> V4 {
 }
 
 #[inline(always)]
-fn scale(s: f64, a: V4) -> V4 {
-    a.map(|x| s * x)
+fn scale<L: Lanes>(s: f64, a: V<L>) -> V<L> {
+    let s = a[0].splat(s);
+    [s * a[0], s * a[1], s * a[2]]
 }
 
 #[inline(always)]
-fn diag_mul(d: V4, v: V4) -> V4 {
+fn diag_mul<L: Lanes>(d: V<L>, v: V<L>) -> V<L> {
     [d[0] * v[0], d[1] * v[1], d[2] * v[2]]
 }
 
 /// `v + dᵀ v`.
 #[inline(always)]
-fn add_t_product(d: &M4, v: V4) -> V4 {
-    array::from_fn(|j| v[j] + (d[0][j] * v[0] + d[1][j] * v[1] + d[2][j] * v[2]))
+fn add_t_product<L: Lanes>(d: &M<L>, v: V<L>) -> V<L> {
+    each3!(j => v[j] + (d[0][j] * v[0] + d[1][j] * v[1] + d[2][j] * v[2]))
 }
 
 /// `a + a d`.
 #[inline(always)]
-fn add_product(a: &M4, d: &M4) -> M4 {
-    array::from_fn(|i| {
-        array::from_fn(|j| a[i][j] + (a[i][0] * d[0][j] + a[i][1] * d[1][j] + a[i][2] * d[2][j]))
-    })
+fn add_product<L: Lanes>(a: &M<L>, d: &M<L>) -> M<L> {
+    each3!(i => each3!(j => a[i][j] + (a[i][0] * d[0][j] + a[i][1] * d[1][j] + a[i][2] * d[2][j])))
 }
 
 /// `d0 + d1 + d0 d1`.
 #[inline(always)]
-fn compose_increments(d0: &M4, d1: &M4) -> M4 {
-    array::from_fn(|i| {
-        array::from_fn(|j| {
-            let product = d0[i][0] * d1[0][j] + d0[i][1] * d1[1][j] + d0[i][2] * d1[2][j];
-            d0[i][j] + d1[i][j] + product
-        })
-    })
+fn compose_increments<L: Lanes>(d0: &M<L>, d1: &M<L>) -> M<L> {
+    each3!(i => each3!(j => {
+        let product = d0[i][0] * d1[0][j] + d0[i][1] * d1[1][j] + d0[i][2] * d1[2][j];
+        d0[i][j] + d1[i][j] + product
+    }))
 }
 
 #[inline(always)]
-fn hat(v: V4) -> M4 {
-    let z = F4::splat(0.0);
+fn hat<L: Lanes>(v: V<L>) -> M<L> {
+    let z = v[0].splat(0.0);
     [[z, -v[2], v[1]], [v[2], z, -v[0]], [-v[1], v[0], z]]
 }
 
 /// `Σ_{k<3} (−x)^k c_k` by Horner's rule, as `rotation::horner::<3>`.
 #[inline(always)]
-fn short_series(x: F4, c: &[f64; 8]) -> F4 {
-    let s = F4::splat(c[2]);
-    let s = c[1] - x * s;
-    c[0] - x * s
+fn short_series<L: Lanes>(x: L, c: &[f64; 8]) -> L {
+    let s = x.splat(c[2]);
+    let s = x.splat(c[1]) - x * s;
+    x.splat(c[0]) - x * s
 }
 
 /// True when every lane takes the short series of `rotation::series`.
 #[inline(always)]
-fn all_short(theta_sq: F4) -> bool {
-    theta_sq.all(|x| x < SHORT_SERIES_SQ)
+fn all_short<L: Lanes>(theta_sq: L) -> bool {
+    all(theta_sq, |x| x < SHORT_SERIES_SQ)
 }
 
 /// `rotation::rodrigues_coefficients` lane by lane.
 #[inline(always)]
-fn coefficients(theta_sq: F4) -> (F4, F4) {
+fn coefficients<L: Lanes>(theta_sq: L) -> (L, L) {
     if all_short(theta_sq) {
-        (short_series(theta_sq, &A_SERIES), short_series(theta_sq, &B_SERIES))
+        (
+            short_series(theta_sq, &A_SERIES),
+            short_series(theta_sq, &B_SERIES),
+        )
     } else {
-        let ab = theta_sq.0.map(rodrigues_coefficients);
-        (F4(ab.map(|c| c.0)), F4(ab.map(|c| c.1)))
+        let ab = theta_sq.to_array().map(rodrigues_coefficients);
+        (
+            theta_sq.from_array(ab.map(|c| c.0)),
+            theta_sq.from_array(ab.map(|c| c.1)),
+        )
     }
 }
 
 /// `rotation::tangent_coefficient` lane by lane.
 #[inline(always)]
-fn tangent_coefficients(theta_sq: F4) -> F4 {
+fn tangent_coefficients<L: Lanes>(theta_sq: L) -> L {
     if all_short(theta_sq) {
         short_series(theta_sq, &C_SERIES)
     } else {
-        theta_sq.map(tangent_coefficient)
+        map(theta_sq, tangent_coefficient)
     }
 }
 
 /// `exp[Ψ] − I` as `rotation::exp_increment`, and `(θ², b)` for the tangent operator.
 #[inline(always)]
-fn exp_increment(psi: V4) -> (M4, F4, F4) {
+fn exp_increment<L: Lanes>(psi: V<L>) -> (M<L>, L, L) {
     let theta_sq = dot(psi, psi);
     let (a, b) = coefficients(theta_sq);
     let [p, q, r] = psi;
@@ -226,7 +357,7 @@ fn exp_increment(psi: V4) -> (M4, F4, F4) {
 
 /// The tangent operator `T(Ψ) = I − b Ψ̂ + c Ψ̂²`, as `rotation::tangent_from`.
 #[inline(always)]
-fn tangent(psi: V4, b: F4, c: F4) -> M4 {
+fn tangent<L: Lanes>(psi: V<L>, b: L, c: L) -> M<L> {
     let [p, q, r] = psi;
     let h = hat(psi);
     let h2 = [
@@ -235,29 +366,28 @@ fn tangent(psi: V4, b: F4, c: F4) -> M4 {
         [p * r, q * r, -(p * p + q * q)],
     ];
     let nb = -b;
-    array::from_fn(|i| {
-        array::from_fn(|j| {
-            let identity = F4::splat(if i == j { 1.0 } else { 0.0 });
-            identity + (nb * h[i][j] + c * h2[i][j])
-        })
-    })
+    each3!(i => each3!(j => {
+        let identity = p.splat(if i == j { 1.0 } else { 0.0 });
+        identity + (nb * h[i][j] + c * h2[i][j])
+    }))
 }
 
-/// Solves `a x = b` by the adjugate as `mat3::solve`; `None` if any lane's would be `None`.
+/// Solves `a x = b` by the adjugate as `mat3::solve`; `None` if the solve of any `active`
+/// lane would be `None`.
 #[inline(always)]
-fn solve(a: &M4, b: V4, active: [bool; LANES]) -> Option<V4> {
+fn solve<L: Lanes>(a: &M<L>, b: V<L>, active: [bool; LANES]) -> Option<V<L>> {
     let c0 = cross(a[1], a[2]);
     let c1 = cross(a[2], a[0]);
     let c2 = cross(a[0], a[1]);
     let det = dot(a[0], c0);
-    let r = 1.0 / det;
+    let r = det.splat(1.0) / det;
     let x = [
         r * (c0[0] * b[0] + c1[0] * b[1] + c2[0] * b[2]),
         r * (c0[1] * b[0] + c1[1] * b[1] + c2[1] * b[2]),
         r * (c0[2] * b[0] + c1[2] * b[1] + c2[2] * b[2]),
     ];
-    let sum = x[0] + x[1] + x[2];
-    let regular = (0..LANES).all(|l| !active[l] || (det.0[l] != 0.0 && sum.0[l].is_finite()));
+    let (det, sum) = (det.to_array(), (x[0] + x[1] + x[2]).to_array());
+    let regular = (0..LANES).all(|l| !active[l] || (det[l] != 0.0 && sum[l].is_finite()));
     regular.then_some(x)
 }
 
@@ -265,15 +395,16 @@ fn solve(a: &M4, b: V4, active: [bool; LANES]) -> Option<V4> {
 /// `Ω₃`, `exp[h/2 Ω₃] − I`, the largest iteration count and the largest relative residual, or
 /// `None` where any lane's iteration fails.
 #[inline(always)]
-fn solve_w3(
+fn solve_w3<L: Lanes>(
     half: f64,
-    inertia: V4,
-    a: V4,
-    start: V4,
+    inertia: V<L>,
+    a: V<L>,
+    start: V<L>,
     settings: &NewtonSettings,
-) -> Option<(V4, M4, usize, f64)> {
-    let scale_a = dot(a, a).sqrt();
-    let threshold = (settings.tolerance * scale_a).map(|t| t.max(settings.absolute_tolerance));
+) -> Option<(V<L>, M<L>, usize, f64)> {
+    let scale_a = dot(a, a).sqrt().to_array();
+    let threshold = scale_a.map(|s| (settings.tolerance * s).max(settings.absolute_tolerance));
+    let half_l = a[0].splat(half);
     let mut w = start;
     let mut iterations = 0;
     loop {
@@ -282,31 +413,35 @@ fn solve_w3(
         let rotated = add_t_product(&d, a);
         let jw = diag_mul(inertia, w);
         let r = [jw[0] - rotated[0], jw[1] - rotated[1], jw[2] - rotated[2]];
-        let residual = dot(r, r).sqrt();
-        let done: [bool; LANES] = array::from_fn(|l| residual.0[l] <= threshold.0[l]);
+        let residual = dot(r, r).sqrt().to_array();
+        let done: [bool; LANES] = array::from_fn(|l| residual[l] <= threshold[l]);
         if done.iter().all(|&d| d) {
             // Every lane's `w` has been frozen since its own convergence, so `residual` is
             // the one it converged with.
-            let relative = residual.zip(scale_a, |r, s| if s > 0.0 { r / s } else { r });
-            let worst = relative.0.iter().fold(0.0_f64, |m, &r| m.max(r));
+            let worst = (0..LANES).fold(0.0_f64, |m, l| {
+                let (r, s) = (residual[l], scale_a[l]);
+                m.max(if s > 0.0 { r / s } else { r })
+            });
             return Some((w, d, iterations, worst));
         }
-        let failing = (0..LANES)
-            .any(|l| !done[l] && (iterations == settings.max_iterations || !residual.0[l].is_finite()));
+        let failing = (0..LANES).any(|l| {
+            !done[l] && (iterations == settings.max_iterations || !residual[l].is_finite())
+        });
         if failing {
             return None;
         }
         let t = tangent(psi, b, tangent_coefficients(theta_sq));
         let jh = hat(rotated);
-        let jac: M4 = array::from_fn(|i| {
-            array::from_fn(|k| {
-                let diagonal = if i == k { inertia[i] } else { F4::splat(0.0) };
-                diagonal - half * (jh[i][0] * t[0][k] + jh[i][1] * t[1][k] + jh[i][2] * t[2][k])
-            })
-        });
-        let active = done.map(|d| !d);
-        let delta = solve(&jac, r, active)?;
-        w = array::from_fn(|c| (w[c] - delta[c]).select(done, w[c]));
+        let jac: M<L> = each3!(i => each3!(k => {
+            let diagonal = if i == k { inertia[i] } else { half_l.splat(0.0) };
+            diagonal - half_l * (jh[i][0] * t[0][k] + jh[i][1] * t[1][k] + jh[i][2] * t[2][k])
+        }));
+        let delta = solve(&jac, r, done.map(|d| !d))?;
+        w = if done.contains(&true) {
+            each3!(c => select(w[c] - delta[c], done, w[c]))
+        } else {
+            each3!(c => w[c] - delta[c])
+        };
         iterations += 1;
     }
 }
@@ -322,33 +457,37 @@ pub(crate) struct Group<'a> {
     pub omega: &'a mut [Vec3],
 }
 
+/// Component `c` of four bodies' vectors as lanes.
 #[inline(always)]
-fn load_v(s: &[Vec3]) -> V4 {
-    array::from_fn(|c| F4(array::from_fn(|l| s[l][c])))
+fn load_v<L: Lanes>(zero: L, s: &[Vec3]) -> V<L> {
+    each3!(c => zero.from_array([s[0][c], s[1][c], s[2][c], s[3][c]]))
 }
 
 #[inline(always)]
-fn store_v(v: &V4, s: &mut [Vec3]) {
+fn store_v<L: Lanes>(v: &V<L>, s: &mut [Vec3]) {
+    let [a, b, c] = v.map(|x| x.to_array());
     for (l, out) in s.iter_mut().enumerate().take(LANES) {
-        *out = [v[0].0[l], v[1].0[l], v[2].0[l]];
+        *out = [a[l], b[l], c[l]];
     }
 }
 
 /// One step of `scheme` for four free bodies without applied loads under `gravity`, exactly
-/// as `scheme::rotate` and the stepper's translation do it per body (module docs). Returns the
-/// largest Newton iteration count and relative residual (0 and 0 for the explicit schemes), or
-/// `None`, with nothing written, where the per-body path would fail or report an error.
+/// as `scheme::rotate` and the stepper's translation do it per body (module docs), in the
+/// lanes of `zero`'s kind. Returns the largest Newton iteration count and relative residual
+/// (0 and 0 for the explicit schemes), or `None`, with nothing written, where the per-body
+/// path would fail or report an error.
 #[inline(always)]
-pub(crate) fn step_group(
+pub(crate) fn step_group<L: Lanes>(
+    zero: L,
     g: Group<'_>,
     scheme: &Scheme,
     h: f64,
     gravity: Vec3,
 ) -> Option<(usize, f64)> {
     let half = 0.5 * h;
-    let inertia = load_v(g.inertia);
-    let inverse_inertia = load_v(g.inverse_inertia);
-    let w = load_v(g.omega);
+    let inertia = load_v(zero, g.inertia);
+    let inverse_inertia = load_v(zero, g.inverse_inertia);
+    let w = load_v(zero, g.omega);
     // R(t+h/2), W(t+h/2), W1(t+h), with no torque (scheme::rotate).
     let (d0, _, _) = exp_increment(scale(half, w));
     let m0 = add_t_product(&d0, diag_mul(inertia, w));
@@ -356,7 +495,8 @@ pub(crate) fn step_group(
     let gyroscopic = cross(w_half, diag_mul(inertia, w_half));
     let rate = scale(-1.0, gyroscopic);
     let jr = diag_mul(inverse_inertia, rate);
-    let w1: V4 = array::from_fn(|c| w[c] + h * jr[c]);
+    let h_l = zero.splat(h);
+    let w1: V<L> = each3!(c => w[c] + h_l * jr[c]);
     let a = m0;
     let (omega, d_end, iterations, residual) = match scheme {
         Scheme::RigPos => {
@@ -366,29 +506,31 @@ pub(crate) fn step_group(
         Scheme::RigNeg => {
             let (d1, _, _) = exp_increment(scale(half, w1));
             let m = add_t_product(&d1, a);
-            (array::from_fn(|c| m[c] / inertia[c]), d1, 0, 0.0)
+            (each3!(c => m[c] / inertia[c]), d1, 0, 0.0)
         }
         Scheme::RigImp(settings) => solve_w3(half, inertia, a, w1, settings)?,
     };
     let increment = compose_increments(&d0, &d_end);
-    // The translation of a free body under gravity alone (stepper::step_chunk).
-    let x = load_v(g.position);
-    let v = load_v(g.velocity);
-    let x_half: V4 = array::from_fn(|c| x[c] + half * v[c]);
-    let v_new: V4 = array::from_fn(|c| v[c] + h * F4::splat(gravity[c]));
-    let x_new: V4 = array::from_fn(|c| x_half[c] + half * v_new[c]);
+    // The translation of a free body under gravity alone (stepper::step_chunk_generic).
+    let half_l = zero.splat(half);
+    let x = load_v(zero, g.position);
+    let v = load_v(zero, g.velocity);
+    let x_half: V<L> = each3!(c => x[c] + half_l * v[c]);
+    let v_new: V<L> = each3!(c => v[c] + h_l * zero.splat(gravity[c]));
+    let x_new: V<L> = each3!(c => x_half[c] + half_l * v_new[c]);
     let [x0, x1, x2] = x_new;
     let [v0, v1, v2] = v_new;
     let [w0, w1, w2] = omega;
     let check = ((x0 + x1) + (x2 + v0)) + ((v1 + v2) + (w0 + (w1 + w2)));
-    if !check.all(f64::is_finite) {
+    if !all(check, f64::is_finite) {
         return None;
     }
-    let lambda: M4 =
-        array::from_fn(|i| array::from_fn(|j| F4(array::from_fn(|l| g.rotation[l][i][j]))));
-    let lambda = add_product(&lambda, &increment);
+    let r = &g.rotation;
+    let lambda: M<L> =
+        each3!(i => each3!(j => zero.from_array([r[0][i][j], r[1][i][j], r[2][i][j], r[3][i][j]])));
+    let lambda = add_product(&lambda, &increment).map(|row| row.map(|x| x.to_array()));
     for (l, out) in g.rotation.iter_mut().enumerate().take(LANES) {
-        *out = array::from_fn(|i| array::from_fn(|j| lambda[i][j].0[l]));
+        *out = array::from_fn(|i| array::from_fn(|j| lambda[i][j][l]));
     }
     store_v(&x_new, g.position);
     store_v(&v_new, g.velocity);
@@ -405,11 +547,7 @@ mod tests {
     use fem_constraints::TimeFunction;
 
     fn kernels() -> [Kernel; 3] {
-        [
-            Kernel::PerBody,
-            Kernel::Lanes(pulp::Arch::Scalar),
-            Kernel::detect(),
-        ]
+        [Kernel::PerBody, Kernel::Plain, Kernel::detect()]
     }
 
     /// `n` bodies with spins from rest to `h|Ω|/2 ≈ 0.6` (all three branches of the Rodrigues
@@ -447,10 +585,10 @@ mod tests {
 
     fn spin(i: usize) -> f64 {
         match (i / 4) % 5 {
-            0 => 1.0,                          // short series
-            1 => 0.0,                          // at rest
-            2 => 400.0,                        // long series (θ = 0.2)
-            3 => 1200.0,                       // half-angle formulas (θ = 0.6)
+            0 => 1.0,                             // short series
+            1 => 0.0,                             // at rest
+            2 => 400.0,                           // long series (θ = 0.2)
+            3 => 1200.0,                          // half-angle formulas (θ = 0.6)
             _ => [1.0, 30.0, 1200.0, 9.0][i % 4], // mixed
         }
     }

@@ -41,7 +41,9 @@ use std::borrow::Cow;
 use fem_time::{Energy, Invariant, StateField, StateKind, StepError, restored};
 use rayon::prelude::*;
 
-use crate::batch::{Group, LANES, step_group};
+#[cfg(target_arch = "x86_64")]
+use crate::batch::Avx4;
+use crate::batch::{Group, LANES, Lanes, Plain4, step_group};
 use crate::bodies::{CHUNK, Loads, Observables, Pivot, RigidBodies};
 use crate::error::RigidError;
 use crate::mat3::{Mat3, Vec3, add, axpy, cross, dot, mat_vec, scale, sub};
@@ -379,41 +381,54 @@ fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// How a chunk's free, unloaded bodies are stepped (the others always go one by one).
+/// How a chunk's free, unloaded bodies are stepped (the others always go one by one). All
+/// kernels give bitwise the same results ([`crate::batch`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Kernel {
     /// One body at a time ([`crate::scheme::rotate`]); the unit tests' reference.
     #[cfg_attr(not(test), allow(dead_code))]
     PerBody,
-    /// [`LANES`] at a time ([`crate::batch`]), compiled for the instruction set `Arch` stands
-    /// for: with `pulp::Arch::new()` the best this CPU runs (AVX2 on x86-64 where present:
-    /// four lanes per instruction), with `pulp::Arch::Scalar` the baseline (SSE2: two).
-    Lanes(pulp::Arch),
+    /// [`LANES`] at a time ([`crate::batch`]) as plain arrays, in whatever instructions the
+    /// compiler's baseline target offers (SSE2 on x86-64).
+    Plain,
+    /// [`LANES`] at a time in AVX registers, on a CPU with AVX2 (x86-64-v3, detected at run
+    /// time; `pulp` compiles the step for it).
+    #[cfg(target_arch = "x86_64")]
+    Avx(pulp::x86::V3),
 }
 
 impl Kernel {
-    /// The fastest kernel this CPU runs. All kernels give bitwise the same results.
+    /// The fastest kernel this CPU runs.
     pub(crate) fn detect() -> Self {
-        Self::Lanes(pulp::Arch::new())
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = pulp::x86::V3::try_new() {
+            return Self::Avx(simd);
+        }
+        Self::Plain
     }
 }
 
-/// A chunk's step as an operation `pulp` compiles for each instruction set it dispatches to.
-struct ChunkStep<'a, 's> {
+/// A chunk's step in AVX registers, as an operation `pulp` runs in a function compiled for
+/// AVX2.
+#[cfg(target_arch = "x86_64")]
+struct AvxChunkStep<'a, 's> {
+    simd: pulp::x86::V3,
     chunk: Chunk<'a>,
     scheme: &'s Scheme,
     h: f64,
     gravity: Vec3,
 }
 
-impl pulp::WithSimd for ChunkStep<'_, '_> {
+#[cfg(target_arch = "x86_64")]
+impl pulp::WithSimd for AvxChunkStep<'_, '_> {
     type Output = ChunkResult;
 
-    // `inline(always)`: the whole step is inlined into pulp's function for the instruction
-    // set, so that LLVM vectorizes it with that set's registers.
+    // `inline(always)`, as everything it calls: the whole step is inlined into pulp's AVX2
+    // function, so that the intrinsics and the per-body code compile for AVX2.
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) -> ChunkResult {
-        step_chunk_generic(self.chunk, true, self.scheme, self.h, self.gravity)
+        let zero = Avx4::zero(self.simd);
+        step_chunk_generic(self.chunk, Some(zero), self.scheme, self.h, self.gravity)
     }
 }
 
@@ -421,23 +436,29 @@ impl pulp::WithSimd for ChunkStep<'_, '_> {
 /// first failing body.
 fn step_chunk(c: Chunk<'_>, kernel: Kernel, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
     match kernel {
-        Kernel::PerBody => step_chunk_generic(c, false, scheme, h, gravity),
-        Kernel::Lanes(arch) => arch.dispatch(ChunkStep {
-            chunk: c,
-            scheme,
-            h,
-            gravity,
-        }),
+        Kernel::PerBody => step_chunk_generic(c, None::<Plain4>, scheme, h, gravity),
+        Kernel::Plain => step_chunk_generic(c, Some(Plain4([0.0; LANES])), scheme, h, gravity),
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx(simd) => pulp::Simd::vectorize(
+            simd,
+            AvxChunkStep {
+                simd,
+                chunk: c,
+                scheme,
+                h,
+                gravity,
+            },
+        ),
     }
 }
 
-/// Steps the bodies of one chunk: with `lanes`, each run of [`LANES`] free bodies without
-/// applied loads as one group ([`crate::batch`]), every other body (and a group the batch
-/// hands back) one by one.
+/// Steps the bodies of one chunk: with `lanes` (zeros of the lanes' kind), each run of
+/// [`LANES`] free bodies without applied loads as one group ([`crate::batch`]), every other
+/// body (and a group the batch hands back) one by one.
 #[inline(always)]
-fn step_chunk_generic(
+fn step_chunk_generic<L: Lanes>(
     c: Chunk<'_>,
-    lanes: bool,
+    lanes: Option<L>,
     scheme: &Scheme,
     h: f64,
     gravity: Vec3,
@@ -450,11 +471,12 @@ fn step_chunk_generic(
     let mut k = 0;
     while k < n {
         let body = c.start + k;
-        let plain_group = lanes
-            && k + LANES <= n
-            && pivots.peek().is_none_or(|p| p.body >= body + LANES)
-            && loads.peek().is_none_or(|(l, _)| l.body >= body + LANES);
-        if plain_group {
+        let group_lanes = lanes.filter(|_| {
+            k + LANES <= n
+                && pivots.peek().is_none_or(|p| p.body >= body + LANES)
+                && loads.peek().is_none_or(|(l, _)| l.body >= body + LANES)
+        });
+        if let Some(zero) = group_lanes {
             let group = Group {
                 inertia: &c.inertia[k..k + LANES],
                 inverse_inertia: &c.inverse_inertia[k..k + LANES],
@@ -463,7 +485,7 @@ fn step_chunk_generic(
                 rotation: &mut c.rotation[k..k + LANES],
                 omega: &mut c.omega[k..k + LANES],
             };
-            if let Some((iterations, residual)) = step_group(group, scheme, h, gravity) {
+            if let Some((iterations, residual)) = step_group(zero, group, scheme, h, gravity) {
                 outcome.iterations = outcome.iterations.max(iterations);
                 outcome.residual = outcome.residual.max(residual);
                 k += LANES;
