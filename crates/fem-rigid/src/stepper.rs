@@ -435,6 +435,10 @@ impl pulp::WithSimd for AvxChunkStep<'_, '_> {
 /// Steps the bodies of one chunk by `kernel`; returns what it did ([`ChunkOutcome`]), or the
 /// first failing body.
 fn step_chunk(c: Chunk<'_>, kernel: Kernel, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
+    if c.mass.len() < LANES {
+        // No group: the per-body path, without the dispatch.
+        return step_chunk_generic(c, None::<Plain4>, scheme, h, gravity);
+    }
     match kernel {
         Kernel::PerBody => step_chunk_generic(c, None::<Plain4>, scheme, h, gravity),
         Kernel::Plain => step_chunk_generic(c, Some(Plain4([0.0; LANES])), scheme, h, gravity),
