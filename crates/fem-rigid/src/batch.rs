@@ -40,7 +40,7 @@ pub(crate) const LANES: usize = 4;
 
 /// Four `f64`s, one per body of a group, with IEEE arithmetic lane by lane: `+ − × ÷` and
 /// negation as operators, the rest as methods. A value also stands for its instruction set:
-/// [`Lanes::splat`] and [`Lanes::from_array`] make new values of the same kind.
+/// [`Lanes::splat`] and [`Lanes::with_lanes`] make new values of the same kind.
 pub(crate) trait Lanes:
     Copy
     + Add<Output = Self>
@@ -51,8 +51,8 @@ pub(crate) trait Lanes:
 {
     /// `x` in every lane.
     fn splat(self, x: f64) -> Self;
-    /// The lanes `a`.
-    fn from_array(self, a: [f64; LANES]) -> Self;
+    /// A value of the same kind with the lanes `a`.
+    fn with_lanes(self, a: [f64; LANES]) -> Self;
     /// The lanes.
     fn to_array(self) -> [f64; LANES];
     /// `√x` lane by lane (IEEE, correctly rounded).
@@ -94,7 +94,7 @@ impl Lanes for Plain4 {
         Self([x; LANES])
     }
     #[inline(always)]
-    fn from_array(self, a: [f64; LANES]) -> Self {
+    fn with_lanes(self, a: [f64; LANES]) -> Self {
         Self(a)
     }
     #[inline(always)]
@@ -176,7 +176,7 @@ impl Lanes for Avx4 {
         }
     }
     #[inline(always)]
-    fn from_array(self, a: [f64; LANES]) -> Self {
+    fn with_lanes(self, a: [f64; LANES]) -> Self {
         Self {
             v: pulp::f64x4(a[0], a[1], a[2], a[3]),
             simd: self.simd,
@@ -207,13 +207,13 @@ fn all<L: Lanes>(x: L, test: impl Fn(f64) -> bool) -> bool {
 #[inline(always)]
 fn select<L: Lanes>(x: L, mask: [bool; LANES], if_true: L) -> L {
     let (a, b) = (x.to_array(), if_true.to_array());
-    x.from_array(array::from_fn(|l| if mask[l] { b[l] } else { a[l] }))
+    x.with_lanes(array::from_fn(|l| if mask[l] { b[l] } else { a[l] }))
 }
 
 /// `f` lane by lane.
 #[inline(always)]
 fn map<L: Lanes>(x: L, f: impl Fn(f64) -> f64) -> L {
-    x.from_array(x.to_array().map(f))
+    x.with_lanes(x.to_array().map(f))
 }
 
 /// `[e(0), e(1), e(2)]` with `$i` bound to each index in turn, written out. Not
@@ -321,8 +321,8 @@ fn coefficients<L: Lanes>(theta_sq: L) -> (L, L) {
     } else {
         let ab = theta_sq.to_array().map(rodrigues_coefficients);
         (
-            theta_sq.from_array(ab.map(|c| c.0)),
-            theta_sq.from_array(ab.map(|c| c.1)),
+            theta_sq.with_lanes(ab.map(|c| c.0)),
+            theta_sq.with_lanes(ab.map(|c| c.1)),
         )
     }
 }
@@ -460,7 +460,7 @@ pub(crate) struct Group<'a> {
 /// Component `c` of four bodies' vectors as lanes.
 #[inline(always)]
 fn load_v<L: Lanes>(zero: L, s: &[Vec3]) -> V<L> {
-    each3!(c => zero.from_array([s[0][c], s[1][c], s[2][c], s[3][c]]))
+    each3!(c => zero.with_lanes([s[0][c], s[1][c], s[2][c], s[3][c]]))
 }
 
 #[inline(always)]
@@ -527,7 +527,7 @@ pub(crate) fn step_group<L: Lanes>(
     }
     let r = &g.rotation;
     let lambda: M<L> =
-        each3!(i => each3!(j => zero.from_array([r[0][i][j], r[1][i][j], r[2][i][j], r[3][i][j]])));
+        each3!(i => each3!(j => zero.with_lanes([r[0][i][j], r[1][i][j], r[2][i][j], r[3][i][j]])));
     let lambda = add_product(&lambda, &increment).map(|row| row.map(|x| x.to_array()));
     for (l, out) in g.rotation.iter_mut().enumerate().take(LANES) {
         *out = array::from_fn(|i| array::from_fn(|j| lambda[i][j][l]));
@@ -601,6 +601,9 @@ mod tests {
             .collect()
     }
 
+    /// The state's bits after a run, and each step's Newton iterations and residual bits.
+    type Run = (Vec<u64>, Vec<(usize, u64)>);
+
     #[test]
     fn every_kernel_steps_bitwise_alike() {
         let schemes = [
@@ -614,7 +617,7 @@ mod tests {
             }),
         ];
         for scheme in schemes {
-            let mut reference: Option<(Vec<u64>, Vec<(usize, u64)>)> = None;
+            let mut reference: Option<Run> = None;
             for kernel in kernels() {
                 let mut s = RigidStepper::new(bodies(203, spin), scheme, 1e-3, 0.0)
                     .expect("stepper")
