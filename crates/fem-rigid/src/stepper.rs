@@ -14,6 +14,10 @@
 //!    ```
 //!    a body on a fixed point `p` follows its rotation: `x = p + Λ X_c`, `v = Λ (Ω × X_c)`.
 //!
+//! Within a chunk, each run of four free bodies without applied loads is stepped as one group,
+//! a body per SIMD lane (`batch.rs`; AVX2 when the CPU has it, chosen at run time), with
+//! bitwise the result of stepping them one by one.
+//!
 //! The stepper owns time: `t_n = t0 + n h` from the step index `n`.
 //!
 //! # As a [`fem_time::Stepper`]
