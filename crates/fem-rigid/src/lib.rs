@@ -36,6 +36,7 @@
 //! assert!((stepper.total_energy() - e0).abs() < 1e-3);
 //! ```
 
+mod batch;
 pub mod bodies;
 pub mod drawing;
 pub mod error;

@@ -52,7 +52,7 @@ const INV_FACTORIAL: [f64; 19] = {
 
 /// Below this `θ²` three terms of each series suffice: the first neglected one is below
 /// `x³/7! < 1.6e-18` relative.
-const SHORT_SERIES_SQ: f64 = 2e-5;
+pub(crate) const SHORT_SERIES_SQ: f64 = 2e-5;
 
 /// The coefficients `1/(2k + offset)!`, `k = 0..8`, of `Σ (−x)^k / (2k + offset)!`.
 const fn series_coefficients(offset: usize) -> [f64; 8] {
@@ -66,9 +66,9 @@ const fn series_coefficients(offset: usize) -> [f64; 8] {
 }
 
 /// `a(θ) = sin θ/θ`, `b(θ) = (1 − cos θ)/θ²`, `c(θ) = (θ − sin θ)/θ³` as series in `x = θ²`.
-const A_SERIES: [f64; 8] = series_coefficients(1);
-const B_SERIES: [f64; 8] = series_coefficients(2);
-const C_SERIES: [f64; 8] = series_coefficients(3);
+pub(crate) const A_SERIES: [f64; 8] = series_coefficients(1);
+pub(crate) const B_SERIES: [f64; 8] = series_coefficients(2);
+pub(crate) const C_SERIES: [f64; 8] = series_coefficients(3);
 
 /// `Σ_{k<N} (−x)^k c_k` by Horner's rule (unrolled: `N` is a constant).
 #[inline(always)]
@@ -109,7 +109,7 @@ pub fn rodrigues_coefficients(theta_sq: f64) -> (f64, f64) {
 
 /// The third coefficient of the tangent operator, `c(θ) = (θ − sin θ) / θ³`, from `θ²`.
 #[inline(always)]
-fn tangent_coefficient(theta_sq: f64) -> f64 {
+pub(crate) fn tangent_coefficient(theta_sq: f64) -> f64 {
     if theta_sq < SERIES_ANGLE_SQ {
         series(theta_sq, &C_SERIES)
     } else {

@@ -14,6 +14,10 @@
 //!    ```
 //!    a body on a fixed point `p` follows its rotation: `x = p + Λ X_c`, `v = Λ (Ω × X_c)`.
 //!
+//! Within a chunk, each run of four free bodies without applied loads is stepped as one group,
+//! a body per SIMD lane (`batch.rs`; AVX2 when the CPU has it, chosen at run time), with
+//! bitwise the result of stepping them one by one.
+//!
 //! The stepper owns time: `t_n = t0 + n h` from the step index `n`.
 //!
 //! # As a [`fem_time::Stepper`]
@@ -41,6 +45,9 @@ use std::borrow::Cow;
 use fem_time::{Energy, Invariant, StateField, StateKind, StepError, restored};
 use rayon::prelude::*;
 
+#[cfg(target_arch = "x86_64")]
+use crate::batch::Avx4;
+use crate::batch::{Group, LANES, Lanes, Plain4, step_group};
 use crate::bodies::{CHUNK, Loads, Observables, Pivot, RigidBodies};
 use crate::error::RigidError;
 use crate::mat3::{Mat3, Vec3, add, axpy, cross, dot, mat_vec, scale, sub};
@@ -83,6 +90,7 @@ pub struct RigidStepper {
     step: u64,
     load_values: Vec<LoadValue>,
     external_work: f64,
+    kernel: Kernel,
 }
 
 enum Failure {
@@ -147,7 +155,16 @@ impl RigidStepper {
             step: 0,
             load_values,
             external_work: 0.0,
+            kernel: Kernel::detect(),
         })
+    }
+
+    /// The same stepper with its free, unloaded bodies stepped by `kernel` (tests: every
+    /// kernel gives bitwise the same results).
+    #[cfg(test)]
+    pub(crate) fn with_kernel(mut self, kernel: Kernel) -> Self {
+        self.kernel = kernel;
+        self
     }
 
     /// The bodies and their current state.
@@ -224,7 +241,8 @@ impl RigidStepper {
 
         let scheme = self.scheme;
         let gravity = self.bodies.gravity;
-        let run = |c: Chunk<'_>| step_chunk(c, &scheme, h, gravity);
+        let kernel = self.kernel;
+        let run = |c: Chunk<'_>| step_chunk(c, kernel, &scheme, h, gravity);
         let step = self.step + 1;
         // Chunks report in chunk order; the first failure (lowest body) wins, and the work is
         // summed in chunk order (the same on any number of threads).
@@ -367,15 +385,122 @@ fn partition(len: usize, below: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// Steps the bodies of one chunk; returns what it did ([`ChunkOutcome`]), or the first failing
-/// body.
-fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
+/// How a chunk's free, unloaded bodies are stepped (the others always go one by one). All
+/// kernels give bitwise the same results ([`crate::batch`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Kernel {
+    /// One body at a time ([`crate::scheme::rotate`]); the unit tests' reference.
+    #[cfg_attr(not(test), allow(dead_code))]
+    PerBody,
+    /// [`LANES`] at a time ([`crate::batch`]) as plain arrays, in whatever instructions the
+    /// compiler's baseline target offers (SSE2 on x86-64).
+    Plain,
+    /// [`LANES`] at a time in AVX registers, on a CPU with AVX2 (x86-64-v3, detected at run
+    /// time; `pulp` compiles the step for it).
+    #[cfg(target_arch = "x86_64")]
+    Avx(pulp::x86::V3),
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs.
+    pub(crate) fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = pulp::x86::V3::try_new() {
+            return Self::Avx(simd);
+        }
+        Self::Plain
+    }
+}
+
+/// A chunk's step in AVX registers, as an operation `pulp` runs in a function compiled for
+/// AVX2.
+#[cfg(target_arch = "x86_64")]
+struct AvxChunkStep<'a, 's> {
+    simd: pulp::x86::V3,
+    chunk: Chunk<'a>,
+    scheme: &'s Scheme,
+    h: f64,
+    gravity: Vec3,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl pulp::WithSimd for AvxChunkStep<'_, '_> {
+    type Output = ChunkResult;
+
+    // `inline(always)`, as everything it calls: the whole step is inlined into pulp's AVX2
+    // function, so that the intrinsics and the per-body code compile for AVX2.
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> ChunkResult {
+        let zero = Avx4::zero(self.simd);
+        step_chunk_generic(self.chunk, Some(zero), self.scheme, self.h, self.gravity)
+    }
+}
+
+/// Steps the bodies of one chunk by `kernel`; returns what it did ([`ChunkOutcome`]), or the
+/// first failing body.
+fn step_chunk(c: Chunk<'_>, kernel: Kernel, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResult {
+    if c.mass.len() < LANES {
+        // No group: the per-body path, without the dispatch.
+        return step_chunk_generic(c, None::<Plain4>, scheme, h, gravity);
+    }
+    match kernel {
+        Kernel::PerBody => step_chunk_generic(c, None::<Plain4>, scheme, h, gravity),
+        Kernel::Plain => step_chunk_generic(c, Some(Plain4([0.0; LANES])), scheme, h, gravity),
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx(simd) => pulp::Simd::vectorize(
+            simd,
+            AvxChunkStep {
+                simd,
+                chunk: c,
+                scheme,
+                h,
+                gravity,
+            },
+        ),
+    }
+}
+
+/// Steps the bodies of one chunk: with `lanes` (zeros of the lanes' kind), each run of
+/// [`LANES`] free bodies without applied loads as one group ([`crate::batch`]), every other
+/// body (and a group the batch hands back) one by one.
+#[inline(always)]
+fn step_chunk_generic<L: Lanes>(
+    c: Chunk<'_>,
+    lanes: Option<L>,
+    scheme: &Scheme,
+    h: f64,
+    gravity: Vec3,
+) -> ChunkResult {
     let half = 0.5 * h;
+    let n = c.mass.len();
     let mut pivots = c.pivots.iter().peekable();
     let mut loads = c.loads.iter().zip(c.load_values).peekable();
     let mut outcome = ChunkOutcome::default();
-    for k in 0..c.mass.len() {
+    let mut k = 0;
+    while k < n {
         let body = c.start + k;
+        let group_lanes = lanes.filter(|_| {
+            k + LANES <= n
+                && pivots.peek().is_none_or(|p| p.body >= body + LANES)
+                && loads.peek().is_none_or(|(l, _)| l.body >= body + LANES)
+        });
+        if let Some(zero) = group_lanes {
+            let group = Group {
+                inertia: &c.inertia[k..k + LANES],
+                inverse_inertia: &c.inverse_inertia[k..k + LANES],
+                position: &mut c.position[k..k + LANES],
+                velocity: &mut c.velocity[k..k + LANES],
+                rotation: &mut c.rotation[k..k + LANES],
+                omega: &mut c.omega[k..k + LANES],
+            };
+            if let Some((iterations, residual)) = step_group(zero, group, scheme, h, gravity) {
+                outcome.iterations = outcome.iterations.max(iterations);
+                outcome.residual = outcome.residual.max(residual);
+                k += LANES;
+                continue;
+            }
+            // Handed back (a body fails): the per-body path below finds and reports it.
+        }
         let pivot = pivots.next_if(|p| p.body == body);
         let load = loads.next_if(|(l, _)| l.body == body).map(|(_, v)| v);
         let force = load.and_then(|v| v.force);
@@ -445,6 +570,7 @@ fn step_chunk(c: Chunk<'_>, scheme: &Scheme, h: f64, gravity: Vec3) -> ChunkResu
             let w1 = mat_vec(&c.rotation[k], c.omega[k]);
             outcome.work += half * dot(t, add(w0, w1));
         }
+        k += 1;
     }
     Ok(outcome)
 }
