@@ -463,12 +463,14 @@ impl BlockKkt {
 
     /// Block LU: `S_0 = D_0`, `X_{b−1} = S_{b−1}⁻¹ U_b`, `S_b = D_b − L_b X_{b−1}`, with the
     /// compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`) and `U_b` (`hl[b]ᵀ ⊗ I₃` and the
-    /// columns `gu[b]`). `X_{b−1}` is used once and not kept (the back substitution applies
+    /// columns `gu[b]`), and the forward substitution `y_b = S_b⁻¹ (r_b − L_b y_{b−1})` in
+    /// `rhs`. `X_{b−1}` is used once and not kept (the back substitution applies
     /// `S_b⁻¹ U_{b+1}` to a vector instead). Blocked rows stay unit rows.
     #[inline(always)]
     fn factorize(&mut self) -> bool {
         let nb = self.n_blocks;
         let mut xp: Blk = [[0.0; BS]; BS];
+        let mut prev = [0.0f64; BS];
         for b in 0..nb {
             let mut s = self.diag[b];
             if b > 0 {
@@ -501,6 +503,16 @@ impl BlockKkt {
             if !lu8(&mut s, &mut self.piv[b]) {
                 return false;
             }
+            // The forward substitution's block `b` beside the elimination: the two
+            // recursions are independent, so the processor overlaps their latencies.
+            let mut y = [0.0f64; BS];
+            y.copy_from_slice(&self.rhs[b * BS..(b + 1) * BS]);
+            if b > 0 {
+                self.subtract_lower(b, &prev, &mut y);
+            }
+            lu8_solve(&s, &self.piv[b], &mut y);
+            self.rhs[b * BS..(b + 1) * BS].copy_from_slice(&y);
+            prev = y;
             if b + 1 < nb {
                 xp = self.upper(b + 1);
                 lu8_solve_rows(&s, &self.piv[b], &mut xp);
@@ -508,6 +520,26 @@ impl BlockKkt {
             self.diag[b] = s;
         }
         true
+    }
+
+    /// `y −= L_b y_{b−1}` with the compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`).
+    #[inline(always)]
+    fn subtract_lower(&self, b: usize, prev: &[f64; BS], y: &mut [f64; BS]) {
+        let (o, hl) = (&self.open[b], self.hl[b]);
+        for sg in 0..2 {
+            for c in 0..DIM {
+                let r = DIM * sg + c;
+                y[r] -= o[r] * (hl[2 * sg] * prev[c] + hl[2 * sg + 1] * prev[DIM + c]);
+            }
+        }
+        for q in 0..2 {
+            let row = &self.bl[b][q];
+            let mut acc = 0.0;
+            for l in 0..2 * DIM {
+                acc += row[l] * prev[l];
+            }
+            y[2 * DIM + q] -= o[2 * DIM + q] * acc;
+        }
     }
 
     /// `U_b` as a row-major block: rows node `b − 1`'s dofs, columns node `b`'s dofs
@@ -533,36 +565,13 @@ impl BlockKkt {
         u
     }
 
-    /// Solves in place in `rhs` with the last factorization.
+    /// The back substitution in place in `rhs` (the forward one ran beside the
+    /// factorization): `z_b = y_b − S_b⁻¹ (U_{b+1} z_{b+1})`.
     #[inline(always)]
     fn solve(&mut self) {
         let nb = self.n_blocks;
         let mut prev = [0.0f64; BS];
-        for b in 0..nb {
-            let mut y = [0.0f64; BS];
-            y.copy_from_slice(&self.rhs[b * BS..(b + 1) * BS]);
-            if b > 0 {
-                let (o, hl) = (&self.open[b], self.hl[b]);
-                for sg in 0..2 {
-                    for c in 0..DIM {
-                        let r = DIM * sg + c;
-                        y[r] -= o[r] * (hl[2 * sg] * prev[c] + hl[2 * sg + 1] * prev[DIM + c]);
-                    }
-                }
-                for q in 0..2 {
-                    let row = &self.bl[b][q];
-                    let mut acc = 0.0;
-                    for l in 0..2 * DIM {
-                        acc += row[l] * prev[l];
-                    }
-                    y[2 * DIM + q] -= o[2 * DIM + q] * acc;
-                }
-            }
-            lu8_solve(&self.diag[b], &self.piv[b], &mut y);
-            self.rhs[b * BS..(b + 1) * BS].copy_from_slice(&y);
-            prev = y;
-        }
-        // z_b = y_b − S_b⁻¹ (U_{b+1} z_{b+1}).
+        prev.copy_from_slice(&self.rhs[(nb - 1) * BS..nb * BS]);
         for b in (0..nb.saturating_sub(1)).rev() {
             let (hl, o0, o1) = (self.hl[b + 1], &self.open[b], &self.open[b + 1]);
             let mut uz = [0.0f64; BS];
