@@ -625,6 +625,31 @@ fn axpy(y: &mut [f64; BS], a: f64, x: &[f64; BS]) {
     }
 }
 
+/// Expands `$body` for `$k` = 0, 1, …, 7 (literal indices, so that the 8×8 kernels below
+/// keep their blocks in registers instead of indexing them at run time).
+macro_rules! unroll8 {
+    ($k:ident => $body:block) => {
+        unroll8!(@ $k $body 0 1 2 3 4 5 6 7)
+    };
+    (@ $k:ident $body:block $($n:literal)*) => {
+        $({
+            #[allow(clippy::identity_op, clippy::erasing_op)]
+            let $k: usize = $n;
+            $body
+        })*
+    };
+}
+
+/// Exchanges rows `k` and `p ≥ k` of `a` with literal row indices.
+#[inline(always)]
+fn swap_rows(a: &mut Blk, k: usize, p: usize) {
+    for i in k + 1..BS {
+        if i == p {
+            a.swap(k, i);
+        }
+    }
+}
+
 /// LU with partial pivoting of a row-major 8×8 block in place, `P S = L U` (unit `L` below the
 /// diagonal, rows exchanged as they are pivoted); `false` if a pivot column is zero or not
 /// finite.
@@ -636,7 +661,8 @@ fn axpy(y: &mut [f64; BS], a: f64, x: &[f64; BS]) {
 #[inline(always)]
 fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
     let mut lower: Blk = [[0.0; BS]; BS];
-    for k in 0..BS {
+    let mut ok = true;
+    unroll8!(k => {
         let mut p = k;
         let mut m = a[k][k].abs();
         for i in k + 1..BS {
@@ -646,12 +672,10 @@ fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
                 p = i;
             }
         }
-        if m == 0.0 || !m.is_finite() {
-            return false;
-        }
+        ok &= !(m == 0.0 || !m.is_finite());
         piv[k] = p as u8;
-        a.swap(k, p);
-        lower.swap(k, p);
+        swap_rows(a, k, p);
+        swap_rows(&mut lower, k, p);
         let inv = 1.0 / a[k][k];
         let rk = a[k];
         for i in k + 1..BS {
@@ -659,47 +683,54 @@ fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
             lower[i][k] = l;
             axpy(&mut a[i], -l, &rk);
         }
-    }
+    });
     for i in 1..BS {
         a[i][..i].copy_from_slice(&lower[i][..i]);
     }
-    true
+    ok
 }
 
 /// Solves `S x = b` with the factorization of [`lu8`], in place.
 #[inline(always)]
 fn lu8_solve(a: &Blk, piv: &[u8; BS], x: &mut [f64; BS]) {
-    for k in 0..BS {
-        x.swap(k, piv[k] as usize);
-    }
-    for k in 0..BS {
+    unroll8!(k => {
+        let p = piv[k] as usize;
+        for i in k + 1..BS {
+            if i == p {
+                x.swap(k, i);
+            }
+        }
+    });
+    unroll8!(k => {
         let xk = x[k];
         for i in k + 1..BS {
             x[i] -= a[i][k] * xk;
         }
-    }
-    for k in (0..BS).rev() {
+    });
+    unroll8!(kk => {
+        let k = BS - 1 - kk;
         x[k] /= a[k][k];
         let xk = x[k];
         for i in 0..k {
             x[i] -= a[i][k] * xk;
         }
-    }
+    });
 }
 
 /// Solves `S X = B` for a row-major `B` in place (8-wide row operations).
 #[inline(always)]
 fn lu8_solve_rows(a: &Blk, piv: &[u8; BS], bm: &mut Blk) {
-    for k in 0..BS {
-        bm.swap(k, piv[k] as usize);
-    }
-    for k in 0..BS {
+    unroll8!(k => {
+        swap_rows(bm, k, piv[k] as usize);
+    });
+    unroll8!(k => {
         let rk = bm[k];
         for i in k + 1..BS {
             axpy(&mut bm[i], -a[i][k], &rk);
         }
-    }
-    for k in (0..BS).rev() {
+    });
+    unroll8!(kk => {
+        let k = BS - 1 - kk;
         let inv = 1.0 / a[k][k];
         for v in bm[k].iter_mut() {
             *v *= inv;
@@ -708,7 +739,7 @@ fn lu8_solve_rows(a: &Blk, piv: &[u8; BS], bm: &mut Blk) {
         for i in 0..k {
             axpy(&mut bm[i], -a[i][k], &rk);
         }
-    }
+    });
 }
 
 /// Adds the scalar 4×4 element matrix `h(a, b)` of element `e` (local dofs `[v₀, v₀', v₁,
@@ -943,6 +974,36 @@ mod timing {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(15);
+        {
+            // The set-up of `benches/cable_vs_moordyn.rs`: the model and the static start.
+            let (mut t_model, mut t_static) = (f64::INFINITY, f64::INFINITY);
+            let mut its = 0;
+            for _ in 0..reps.min(10) {
+                let t = std::time::Instant::now();
+                let mut p = BeamParameters::paper_95();
+                p.n_elements = n;
+                let options = BeamOptions {
+                    constraint_points: ConstraintPoints::NodesAndMidpoints,
+                    seabed: None,
+                };
+                let m = BeamModel::with_options(p, options).unwrap();
+                t_model = t_model.min(t.elapsed().as_secs_f64());
+                let t = std::time::Instant::now();
+                let guess = BeamState::try_arc(&m, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0])
+                    .unwrap();
+                let settings = crate::NewtonKktSettings::statics();
+                let sol = crate::solve_static_newton(&m, &guess, 0.0, &settings).unwrap();
+                t_static = t_static.min(t.elapsed().as_secs_f64());
+                its = sol.factorization_count;
+            }
+            eprintln!(
+                "set-up at N = {n}: model {t_model:.4} s, static start {t_static:.4} s \
+                 ({its} factorizations)"
+            );
+        }
+        if std::env::var("KKT_TIMING_SETUP_ONLY").is_ok() {
+            return;
+        }
         for points in [ConstraintPoints::Gauss, ConstraintPoints::NodesAndMidpoints] {
             let mut p = BeamParameters::paper_95();
             p.n_elements = n;
