@@ -467,7 +467,7 @@ impl BlockKkt {
     /// `rhs`. `X_{b−1}` is used once and not kept (the back substitution applies
     /// `S_b⁻¹ U_{b+1}` to a vector instead). Blocked rows stay unit rows.
     #[inline(always)]
-    fn factorize(&mut self) -> bool {
+    fn factorize<S: pulp::Simd>(&mut self, simd: S) -> bool {
         let nb = self.n_blocks;
         let mut xp: Blk = [[0.0; BS]; BS];
         let mut prev = [0.0f64; BS];
@@ -483,7 +483,7 @@ impl BlockKkt {
                             continue;
                         }
                         for tg in 0..2 {
-                            axpy(&mut s[r], -hl[2 * sg + tg], &xp[DIM * tg + c]);
+                            axpy(simd, &mut s[r], -hl[2 * sg + tg], &xp[DIM * tg + c]);
                         }
                     }
                 }
@@ -495,12 +495,12 @@ impl BlockKkt {
                     for l in 0..2 * DIM {
                         let v = self.bl[b][q][l];
                         if v != 0.0 {
-                            axpy(&mut s[r], -v, &xp[l]);
+                            axpy(simd, &mut s[r], -v, &xp[l]);
                         }
                     }
                 }
             }
-            if !lu8(&mut s, &mut self.piv[b]) {
+            if !lu8(simd, &mut s, &mut self.piv[b]) {
                 return false;
             }
             // The forward substitution's block `b` beside the elimination: the two
@@ -515,7 +515,7 @@ impl BlockKkt {
             prev = y;
             if b + 1 < nb {
                 xp = self.upper(b + 1);
-                lu8_solve_rows(&s, &self.piv[b], &mut xp);
+                lu8_solve_rows(simd, &s, &self.piv[b], &mut xp);
             }
             self.diag[b] = s;
         }
@@ -601,8 +601,8 @@ struct Factorize<'a>(&'a mut BlockKkt);
 impl pulp::WithSimd for Factorize<'_> {
     type Output = bool;
     #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) -> bool {
-        self.0.factorize()
+    fn with_simd<S: pulp::Simd>(self, simd: S) -> bool {
+        self.0.factorize(simd)
     }
 }
 
@@ -617,11 +617,31 @@ impl pulp::WithSimd for Solve<'_> {
     }
 }
 
-/// `y += a x` on 8-wide rows.
+/// `y += a x` on 8-wide rows, in the machine's vector width (each lane rounds `a x`, then
+/// the sum: the scalar loop's operations).
 #[inline(always)]
-fn axpy(y: &mut [f64; BS], a: f64, x: &[f64; BS]) {
-    for i in 0..BS {
-        y[i] += a * x[i];
+fn axpy<S: pulp::Simd>(simd: S, y: &mut [f64; BS], a: f64, x: &[f64; BS]) {
+    let (yh, yt) = S::as_mut_simd_f64s(y);
+    let (xh, xt) = S::as_simd_f64s(x);
+    let av = simd.splat_f64s(a);
+    for (yv, xv) in yh.iter_mut().zip(xh) {
+        *yv = simd.add_f64s(*yv, simd.mul_f64s(av, *xv));
+    }
+    for (yv, xv) in yt.iter_mut().zip(xt) {
+        *yv += a * xv;
+    }
+}
+
+/// `y *= a` on an 8-wide row, in the machine's vector width.
+#[inline(always)]
+fn scale_row<S: pulp::Simd>(simd: S, y: &mut [f64; BS], a: f64) {
+    let (yh, yt) = S::as_mut_simd_f64s(y);
+    let av = simd.splat_f64s(a);
+    for yv in yh.iter_mut() {
+        *yv = simd.mul_f64s(*yv, av);
+    }
+    for yv in yt.iter_mut() {
+        *yv *= a;
     }
 }
 
@@ -659,7 +679,7 @@ fn swap_rows(a: &mut Blk, k: usize, p: usize) {
 /// end); each entry of `U` sees the same operations in the same order as in the textbook
 /// loop over `j > k`.
 #[inline(always)]
-fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
+fn lu8<S: pulp::Simd>(simd: S, a: &mut Blk, piv: &mut [u8; BS]) -> bool {
     let mut lower: Blk = [[0.0; BS]; BS];
     let mut ok = true;
     unroll8!(k => {
@@ -681,7 +701,7 @@ fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
         for i in k + 1..BS {
             let l = a[i][k] * inv;
             lower[i][k] = l;
-            axpy(&mut a[i], -l, &rk);
+            axpy(simd, &mut a[i], -l, &rk);
         }
     });
     for i in 1..BS {
@@ -719,25 +739,23 @@ fn lu8_solve(a: &Blk, piv: &[u8; BS], x: &mut [f64; BS]) {
 
 /// Solves `S X = B` for a row-major `B` in place (8-wide row operations).
 #[inline(always)]
-fn lu8_solve_rows(a: &Blk, piv: &[u8; BS], bm: &mut Blk) {
+fn lu8_solve_rows<S: pulp::Simd>(simd: S, a: &Blk, piv: &[u8; BS], bm: &mut Blk) {
     unroll8!(k => {
         swap_rows(bm, k, piv[k] as usize);
     });
     unroll8!(k => {
         let rk = bm[k];
         for i in k + 1..BS {
-            axpy(&mut bm[i], -a[i][k], &rk);
+            axpy(simd, &mut bm[i], -a[i][k], &rk);
         }
     });
     unroll8!(kk => {
         let k = BS - 1 - kk;
         let inv = 1.0 / a[k][k];
-        for v in bm[k].iter_mut() {
-            *v *= inv;
-        }
+        scale_row(simd, &mut bm[k], inv);
         let rk = bm[k];
         for i in 0..k {
-            axpy(&mut bm[i], -a[i][k], &rk);
+            axpy(simd, &mut bm[i], -a[i][k], &rk);
         }
     });
 }
