@@ -101,12 +101,16 @@ pub(crate) struct BlockKkt {
     /// `D_b` (row-major), assembled and scaled, then factorized in place (`P S = L U`).
     diag: Vec<Blk>,
     piv: Vec<[u8; BS]>,
-    /// The scalar 2×2 couplings of the Hessian part (the same for the three components):
-    /// `hd[b]` node `b` with itself, `hl[b]` node `b` (rows) with node `b − 1` (columns),
-    /// entry `2σ + τ` (`σ`, `τ` = 0 position, 1 tangent). `L_b`'s dof part is `hl[b] ⊗ I₃` and
-    /// `U_b`'s its transpose (the Hessian part is symmetric).
-    hd: Vec<[f64; 4]>,
+    /// The scaled scalar 2×2 coupling of the Hessian part (the same for the three components)
+    /// of node `b` (rows) with node `b − 1` (columns), entry `2σ + τ` (`σ`, `τ` = 0 position,
+    /// 1 tangent). `L_b`'s dof part is `hl[b] ⊗ I₃` and `U_b`'s its transpose (the Hessian part
+    /// is symmetric).
     hl: Vec<[f64; 4]>,
+    /// The constraint points of each element (`element_points[e]..element_points[e + 1]`)
+    /// and those homed at each block (`home_points[b]..home_points[b + 1]` into `by_home`).
+    element_points: Vec<usize>,
+    home_points: Vec<usize>,
+    by_home: Vec<usize>,
     /// The rows `B` (in `L_b`) and the columns `Gᵀ` (in `U_b`) of the multipliers homed at
     /// `b` on node `b − 1`'s dofs (local `3σ + c`), one per slot.
     bl: Vec<[[f64; 6]; 2]>,
@@ -137,7 +141,9 @@ impl BlockKkt {
             n_s,
             diag: vec![[[0.0; BS]; BS]; n_blocks],
             piv: vec![[0; BS]; n_blocks],
-            hd: vec![[0.0; 4]; n_blocks],
+            element_points: Vec::new(),
+            home_points: Vec::new(),
+            by_home: Vec::new(),
             hl: vec![[0.0; 4]; n_blocks],
             bl: vec![[[0.0; 6]; 2]; n_blocks],
             gu: vec![[[0.0; 6]; 2]; n_blocks],
@@ -150,6 +156,28 @@ impl BlockKkt {
             blocked: vec![false; DIM * n_s],
             factorizations: 0,
         };
+        let n_el = model.n_elements();
+        kkt.element_points = vec![0; n_el + 1];
+        kkt.home_points = vec![0; n_blocks + 1];
+        for j in 0..n_p {
+            kkt.element_points[model.point_element(j) + 1] += 1;
+            kkt.home_points[model.point_home(j).0 + 1] += 1;
+        }
+        for e in 0..n_el {
+            kkt.element_points[e + 1] += kkt.element_points[e];
+        }
+        for b in 0..n_blocks {
+            kkt.home_points[b + 1] += kkt.home_points[b];
+        }
+        // Points come element by element (`point_element` is nondecreasing in `j`).
+        debug_assert!((1..n_p).all(|j| model.point_element(j - 1) <= model.point_element(j)));
+        let mut fill = kkt.home_points.clone();
+        kkt.by_home = vec![0; n_p];
+        for j in 0..n_p {
+            let b = model.point_home(j).0;
+            kkt.by_home[fill[b]] = j;
+            fill[b] += 1;
+        }
         kkt.set_blocked(model, &ActiveSet::default());
         kkt
     }
@@ -244,8 +272,12 @@ impl BlockKkt {
         jac: &JacobianForm,
         tension: &[f64],
     ) -> Result<bool, BeamError> {
-        self.assemble(model, jac, tension);
-        let ok = pulp::Arch::new().dispatch(Factorize(self));
+        let ok = pulp::Arch::new().dispatch(Factorize {
+            kkt: self,
+            model,
+            jac,
+            tension,
+        });
         self.factorizations += 1;
         if !ok {
             return Ok(false);
@@ -337,77 +369,115 @@ impl BlockKkt {
         (rmax, cmax)
     }
 
-    /// Assembles the scaled Newton matrix (`D_b`, `hl`, `bl`, `gu`) and right-hand side.
+    /// Assembles block `b` of the scaled Newton matrix (`D_b`, `hl[b]`, `bl[b]`, `gu[b]`) and
+    /// of the right-hand side; `hess` holds `j_m M_e + j_k EI K_e` of element `b − 1` on entry
+    /// and of element `b` on return. Needs the scales of block `b − 1`.
     ///
     /// Scaling `D A D`: a dof by `1/√H_kk` (the same for the three components of a node's
     /// position or tangent), a multiplier by the inverse max norm of its scaled constraint row.
-    fn assemble(&mut self, model: &BeamModel, jac: &JacobianForm, tension: &[f64]) {
+    /// Every entry is summed in the order of a global assembly (the elements' `M`, `K` in
+    /// element order, then the geometric stiffness point by point).
+    #[inline(always)]
+    fn assemble_block(
+        &mut self,
+        model: &BeamModel,
+        jac: &JacobianForm,
+        tension: &[f64],
+        b: usize,
+        hess: &mut [[f64; 4]; 4],
+    ) {
         let (nb, n_s) = (self.n_blocks, self.n_s);
-        let rho = model.parameters().density;
-        let ei = model.parameters().bending_stiffness;
         let w = model.point_weights();
         let dn = model.point_derivatives();
-        // The scalar Hessian couplings, element by element, then the geometric stiffness
-        // point by point.
-        for v in self.hd.iter_mut().chain(self.hl.iter_mut()) {
-            *v = [0.0; 4];
-        }
-        for (e, el) in model.elements().iter().enumerate() {
-            let m = el.mass(rho);
-            let k = el.bending(ei);
-            let h = |a: usize, b: usize| jac.mass * m[a][b] + jac.bending * k[a][b];
-            add_element(&mut self.hd, &mut self.hl, e, h);
-        }
-        if jac.geometric != 0.0 {
-            for j in 0..model.n_points() {
-                let f = jac.geometric * w[j] * tension[j];
-                if f != 0.0 {
-                    let d = &dn[j];
-                    add_element(
-                        &mut self.hd,
-                        &mut self.hl,
-                        model.point_element(j),
-                        |a, b| f * d[a] * d[b],
-                    );
-                }
-            }
-        }
-        // Dof scales and the scaled dof blocks.
-        for b in 0..nb {
-            let ss =
-                [self.hd[b][0], self.hd[b][3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
-            for l in 0..2 * DIM {
-                self.scale[b * BS + l] = ss[l / DIM];
-            }
-            let o = self.open[b];
-            let d = &mut self.diag[b];
-            *d = [[0.0; BS]; BS];
+        // The scalar Hessian couplings of node b: element b − 1's end, element b's start,
+        // then the geometric stiffness of their points.
+        let (mut hd, mut hl) = ([0.0f64; 4], [0.0f64; 4]);
+        if b > 0 {
             for sg in 0..2 {
                 for tg in 0..2 {
-                    let v = self.hd[b][2 * sg + tg] * ss[sg] * ss[tg];
-                    for c in 0..DIM {
-                        let (r, col) = (DIM * sg + c, DIM * tg + c);
-                        d[r][col] = v * o[r] * o[col];
-                    }
+                    hd[2 * sg + tg] += hess[2 + sg][2 + tg];
+                    hl[2 * sg + tg] += hess[2 + sg][tg];
                 }
-            }
-            if b > 0 {
-                let sp = [self.scale[(b - 1) * BS], self.scale[(b - 1) * BS + DIM]];
-                for sg in 0..2 {
-                    for tg in 0..2 {
-                        self.hl[b][2 * sg + tg] *= ss[sg] * sp[tg];
-                    }
-                }
-            }
-            self.bl[b] = [[0.0; 6]; 2];
-            self.gu[b] = [[0.0; 6]; 2];
-            for l in 0..2 * DIM {
-                let (sg, c) = (l / DIM, l % DIM);
-                self.rhs[b * BS + l] = -self.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
             }
         }
-        // Constraint rows B (at x) and columns Gᵀ (at x̂), scaled.
-        for j in 0..model.n_points() {
+        if b + 1 < nb {
+            let el = &model.elements()[b];
+            let m = el.mass(model.parameters().density);
+            let k = el.bending(model.parameters().bending_stiffness);
+            *hess = std::array::from_fn(|a| {
+                std::array::from_fn(|c| jac.mass * m[a][c] + jac.bending * k[a][c])
+            });
+            for sg in 0..2 {
+                for tg in 0..2 {
+                    hd[2 * sg + tg] += hess[sg][tg];
+                }
+            }
+        }
+        if jac.geometric != 0.0 {
+            if b > 0 {
+                for j in self.element_points[b - 1]..self.element_points[b] {
+                    let f = jac.geometric * w[j] * tension[j];
+                    if f != 0.0 {
+                        let d = &dn[j];
+                        for sg in 0..2 {
+                            for tg in 0..2 {
+                                hd[2 * sg + tg] += f * d[2 + sg] * d[2 + tg];
+                                hl[2 * sg + tg] += f * d[2 + sg] * d[tg];
+                            }
+                        }
+                    }
+                }
+            }
+            if b + 1 < nb {
+                for j in self.element_points[b]..self.element_points[b + 1] {
+                    let f = jac.geometric * w[j] * tension[j];
+                    if f != 0.0 {
+                        let d = &dn[j];
+                        for sg in 0..2 {
+                            for tg in 0..2 {
+                                hd[2 * sg + tg] += f * d[sg] * d[tg];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The dof scales and the scaled dof blocks.
+        let ss = [hd[0], hd[3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
+        for l in 0..2 * DIM {
+            self.scale[b * BS + l] = ss[l / DIM];
+        }
+        let o = self.open[b];
+        let d = &mut self.diag[b];
+        *d = [[0.0; BS]; BS];
+        for sg in 0..2 {
+            for tg in 0..2 {
+                let v = hd[2 * sg + tg] * ss[sg] * ss[tg];
+                for c in 0..DIM {
+                    let (r, col) = (DIM * sg + c, DIM * tg + c);
+                    d[r][col] = v * o[r] * o[col];
+                }
+            }
+        }
+        if b > 0 {
+            let sp = [self.scale[(b - 1) * BS], self.scale[(b - 1) * BS + DIM]];
+            for sg in 0..2 {
+                for tg in 0..2 {
+                    hl[2 * sg + tg] *= ss[sg] * sp[tg];
+                }
+            }
+        }
+        self.hl[b] = hl;
+        self.bl[b] = [[0.0; 6]; 2];
+        self.gu[b] = [[0.0; 6]; 2];
+        for l in 0..2 * DIM {
+            let (sg, c) = (l / DIM, l % DIM);
+            self.rhs[b * BS + l] = -self.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
+        }
+        // Constraint rows B (at x) and columns Gᵀ (at x̂) of the points homed at b, scaled.
+        // (A nodal point's zero entries on node b + 1 read that node's previous, finite,
+        // scale and add nothing.)
+        for &j in &self.by_home[self.home_points[b]..self.home_points[b + 1]] {
             if !model.point_is_active(j) {
                 continue;
             }
@@ -448,30 +518,43 @@ impl BlockKkt {
                 }
             }
         }
-        for b in 0..nb {
-            for l in 0..BS {
-                if self.open[b][l] == 0.0 {
-                    self.diag[b][l][l] = 1.0;
-                    if l >= 2 * DIM {
-                        self.scale[b * BS + l] = 1.0;
-                        self.rhs[b * BS + l] = 0.0;
-                    }
+        for l in 0..BS {
+            if self.open[b][l] == 0.0 {
+                self.diag[b][l][l] = 1.0;
+                if l >= 2 * DIM {
+                    self.scale[b * BS + l] = 1.0;
+                    self.rhs[b * BS + l] = 0.0;
                 }
             }
         }
     }
 
+    /// Assembles (see [`BlockKkt::assemble_block`]) and factorizes the scaled Newton matrix
+    /// block by block, each block while it is hot in cache.
+    ///
     /// Block LU: `S_0 = D_0`, `X_{b−1} = S_{b−1}⁻¹ U_b`, `S_b = D_b − L_b X_{b−1}`, with the
     /// compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`) and `U_b` (`hl[b]ᵀ ⊗ I₃` and the
     /// columns `gu[b]`), and the forward substitution `y_b = S_b⁻¹ (r_b − L_b y_{b−1})` in
     /// `rhs`. `X_{b−1}` is used once and not kept (the back substitution applies
     /// `S_b⁻¹ U_{b+1}` to a vector instead). Blocked rows stay unit rows.
     #[inline(always)]
-    fn factorize<S: pulp::Simd>(&mut self, simd: S) -> bool {
+    fn factorize<S: pulp::Simd>(
+        &mut self,
+        simd: S,
+        model: &BeamModel,
+        jac: &JacobianForm,
+        tension: &[f64],
+    ) -> bool {
         let nb = self.n_blocks;
         let mut xp: Blk = [[0.0; BS]; BS];
         let mut prev = [0.0f64; BS];
+        let mut hess = [[0.0f64; 4]; 4];
+        self.assemble_block(model, jac, tension, 0, &mut hess);
         for b in 0..nb {
+            // Block b + 1 is assembled one step ahead: U_{b+1} enters X_b below.
+            if b + 1 < nb {
+                self.assemble_block(model, jac, tension, b + 1, &mut hess);
+            }
             let mut s = self.diag[b];
             if b > 0 {
                 let o = &self.open[b];
@@ -596,13 +679,18 @@ impl BlockKkt {
 }
 
 /// [`BlockKkt::factorize`] compiled for the machine's vector width (runtime dispatch).
-struct Factorize<'a>(&'a mut BlockKkt);
+struct Factorize<'a> {
+    kkt: &'a mut BlockKkt,
+    model: &'a BeamModel,
+    jac: &'a JacobianForm,
+    tension: &'a [f64],
+}
 
 impl pulp::WithSimd for Factorize<'_> {
     type Output = bool;
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, simd: S) -> bool {
-        self.0.factorize(simd)
+        self.kkt.factorize(simd, self.model, self.jac, self.tension)
     }
 }
 
@@ -758,24 +846,6 @@ fn lu8_solve_rows<S: pulp::Simd>(simd: S, a: &Blk, piv: &[u8; BS], bm: &mut Blk)
             axpy(simd, &mut bm[i], -a[i][k], &rk);
         }
     });
-}
-
-/// Adds the scalar 4×4 element matrix `h(a, b)` of element `e` (local dofs `[v₀, v₀', v₁,
-/// v₁']`) into the nodal couplings `hd` (node with itself) and `hl` (node `e + 1` with `e`).
-#[inline]
-fn add_element(
-    hd: &mut [[f64; 4]],
-    hl: &mut [[f64; 4]],
-    e: usize,
-    h: impl Fn(usize, usize) -> f64,
-) {
-    for sg in 0..2 {
-        for tg in 0..2 {
-            hd[e][2 * sg + tg] += h(sg, tg);
-            hd[e + 1][2 * sg + tg] += h(2 + sg, 2 + tg);
-            hl[e + 1][2 * sg + tg] += h(2 + sg, tg);
-        }
-    }
 }
 
 /// `c_m M (x − u) + EI K (c_k x + q) − s f` on all dofs (column-major), element by element;
@@ -1059,11 +1129,14 @@ mod timing {
                 best * 1e9 / n as f64
             };
             let t_res = time(&mut || kkt.residual(&model, &form, &x, &tension));
-            let t_asm = time(&mut || kkt.assemble(&model, &jac, &tension));
             let t_fac = time(&mut || {
-                kkt.assemble(&model, &jac, &tension);
-                assert!(pulp::Arch::new().dispatch(Factorize(&mut kkt)));
-            }) - t_asm;
+                assert!(pulp::Arch::new().dispatch(Factorize {
+                    kkt: &mut kkt,
+                    model: &model,
+                    jac: &jac,
+                    tension: &tension,
+                }));
+            });
             let t_sol = time(&mut || pulp::Arch::new().dispatch(Solve(&mut kkt)));
             // A whole iteration as `newton` does it: residual, norms, assembly, factorization,
             // solve, update, nodal normalization, constraint at the trial point.
@@ -1080,8 +1153,9 @@ mod timing {
                 model.tangents_at_points(&xi, &mut trial);
             });
             eprintln!(
-                "{points:?}: ns per element: residual {t_res:.0}, assembly {t_asm:.0}, \
-                 factorization {t_fac:.0}, solve {t_sol:.0}; whole iteration {t_it:.0}"
+                "{points:?}: ns per element: residual {t_res:.0}, assembly + factorization + \
+                 forward substitution {t_fac:.0}, back substitution {t_sol:.0}; whole iteration \
+                 {t_it:.0}"
             );
         }
     }
