@@ -1086,8 +1086,8 @@ mod timing {
                 let m = BeamModel::with_options(p, options).unwrap();
                 t_model = t_model.min(t.elapsed().as_secs_f64());
                 let t = std::time::Instant::now();
-                let guess = BeamState::try_arc(&m, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0])
-                    .unwrap();
+                let guess =
+                    BeamState::try_arc(&m, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
                 let settings = crate::NewtonKktSettings::statics();
                 let sol = crate::solve_static_newton(&m, &guess, 0.0, &settings).unwrap();
                 t_static = t_static.min(t.elapsed().as_secs_f64());
@@ -1172,80 +1172,5 @@ mod timing {
                 t_res.0, t_res.1, t_fac.0, t_fac.1, t_sol.0, t_sol.1, t_it.0, t_it.1
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod bits_tmp {
-    use super::*;
-    use crate::model::{BeamOptions, BeamParameters, BeamState, ConstraintPoints, End};
-
-    #[test]
-    #[ignore = "by hand"]
-    fn hashes() {
-        let mut out = String::new();
-        for points in [ConstraintPoints::Gauss, ConstraintPoints::NodesAndMidpoints] {
-            for (theta, jm, geo, ends) in [
-                (0.5, 2e4, 0.5, 0),
-                (1.0, 1e4, 1.0, 1),
-                (1.0, 0.0, 1.0, 2),
-                (1.0, 3.0, 1.0, 1),
-            ] {
-                let mut p = BeamParameters::paper_95();
-                p.n_elements = 37;
-                let options = BeamOptions { constraint_points: points, seabed: None };
-                let model = BeamModel::with_options(p, options).unwrap();
-                let model = match ends {
-                    0 => model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap(),
-                    1 => model.with_ends(End::pinned([0.0; 3]), End::pinned([20.0, 0.0, 0.0])).unwrap(),
-                    _ => model.with_ends(End::clamped([0.0; 3], [0.6, -0.8, 0.0]), End::pinned([20.0, 0.0, 0.0])).unwrap(),
-                };
-                let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.3]);
-                let mut x = x0.to_columns();
-                model.apply_prescribed(0.0, &mut x);
-                let xr: Vec<f64> = x.iter().enumerate().map(|(i, v)| v + 1e-3 * ((i * 7 % 13) as f64 - 6.0)).collect();
-                let tension: Vec<f64> = (0..model.n_points()).map(|j| 100.0 + 3.0 * j as f64).collect();
-                let mut kkt = BlockKkt::new(&model);
-                let form = ResidualForm { mass: jm, anchor: &xr, bending: 0.5, offset: &xr, load: 1.0, theta, reference: if theta == 1.0 { &[] } else { &xr } };
-                let jac = JacobianForm { mass: jm, bending: 0.5, geometric: geo };
-                kkt.residual(&model, &form, &x, &tension);
-                let ok = kkt.factor_solve(&model, &jac, &tension).unwrap();
-                let mut h: u64 = 0;
-                for v in kkt.rhs.iter().chain(&kkt.res) {
-                    h = h.wrapping_mul(1_000_003).wrapping_add(v.to_bits());
-                }
-                out += &format!("{points:?} {theta} {jm} {ends}: {ok} {h:016x}\n");
-            }
-        }
-        eprintln!("{out}");
-    }
-
-    #[test]
-    #[ignore = "by hand"]
-    fn end_to_end() {
-        use crate::{EnergyConservingStepper, NewtonKktSettings, TimeSettings, solve_static_newton};
-        let mut out = String::new();
-        for points in [ConstraintPoints::Gauss, ConstraintPoints::NodesAndMidpoints] {
-            let mut p = BeamParameters::paper_95();
-            p.n_elements = 20;
-            let options = BeamOptions { constraint_points: points, seabed: None };
-            let m = BeamModel::with_options(p, options).unwrap();
-            let guess = BeamState::try_arc(&m, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
-            let sol = solve_static_newton(&m, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
-            let released = m.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
-            let mut st = EnergyConservingStepper::new(released, &sol.state, None, None, TimeSettings::energy_conserving(0.01), NewtonKktSettings::default()).unwrap();
-            let mut its = 0;
-            for _ in 0..50 {
-                its += st.step().unwrap().iterations;
-            }
-            let mut h: u64 = 0;
-            for v in sol.state.positions.iter().chain(&sol.state.tangents).chain(&st.state().positions).chain(&st.state().tangents) {
-                for c in v {
-                    h = h.wrapping_mul(1_000_003).wrapping_add(c.to_bits());
-                }
-            }
-            out += &format!("{points:?}: its {its} {h:016x}\n");
-        }
-        eprintln!("{out}");
     }
 }
