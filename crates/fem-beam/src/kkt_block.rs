@@ -780,7 +780,7 @@ fn lu8<S: pulp::Simd>(simd: S, a: &mut Blk, piv: &mut [u8; BS]) -> bool {
                 p = i;
             }
         }
-        ok &= !(m == 0.0 || !m.is_finite());
+        ok &= m != 0.0 && m.is_finite();
         piv[k] = p as u8;
         swap_rows(a, k, p);
         swap_rows(&mut lower, k, p);
