@@ -101,12 +101,16 @@ pub(crate) struct BlockKkt {
     /// `D_b` (row-major), assembled and scaled, then factorized in place (`P S = L U`).
     diag: Vec<Blk>,
     piv: Vec<[u8; BS]>,
-    /// The scalar 2×2 couplings of the Hessian part (the same for the three components):
-    /// `hd[b]` node `b` with itself, `hl[b]` node `b` (rows) with node `b − 1` (columns),
-    /// entry `2σ + τ` (`σ`, `τ` = 0 position, 1 tangent). `L_b`'s dof part is `hl[b] ⊗ I₃` and
-    /// `U_b`'s its transpose (the Hessian part is symmetric).
-    hd: Vec<[f64; 4]>,
+    /// The scaled scalar 2×2 coupling of the Hessian part (the same for the three components)
+    /// of node `b` (rows) with node `b − 1` (columns), entry `2σ + τ` (`σ`, `τ` = 0 position,
+    /// 1 tangent). `L_b`'s dof part is `hl[b] ⊗ I₃` and `U_b`'s its transpose (the Hessian part
+    /// is symmetric).
     hl: Vec<[f64; 4]>,
+    /// The constraint points of each element (`element_points[e]..element_points[e + 1]`)
+    /// and those homed at each block (`home_points[b]..home_points[b + 1]` into `by_home`).
+    element_points: Vec<usize>,
+    home_points: Vec<usize>,
+    by_home: Vec<usize>,
     /// The rows `B` (in `L_b`) and the columns `Gᵀ` (in `U_b`) of the multipliers homed at
     /// `b` on node `b − 1`'s dofs (local `3σ + c`), one per slot.
     bl: Vec<[[f64; 6]; 2]>,
@@ -137,7 +141,9 @@ impl BlockKkt {
             n_s,
             diag: vec![[[0.0; BS]; BS]; n_blocks],
             piv: vec![[0; BS]; n_blocks],
-            hd: vec![[0.0; 4]; n_blocks],
+            element_points: Vec::new(),
+            home_points: Vec::new(),
+            by_home: Vec::new(),
             hl: vec![[0.0; 4]; n_blocks],
             bl: vec![[[0.0; 6]; 2]; n_blocks],
             gu: vec![[[0.0; 6]; 2]; n_blocks],
@@ -150,6 +156,28 @@ impl BlockKkt {
             blocked: vec![false; DIM * n_s],
             factorizations: 0,
         };
+        let n_el = model.n_elements();
+        kkt.element_points = vec![0; n_el + 1];
+        kkt.home_points = vec![0; n_blocks + 1];
+        for j in 0..n_p {
+            kkt.element_points[model.point_element(j) + 1] += 1;
+            kkt.home_points[model.point_home(j).0 + 1] += 1;
+        }
+        for e in 0..n_el {
+            kkt.element_points[e + 1] += kkt.element_points[e];
+        }
+        for b in 0..n_blocks {
+            kkt.home_points[b + 1] += kkt.home_points[b];
+        }
+        // Points come element by element (`point_element` is nondecreasing in `j`).
+        debug_assert!((1..n_p).all(|j| model.point_element(j - 1) <= model.point_element(j)));
+        let mut fill = kkt.home_points.clone();
+        kkt.by_home = vec![0; n_p];
+        for j in 0..n_p {
+            let b = model.point_home(j).0;
+            kkt.by_home[fill[b]] = j;
+            fill[b] += 1;
+        }
         kkt.set_blocked(model, &ActiveSet::default());
         kkt
     }
@@ -244,13 +272,17 @@ impl BlockKkt {
         jac: &JacobianForm,
         tension: &[f64],
     ) -> Result<bool, BeamError> {
-        self.assemble(model, jac, tension);
-        let ok = self.factorize();
+        let ok = pulp::Arch::new().dispatch(Factorize {
+            kkt: self,
+            model,
+            jac,
+            tension,
+        });
         self.factorizations += 1;
         if !ok {
             return Ok(false);
         }
-        self.solve();
+        pulp::Arch::new().dispatch(Solve(self));
         for (r, s) in self.rhs.iter_mut().zip(&self.scale) {
             *r *= s;
         }
@@ -337,77 +369,115 @@ impl BlockKkt {
         (rmax, cmax)
     }
 
-    /// Assembles the scaled Newton matrix (`D_b`, `hl`, `bl`, `gu`) and right-hand side.
+    /// Assembles block `b` of the scaled Newton matrix (`D_b`, `hl[b]`, `bl[b]`, `gu[b]`) and
+    /// of the right-hand side; `hess` holds `j_m M_e + j_k EI K_e` of element `b − 1` on entry
+    /// and of element `b` on return. Needs the scales of block `b − 1`.
     ///
     /// Scaling `D A D`: a dof by `1/√H_kk` (the same for the three components of a node's
     /// position or tangent), a multiplier by the inverse max norm of its scaled constraint row.
-    fn assemble(&mut self, model: &BeamModel, jac: &JacobianForm, tension: &[f64]) {
+    /// Every entry is summed in the order of a global assembly (the elements' `M`, `K` in
+    /// element order, then the geometric stiffness point by point).
+    #[inline(always)]
+    fn assemble_block(
+        &mut self,
+        model: &BeamModel,
+        jac: &JacobianForm,
+        tension: &[f64],
+        b: usize,
+        hess: &mut [[f64; 4]; 4],
+    ) {
         let (nb, n_s) = (self.n_blocks, self.n_s);
-        let rho = model.parameters().density;
-        let ei = model.parameters().bending_stiffness;
         let w = model.point_weights();
         let dn = model.point_derivatives();
-        // The scalar Hessian couplings, element by element, then the geometric stiffness
-        // point by point.
-        for v in self.hd.iter_mut().chain(self.hl.iter_mut()) {
-            *v = [0.0; 4];
-        }
-        for (e, el) in model.elements().iter().enumerate() {
-            let m = el.mass(rho);
-            let k = el.bending(ei);
-            let h = |a: usize, b: usize| jac.mass * m[a][b] + jac.bending * k[a][b];
-            add_element(&mut self.hd, &mut self.hl, e, h);
-        }
-        if jac.geometric != 0.0 {
-            for j in 0..model.n_points() {
-                let f = jac.geometric * w[j] * tension[j];
-                if f != 0.0 {
-                    let d = &dn[j];
-                    add_element(
-                        &mut self.hd,
-                        &mut self.hl,
-                        model.point_element(j),
-                        |a, b| f * d[a] * d[b],
-                    );
-                }
-            }
-        }
-        // Dof scales and the scaled dof blocks.
-        for b in 0..nb {
-            let ss =
-                [self.hd[b][0], self.hd[b][3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
-            for l in 0..2 * DIM {
-                self.scale[b * BS + l] = ss[l / DIM];
-            }
-            let o = self.open[b];
-            let d = &mut self.diag[b];
-            *d = [[0.0; BS]; BS];
+        // The scalar Hessian couplings of node b: element b − 1's end, element b's start,
+        // then the geometric stiffness of their points.
+        let (mut hd, mut hl) = ([0.0f64; 4], [0.0f64; 4]);
+        if b > 0 {
             for sg in 0..2 {
                 for tg in 0..2 {
-                    let v = self.hd[b][2 * sg + tg] * ss[sg] * ss[tg];
-                    for c in 0..DIM {
-                        let (r, col) = (DIM * sg + c, DIM * tg + c);
-                        d[r][col] = v * o[r] * o[col];
-                    }
+                    hd[2 * sg + tg] += hess[2 + sg][2 + tg];
+                    hl[2 * sg + tg] += hess[2 + sg][tg];
                 }
-            }
-            if b > 0 {
-                let sp = [self.scale[(b - 1) * BS], self.scale[(b - 1) * BS + DIM]];
-                for sg in 0..2 {
-                    for tg in 0..2 {
-                        self.hl[b][2 * sg + tg] *= ss[sg] * sp[tg];
-                    }
-                }
-            }
-            self.bl[b] = [[0.0; 6]; 2];
-            self.gu[b] = [[0.0; 6]; 2];
-            for l in 0..2 * DIM {
-                let (sg, c) = (l / DIM, l % DIM);
-                self.rhs[b * BS + l] = -self.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
             }
         }
-        // Constraint rows B (at x) and columns Gᵀ (at x̂), scaled.
-        for j in 0..model.n_points() {
+        if b + 1 < nb {
+            let el = &model.elements()[b];
+            let m = el.mass(model.parameters().density);
+            let k = el.bending(model.parameters().bending_stiffness);
+            *hess = std::array::from_fn(|a| {
+                std::array::from_fn(|c| jac.mass * m[a][c] + jac.bending * k[a][c])
+            });
+            for sg in 0..2 {
+                for tg in 0..2 {
+                    hd[2 * sg + tg] += hess[sg][tg];
+                }
+            }
+        }
+        if jac.geometric != 0.0 {
+            if b > 0 {
+                for j in self.element_points[b - 1]..self.element_points[b] {
+                    let f = jac.geometric * w[j] * tension[j];
+                    if f != 0.0 {
+                        let d = &dn[j];
+                        for sg in 0..2 {
+                            for tg in 0..2 {
+                                hd[2 * sg + tg] += f * d[2 + sg] * d[2 + tg];
+                                hl[2 * sg + tg] += f * d[2 + sg] * d[tg];
+                            }
+                        }
+                    }
+                }
+            }
+            if b + 1 < nb {
+                for j in self.element_points[b]..self.element_points[b + 1] {
+                    let f = jac.geometric * w[j] * tension[j];
+                    if f != 0.0 {
+                        let d = &dn[j];
+                        for sg in 0..2 {
+                            for tg in 0..2 {
+                                hd[2 * sg + tg] += f * d[sg] * d[tg];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The dof scales and the scaled dof blocks.
+        let ss = [hd[0], hd[3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
+        for l in 0..2 * DIM {
+            self.scale[b * BS + l] = ss[l / DIM];
+        }
+        let o = self.open[b];
+        let d = &mut self.diag[b];
+        *d = [[0.0; BS]; BS];
+        for sg in 0..2 {
+            for tg in 0..2 {
+                let v = hd[2 * sg + tg] * ss[sg] * ss[tg];
+                for c in 0..DIM {
+                    let (r, col) = (DIM * sg + c, DIM * tg + c);
+                    d[r][col] = v * o[r] * o[col];
+                }
+            }
+        }
+        if b > 0 {
+            let sp = [self.scale[(b - 1) * BS], self.scale[(b - 1) * BS + DIM]];
+            for sg in 0..2 {
+                for tg in 0..2 {
+                    hl[2 * sg + tg] *= ss[sg] * sp[tg];
+                }
+            }
+        }
+        self.hl[b] = hl;
+        self.bl[b] = [[0.0; 6]; 2];
+        self.gu[b] = [[0.0; 6]; 2];
+        for l in 0..2 * DIM {
+            let (sg, c) = (l / DIM, l % DIM);
+            self.rhs[b * BS + l] = -self.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
+        }
+        // Constraint rows B (at x) and columns Gᵀ (at x̂) of the points homed at b, scaled.
+        // (A nodal point's zero entries on node b + 1 read that node's previous, finite,
+        // scale and add nothing.)
+        for &j in &self.by_home[self.home_points[b]..self.home_points[b + 1]] {
             if !model.point_is_active(j) {
                 continue;
             }
@@ -448,28 +518,43 @@ impl BlockKkt {
                 }
             }
         }
-        for b in 0..nb {
-            for l in 0..BS {
-                if self.open[b][l] == 0.0 {
-                    self.diag[b][l][l] = 1.0;
-                    if l >= 2 * DIM {
-                        self.scale[b * BS + l] = 1.0;
-                        self.rhs[b * BS + l] = 0.0;
-                    }
+        for l in 0..BS {
+            if self.open[b][l] == 0.0 {
+                self.diag[b][l][l] = 1.0;
+                if l >= 2 * DIM {
+                    self.scale[b * BS + l] = 1.0;
+                    self.rhs[b * BS + l] = 0.0;
                 }
             }
         }
     }
 
+    /// Assembles (see [`BlockKkt::assemble_block`]) and factorizes the scaled Newton matrix
+    /// block by block, each block while it is hot in cache.
+    ///
     /// Block LU: `S_0 = D_0`, `X_{b−1} = S_{b−1}⁻¹ U_b`, `S_b = D_b − L_b X_{b−1}`, with the
     /// compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`) and `U_b` (`hl[b]ᵀ ⊗ I₃` and the
-    /// columns `gu[b]`). `X_{b−1}` is used once and not kept (the back substitution applies
+    /// columns `gu[b]`), and the forward substitution `y_b = S_b⁻¹ (r_b − L_b y_{b−1})` in
+    /// `rhs`. `X_{b−1}` is used once and not kept (the back substitution applies
     /// `S_b⁻¹ U_{b+1}` to a vector instead). Blocked rows stay unit rows.
     #[inline(always)]
-    fn factorize(&mut self) -> bool {
+    fn factorize<S: pulp::Simd>(
+        &mut self,
+        simd: S,
+        model: &BeamModel,
+        jac: &JacobianForm,
+        tension: &[f64],
+    ) -> bool {
         let nb = self.n_blocks;
         let mut xp: Blk = [[0.0; BS]; BS];
+        let mut prev = [0.0f64; BS];
+        let mut hess = [[0.0f64; 4]; 4];
+        self.assemble_block(model, jac, tension, 0, &mut hess);
         for b in 0..nb {
+            // Block b + 1 is assembled one step ahead: U_{b+1} enters X_b below.
+            if b + 1 < nb {
+                self.assemble_block(model, jac, tension, b + 1, &mut hess);
+            }
             let mut s = self.diag[b];
             if b > 0 {
                 let o = &self.open[b];
@@ -481,7 +566,7 @@ impl BlockKkt {
                             continue;
                         }
                         for tg in 0..2 {
-                            axpy(&mut s[r], -hl[2 * sg + tg], &xp[DIM * tg + c]);
+                            axpy(simd, &mut s[r], -hl[2 * sg + tg], &xp[DIM * tg + c]);
                         }
                     }
                 }
@@ -493,21 +578,51 @@ impl BlockKkt {
                     for l in 0..2 * DIM {
                         let v = self.bl[b][q][l];
                         if v != 0.0 {
-                            axpy(&mut s[r], -v, &xp[l]);
+                            axpy(simd, &mut s[r], -v, &xp[l]);
                         }
                     }
                 }
             }
-            if !lu8(&mut s, &mut self.piv[b]) {
+            if !lu8(simd, &mut s, &mut self.piv[b]) {
                 return false;
             }
+            // The forward substitution's block `b` beside the elimination: the two
+            // recursions are independent, so the processor overlaps their latencies.
+            let mut y = [0.0f64; BS];
+            y.copy_from_slice(&self.rhs[b * BS..(b + 1) * BS]);
+            if b > 0 {
+                self.subtract_lower(b, &prev, &mut y);
+            }
+            lu8_solve(&s, &self.piv[b], &mut y);
+            self.rhs[b * BS..(b + 1) * BS].copy_from_slice(&y);
+            prev = y;
             if b + 1 < nb {
                 xp = self.upper(b + 1);
-                lu8_solve_rows(&s, &self.piv[b], &mut xp);
+                lu8_solve_rows(simd, &s, &self.piv[b], &mut xp);
             }
             self.diag[b] = s;
         }
         true
+    }
+
+    /// `y −= L_b y_{b−1}` with the compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`).
+    #[inline(always)]
+    fn subtract_lower(&self, b: usize, prev: &[f64; BS], y: &mut [f64; BS]) {
+        let (o, hl) = (&self.open[b], self.hl[b]);
+        for sg in 0..2 {
+            for c in 0..DIM {
+                let r = DIM * sg + c;
+                y[r] -= o[r] * (hl[2 * sg] * prev[c] + hl[2 * sg + 1] * prev[DIM + c]);
+            }
+        }
+        for q in 0..2 {
+            let row = &self.bl[b][q];
+            let mut acc = 0.0;
+            for l in 0..2 * DIM {
+                acc += row[l] * prev[l];
+            }
+            y[2 * DIM + q] -= o[2 * DIM + q] * acc;
+        }
     }
 
     /// `U_b` as a row-major block: rows node `b − 1`'s dofs, columns node `b`'s dofs
@@ -533,36 +648,13 @@ impl BlockKkt {
         u
     }
 
-    /// Solves in place in `rhs` with the last factorization.
+    /// The back substitution in place in `rhs` (the forward one ran beside the
+    /// factorization): `z_b = y_b − S_b⁻¹ (U_{b+1} z_{b+1})`.
     #[inline(always)]
     fn solve(&mut self) {
         let nb = self.n_blocks;
         let mut prev = [0.0f64; BS];
-        for b in 0..nb {
-            let mut y = [0.0f64; BS];
-            y.copy_from_slice(&self.rhs[b * BS..(b + 1) * BS]);
-            if b > 0 {
-                let (o, hl) = (&self.open[b], self.hl[b]);
-                for sg in 0..2 {
-                    for c in 0..DIM {
-                        let r = DIM * sg + c;
-                        y[r] -= o[r] * (hl[2 * sg] * prev[c] + hl[2 * sg + 1] * prev[DIM + c]);
-                    }
-                }
-                for q in 0..2 {
-                    let row = &self.bl[b][q];
-                    let mut acc = 0.0;
-                    for l in 0..2 * DIM {
-                        acc += row[l] * prev[l];
-                    }
-                    y[2 * DIM + q] -= o[2 * DIM + q] * acc;
-                }
-            }
-            lu8_solve(&self.diag[b], &self.piv[b], &mut y);
-            self.rhs[b * BS..(b + 1) * BS].copy_from_slice(&y);
-            prev = y;
-        }
-        // z_b = y_b − S_b⁻¹ (U_{b+1} z_{b+1}).
+        prev.copy_from_slice(&self.rhs[(nb - 1) * BS..nb * BS]);
         for b in (0..nb.saturating_sub(1)).rev() {
             let (hl, o0, o1) = (self.hl[b + 1], &self.open[b], &self.open[b + 1]);
             let mut uz = [0.0f64; BS];
@@ -586,20 +678,99 @@ impl BlockKkt {
     }
 }
 
-/// `y += a x` on 8-wide rows.
+/// [`BlockKkt::factorize`] compiled for the machine's vector width (runtime dispatch).
+struct Factorize<'a> {
+    kkt: &'a mut BlockKkt,
+    model: &'a BeamModel,
+    jac: &'a JacobianForm,
+    tension: &'a [f64],
+}
+
+impl pulp::WithSimd for Factorize<'_> {
+    type Output = bool;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, simd: S) -> bool {
+        self.kkt.factorize(simd, self.model, self.jac, self.tension)
+    }
+}
+
+/// [`BlockKkt::solve`] compiled for the machine's vector width (runtime dispatch).
+struct Solve<'a>(&'a mut BlockKkt);
+
+impl pulp::WithSimd for Solve<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        self.0.solve()
+    }
+}
+
+/// `y += a x` on 8-wide rows, in the machine's vector width (each lane rounds `a x`, then
+/// the sum: the scalar loop's operations).
 #[inline(always)]
-fn axpy(y: &mut [f64; BS], a: f64, x: &[f64; BS]) {
-    for i in 0..BS {
-        y[i] += a * x[i];
+fn axpy<S: pulp::Simd>(simd: S, y: &mut [f64; BS], a: f64, x: &[f64; BS]) {
+    let (yh, yt) = S::as_mut_simd_f64s(y);
+    let (xh, xt) = S::as_simd_f64s(x);
+    let av = simd.splat_f64s(a);
+    for (yv, xv) in yh.iter_mut().zip(xh) {
+        *yv = simd.add_f64s(*yv, simd.mul_f64s(av, *xv));
+    }
+    for (yv, xv) in yt.iter_mut().zip(xt) {
+        *yv += a * xv;
+    }
+}
+
+/// `y *= a` on an 8-wide row, in the machine's vector width.
+#[inline(always)]
+fn scale_row<S: pulp::Simd>(simd: S, y: &mut [f64; BS], a: f64) {
+    let (yh, yt) = S::as_mut_simd_f64s(y);
+    let av = simd.splat_f64s(a);
+    for yv in yh.iter_mut() {
+        *yv = simd.mul_f64s(*yv, av);
+    }
+    for yv in yt.iter_mut() {
+        *yv *= a;
+    }
+}
+
+/// Expands `$body` for `$k` = 0, 1, …, 7 (literal indices, so that the 8×8 kernels below
+/// keep their blocks in registers instead of indexing them at run time).
+macro_rules! unroll8 {
+    ($k:ident => $body:block) => {
+        unroll8!(@ $k $body 0 1 2 3 4 5 6 7)
+    };
+    (@ $k:ident $body:block $($n:literal)*) => {
+        $({
+            #[allow(clippy::identity_op, clippy::erasing_op)]
+            let $k: usize = $n;
+            $body
+        })*
+    };
+}
+
+/// Exchanges rows `k` and `p ≥ k` of `a` with literal row indices.
+#[inline(always)]
+fn swap_rows(a: &mut Blk, k: usize, p: usize) {
+    for i in k + 1..BS {
+        if i == p {
+            a.swap(k, i);
+        }
     }
 }
 
 /// LU with partial pivoting of a row-major 8×8 block in place, `P S = L U` (unit `L` below the
 /// diagonal, rows exchanged as they are pivoted); `false` if a pivot column is zero or not
 /// finite.
+///
+/// The multipliers are kept apart while eliminating so that every row update runs over the
+/// whole 8-wide row (the entries left of the diagonal it touches are overwritten by `L` at the
+/// end); each entry of `U` sees the same operations in the same order as in the textbook
+/// loop over `j > k`.
 #[inline(always)]
-fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
-    for k in 0..BS {
+fn lu8<S: pulp::Simd>(simd: S, a: &mut Blk, piv: &mut [u8; BS]) -> bool {
+    let mut lower: Blk = [[0.0; BS]; BS];
+    let mut ok = true;
+    unroll8!(k => {
         let mut p = k;
         let mut m = a[k][k].abs();
         for i in k + 1..BS {
@@ -609,85 +780,72 @@ fn lu8(a: &mut Blk, piv: &mut [u8; BS]) -> bool {
                 p = i;
             }
         }
-        if m == 0.0 || !m.is_finite() {
-            return false;
-        }
+        ok &= m != 0.0 && m.is_finite();
         piv[k] = p as u8;
-        a.swap(k, p);
+        swap_rows(a, k, p);
+        swap_rows(&mut lower, k, p);
         let inv = 1.0 / a[k][k];
         let rk = a[k];
         for i in k + 1..BS {
             let l = a[i][k] * inv;
-            a[i][k] = l;
-            for j in k + 1..BS {
-                a[i][j] -= l * rk[j];
-            }
+            lower[i][k] = l;
+            axpy(simd, &mut a[i], -l, &rk);
         }
+    });
+    for i in 1..BS {
+        a[i][..i].copy_from_slice(&lower[i][..i]);
     }
-    true
+    ok
 }
 
 /// Solves `S x = b` with the factorization of [`lu8`], in place.
 #[inline(always)]
 fn lu8_solve(a: &Blk, piv: &[u8; BS], x: &mut [f64; BS]) {
-    for k in 0..BS {
-        x.swap(k, piv[k] as usize);
-    }
-    for k in 0..BS {
+    unroll8!(k => {
+        let p = piv[k] as usize;
+        for i in k + 1..BS {
+            if i == p {
+                x.swap(k, i);
+            }
+        }
+    });
+    unroll8!(k => {
         let xk = x[k];
         for i in k + 1..BS {
             x[i] -= a[i][k] * xk;
         }
-    }
-    for k in (0..BS).rev() {
+    });
+    unroll8!(kk => {
+        let k = BS - 1 - kk;
         x[k] /= a[k][k];
         let xk = x[k];
         for i in 0..k {
             x[i] -= a[i][k] * xk;
         }
-    }
+    });
 }
 
 /// Solves `S X = B` for a row-major `B` in place (8-wide row operations).
 #[inline(always)]
-fn lu8_solve_rows(a: &Blk, piv: &[u8; BS], bm: &mut Blk) {
-    for k in 0..BS {
-        bm.swap(k, piv[k] as usize);
-    }
-    for k in 0..BS {
+fn lu8_solve_rows<S: pulp::Simd>(simd: S, a: &Blk, piv: &[u8; BS], bm: &mut Blk) {
+    unroll8!(k => {
+        swap_rows(bm, k, piv[k] as usize);
+    });
+    unroll8!(k => {
         let rk = bm[k];
         for i in k + 1..BS {
-            axpy(&mut bm[i], -a[i][k], &rk);
+            axpy(simd, &mut bm[i], -a[i][k], &rk);
         }
-    }
-    for k in (0..BS).rev() {
+    });
+    unroll8!(kk => {
+        let k = BS - 1 - kk;
         let inv = 1.0 / a[k][k];
-        for v in bm[k].iter_mut() {
-            *v *= inv;
-        }
+        scale_row(simd, &mut bm[k], inv);
         let rk = bm[k];
         for i in 0..k {
-            axpy(&mut bm[i], -a[i][k], &rk);
+            axpy(simd, &mut bm[i], -a[i][k], &rk);
         }
-    }
-}
-
-/// Adds the scalar 4×4 element matrix `h(a, b)` of element `e` (local dofs `[v₀, v₀', v₁,
-/// v₁']`) into the nodal couplings `hd` (node with itself) and `hl` (node `e + 1` with `e`).
-#[inline]
-fn add_element(
-    hd: &mut [[f64; 4]],
-    hl: &mut [[f64; 4]],
-    e: usize,
-    h: impl Fn(usize, usize) -> f64,
-) {
-    for sg in 0..2 {
-        for tg in 0..2 {
-            hd[e][2 * sg + tg] += h(sg, tg);
-            hd[e + 1][2 * sg + tg] += h(2 + sg, 2 + tg);
-            hl[e + 1][2 * sg + tg] += h(2 + sg, tg);
-        }
-    }
+    });
 }
 
 /// `c_m M (x − u) + EI K (c_k x + q) − s f` on all dofs (column-major), element by element;
@@ -890,56 +1048,129 @@ pub(crate) fn penetrates(model: &BeamModel, x: &[f64]) -> bool {
 #[cfg(test)]
 mod timing {
     use super::*;
-    use crate::model::{BeamParameters, BeamState, End};
+    use crate::model::{BeamOptions, BeamParameters, BeamState, ConstraintPoints, End};
 
-    /// Phase timings of one Newton iteration at N = 1e4 (minimum over repetitions), for
+    /// The CPU time of the calling thread (ns; Linux `schedstat`, 0 elsewhere).
+    fn thread_cpu_ns() -> u64 {
+        std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Phase timings of one Newton iteration of the energy-conserving form at N = 1e4
+    /// (minimum over repetitions), for the Gauss points and for nodes and midpoints, for
     /// profiling by hand: `cargo test --release -p fem-beam kkt_block::timing -- --ignored
-    /// --nocapture`.
+    /// --nocapture` (`KKT_TIMING_REPS` sets the repetitions, 15 by default).
     #[test]
     #[ignore = "timing by hand"]
     fn phases() {
         let n = 10_000;
-        let mut p = BeamParameters::paper_95();
-        p.n_elements = n;
-        let model = BeamModel::new(p).unwrap();
-        let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
-        let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
-        let x = x0.to_columns();
-        let tension = vec![100.0; model.n_points()];
-        let mut kkt = BlockKkt::new(&model);
-        let form = ResidualForm {
-            mass: 2e4,
-            anchor: &x,
-            bending: 0.5,
-            offset: &x,
-            load: 1.0,
-            theta: 0.5,
-            reference: &x,
-        };
-        let jac = JacobianForm {
-            mass: 2e4,
-            bending: 0.5,
-            geometric: 0.5,
-        };
-        let time = |f: &mut dyn FnMut()| {
-            let mut best = f64::INFINITY;
-            for _ in 0..15 {
+        let reps: usize = std::env::var("KKT_TIMING_REPS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(15);
+        {
+            // The set-up of `benches/cable_vs_moordyn.rs`: the model and the static start.
+            let (mut t_model, mut t_static) = (f64::INFINITY, f64::INFINITY);
+            let mut its = 0;
+            let cpu0 = thread_cpu_ns();
+            for _ in 0..reps.min(10) {
                 let t = std::time::Instant::now();
-                f();
-                best = best.min(t.elapsed().as_secs_f64());
+                let mut p = BeamParameters::paper_95();
+                p.n_elements = n;
+                let options = BeamOptions {
+                    constraint_points: ConstraintPoints::NodesAndMidpoints,
+                    seabed: None,
+                };
+                let m = BeamModel::with_options(p, options).unwrap();
+                t_model = t_model.min(t.elapsed().as_secs_f64());
+                let t = std::time::Instant::now();
+                let guess =
+                    BeamState::try_arc(&m, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
+                let settings = crate::NewtonKktSettings::statics();
+                let sol = crate::solve_static_newton(&m, &guess, 0.0, &settings).unwrap();
+                t_static = t_static.min(t.elapsed().as_secs_f64());
+                its = sol.factorization_count;
             }
-            best * 1e9 / n as f64
-        };
-        let t_res = time(&mut || kkt.residual(&model, &form, &x, &tension));
-        let t_asm = time(&mut || kkt.assemble(&model, &jac, &tension));
-        let t_fac = time(&mut || {
-            kkt.assemble(&model, &jac, &tension);
-            assert!(kkt.factorize());
-        }) - t_asm;
-        let t_sol = time(&mut || kkt.solve());
-        eprintln!(
-            "ns per element: residual {t_res:.0}, assembly {t_asm:.0}, factorization {t_fac:.0}, \
-             solve {t_sol:.0}"
-        );
+            let cpu = (thread_cpu_ns() - cpu0) as f64 * 1e-9 / reps.min(10) as f64;
+            eprintln!(
+                "set-up at N = {n}: min wall: model {t_model:.4} s, static start {t_static:.4} s \
+                 ({its} factorizations); mean CPU of both {cpu:.4} s"
+            );
+        }
+        if std::env::var("KKT_TIMING_SETUP_ONLY").is_ok() {
+            return;
+        }
+        for points in [ConstraintPoints::Gauss, ConstraintPoints::NodesAndMidpoints] {
+            let mut p = BeamParameters::paper_95();
+            p.n_elements = n;
+            let options = BeamOptions {
+                constraint_points: points,
+                seabed: None,
+            };
+            let model = BeamModel::with_options(p, options).unwrap();
+            let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
+            let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
+            let x = x0.to_columns();
+            let tension = vec![100.0; model.n_points()];
+            let mut kkt = BlockKkt::new(&model);
+            let form = ResidualForm {
+                mass: 2e4,
+                anchor: &x,
+                bending: 0.5,
+                offset: &x,
+                load: 1.0,
+                theta: 0.5,
+                reference: &x,
+            };
+            let jac = JacobianForm {
+                mass: 2e4,
+                bending: 0.5,
+                geometric: 0.5,
+            };
+            // (minimum wall time, mean CPU time of the thread) per element.
+            let time = |f: &mut dyn FnMut()| {
+                let mut best = f64::INFINITY;
+                let cpu0 = thread_cpu_ns();
+                for _ in 0..reps {
+                    let t = std::time::Instant::now();
+                    f();
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                let cpu = (thread_cpu_ns() - cpu0) as f64 / reps as f64;
+                (best * 1e9 / n as f64, cpu / n as f64)
+            };
+            let t_res = time(&mut || kkt.residual(&model, &form, &x, &tension));
+            let t_fac = time(&mut || {
+                assert!(pulp::Arch::new().dispatch(Factorize {
+                    kkt: &mut kkt,
+                    model: &model,
+                    jac: &jac,
+                    tension: &tension,
+                }));
+            });
+            let t_sol = time(&mut || pulp::Arch::new().dispatch(Solve(&mut kkt)));
+            // A whole iteration as `newton` does it: residual, norms, assembly, factorization,
+            // solve, update, nodal normalization, constraint at the trial point.
+            let (mut xi, mut ti) = (x.clone(), tension.clone());
+            let mut trial = vec![[0.0; 3]; model.n_points()];
+            let t_it = time(&mut || {
+                xi.copy_from_slice(&x);
+                ti.copy_from_slice(&tension);
+                kkt.residual(&model, &form, &xi, &ti);
+                std::hint::black_box(kkt.residual_norms(&model));
+                assert!(kkt.factor_solve(&model, &jac, &ti).unwrap());
+                std::hint::black_box(kkt.apply_update(&model, &mut xi, &mut ti));
+                model.normalize_nodal_tangents(&mut xi);
+                model.tangents_at_points(&xi, &mut trial);
+            });
+            eprintln!(
+                "{points:?}: ns per element (min wall / mean CPU): residual {:.0} / {:.0}, \
+                 assembly + factorization + forward substitution {:.0} / {:.0}, back \
+                 substitution {:.0} / {:.0}; whole iteration {:.0} / {:.0}",
+                t_res.0, t_res.1, t_fac.0, t_fac.1, t_sol.0, t_sol.1, t_it.0, t_it.1
+            );
+        }
     }
 }
