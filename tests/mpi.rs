@@ -40,19 +40,37 @@ fn serial(args: &[&str]) -> Output {
         .expect("the fem binary runs")
 }
 
-fn mpirun(p: usize, args: &[&str]) -> Output {
+/// `mpirun -np p fem` (the launcher from `FEM_MPIRUN` if set), in the repository's root.
+fn mpirun_command(p: usize) -> Command {
     let launcher = std::env::var("FEM_MPIRUN").unwrap_or_else(|_| "mpirun".into());
     let mut words = launcher.split_whitespace();
-    let program = words.next().expect("a launcher");
-    Command::new(program)
+    let mut command = Command::new(words.next().expect("a launcher"));
+    command
         .args(words)
         .args(["-np", &p.to_string(), env!("CARGO_BIN_EXE_fem")])
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("{launcher} runs (an MPI installation is needed for the feature mpi): {e}")
-        })
+        .current_dir(root());
+    command
+}
+
+fn mpirun(p: usize, args: &[&str]) -> Output {
+    mpirun_command(p).args(args).output().unwrap_or_else(|e| {
+        panic!("mpirun runs (an MPI installation is needed for the feature mpi): {e}")
+    })
+}
+
+/// Every file of `whole` (at least `at_least` of them) is byte for byte the same in `other`.
+fn assert_same_files(whole: &Path, other: &Path, at_least: usize, after: &str) {
+    let mut names: Vec<_> = std::fs::read_dir(whole)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert!(names.len() >= at_least, "{names:?}");
+    for name in names {
+        let a = std::fs::read(whole.join(&name)).unwrap();
+        let b = std::fs::read(other.join(&name)).unwrap();
+        assert!(a == b, "{name:?} differs after {after}");
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -207,17 +225,7 @@ fn a_resumed_run_is_the_uninterrupted_run_file_for_file() {
         mpirun(3, &["run", BOX, "-o", c, "-q", "--resume"]),
         "resumed",
     );
-    let mut names: Vec<_> = std::fs::read_dir(&whole)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    names.sort();
-    assert!(names.len() > 10);
-    for name in names {
-        let a = std::fs::read(whole.join(&name)).unwrap();
-        let b = std::fs::read(cut.join(&name)).unwrap();
-        assert!(a == b, "{name:?} differs after the restart");
-    }
+    assert_same_files(&whole, &cut, 11, "the restart");
     // Another process count cannot resume it.
     let out = mpirun(2, &["run", BOX, "-o", c, "-q", "--resume"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -281,13 +289,8 @@ fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uni
     let whole_refs: Vec<&str> = whole_args.iter().map(String::as_str).collect();
     run_ok(mpirun(2, &whole_refs), "uninterrupted");
 
-    let launcher = std::env::var("FEM_MPIRUN").unwrap_or_else(|_| "mpirun".into());
-    let mut words = launcher.split_whitespace();
-    let child = Command::new(words.next().unwrap())
-        .args(words)
-        .args(["-np", "2", env!("CARGO_BIN_EXE_fem")])
+    let child = mpirun_command(2)
         .args(args(&cut))
-        .current_dir(root())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -326,20 +329,7 @@ fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uni
     resume.push("--resume".into());
     let refs: Vec<&str> = resume.iter().map(String::as_str).collect();
     run_ok(mpirun(2, &refs), "resumed");
-    let mut names: Vec<_> = std::fs::read_dir(&whole)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    names.sort();
-    assert!(names.len() > 5, "{names:?}");
-    for name in names {
-        let a = std::fs::read(whole.join(&name)).unwrap();
-        let b = std::fs::read(cut.join(&name)).unwrap();
-        assert!(
-            a == b,
-            "{name:?} differs after the interruption and restart"
-        );
-    }
+    assert_same_files(&whole, &cut, 6, "the interruption and restart");
 }
 
 #[test]
