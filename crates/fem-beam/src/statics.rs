@@ -135,7 +135,14 @@ impl NewtonKktSettings {
 ///    rescaled to unit length after every step (the exact projection onto their constraints).
 ///    Converged by the stopping rule of the dynamic steps ([`NewtonKktSettings`]) with an
 ///    unchanged seabed active set.
-/// 4. Globalization by continuation in the load: the full load is tried first; if Newton
+/// 4. A trust region: an update that leaves `| |x′| − 1 |` above 0.2 (and above its value
+///    before the update), or a node more than 0.2 element lengths below the seabed, is
+///    rejected and retried with a ten times larger proximal term (at most three times in a
+///    row). Iterations that change the seabed's active set extend the iteration limit by one
+///    each (at most two per node): from [`BeamState::taut_over_seabed`] the touchdown point
+///    moves about one node per iteration, so that start needs `O(N)` iterations where
+///    [`BeamState::catenary_over_seabed`] needs 3–5.
+/// 5. Globalization by continuation in the load: the full load is tried first; if Newton
 ///    does not converge within 30 iterations the state is restored and the load increment
 ///    halved (down to `1/1024`); after an increment that converged in at most 8 iterations
 ///    the next one is doubled. The catenary, the paper's start and the elastica (`k ≤ 5`, from
@@ -290,7 +297,17 @@ fn least_squares_tensions(
     Ok(())
 }
 
-/// Newton on the static KKT system at the load factor `load` (at most 30 iterations).
+/// The largest constraint violation `| |x′| − 1 |` an accepted static Newton update may leave
+/// (unless it was already larger), and the deepest a node may go below the seabed, in element
+/// lengths.
+const STATIC_TRUST: f64 = 0.2;
+
+/// Rejected updates in a row after which the next one is taken whatever it does (its proximal
+/// term is then `10³` times the one first rejected).
+const MAX_REJECTIONS: usize = 3;
+
+/// Newton on the static KKT system at the load factor `load` (at most 30 iterations that do
+/// not change the seabed's active set), with updates rejected outside a trust region.
 #[allow(clippy::too_many_arguments)]
 fn newton_static(
     model: &BeamModel,
@@ -314,14 +331,39 @@ fn newton_static(
     // At most 30 iterations that do not change the seabed's active set (a touchdown point
     // moving node by node does not count against the limit).
     let mut quiet = 0;
-    for it in 1..=settings.max_iterations {
+    // The state before the current update, restored when the update is rejected.
+    let mut saved = (x.to_vec(), tension.to_vec(), contact.clone());
+    let mut retry = false;
+    let mut rejections = 0;
+    // Iterations that hold or release seabed nodes extend the iteration limit (by at most two
+    // per node): from a taut start the touchdown point moves about one node per iteration.
+    let mut contact_changes = 0;
+    let mut it = 0;
+    loop {
+        it += 1;
+        let limit = settings.max_iterations + contact_changes.min(2 * model.n_nodes());
+        if it > limit {
+            break;
+        }
+        if retry {
+            x.copy_from_slice(&saved.0);
+            tension.copy_from_slice(&saved.1);
+            contact.clone_from(&saved.2);
+        } else {
+            saved.0.copy_from_slice(x);
+            saved.1.copy_from_slice(tension);
+            saved.2.clone_from(contact);
+        }
         kkt.set_blocked(model, contact);
         kkt.residual(model, &form, x, tension);
         let changes = update_contact(model, kkt, x, contact, floor);
         if changes > 0 {
+            if !retry {
+                contact_changes += 1;
+            }
             kkt.set_blocked(model, contact);
             kkt.residual(model, &form, x, tension);
-        } else {
+        } else if !retry {
             quiet += 1;
             if quiet > 30 {
                 return Ok((report, false));
@@ -329,20 +371,38 @@ fn newton_static(
         }
         let (stat, _) = kkt.residual_norms(model);
         report.iterations = it;
-        // The proximal term μ M: μ₀, divided by `decay` after every iteration that did not
-        // change the seabed's active set, 0 below 1e-5 μ₀.
-        if it > 1 && changes == 0 {
+        // The proximal term μ M: μ₀, divided by 10 after every accepted iteration (not below
+        // μ₀ while the seabed's active set changes), 0 below 1e-5 μ₀; multiplied by 10 (from
+        // at least 1e-4 μ₀) when an update is rejected.
+        if retry {
+            mu = 10.0 * mu.max(1e-5 * mu0);
+        } else if it > 1 && changes == 0 {
             mu *= 0.1;
+        } else if mu > mu0 {
+            mu = (0.1 * mu).max(mu0);
         }
         if mu < 1e-5 * mu0 {
             mu = 0.0;
         }
+        retry = false;
         let jac = JacobianForm {
             mass: mu,
             bending: 1.0,
             geometric: 1.0,
         };
+        // The constraint violation before the update (the seabed's projection of nodes that
+        // went below it can leave a large one, which the update then reduces).
+        model.tangents_at_points(x, &mut d);
+        let cmax_before = (0..n_p)
+            .filter(|&j| model.point_is_active(j))
+            .fold(0.0f64, |m, j| m.max((norm(d[j]) - 1.0).abs()));
         if !kkt.factor_solve(model, &jac, tension)? {
+            // A singular matrix: retried with a larger proximal term.
+            if rejections < MAX_REJECTIONS {
+                rejections += 1;
+                retry = true;
+                continue;
+            }
             return Ok((report, false));
         }
         let m = kkt.apply_update(model, x, tension);
@@ -364,9 +424,27 @@ fn newton_static(
             constraint_residual: (c2 / l).sqrt(),
             stationarity_residual: stat,
         };
-        if !(m.step_change.is_finite() && m.multiplier_change.is_finite()) {
+        // A trust region on the constraint: Newton satisfies the linearized constraint
+        // exactly, so what is left after the update is its curvature term, `O(|δx′|²)`. An
+        // update that leaves `| |x′| − 1 |` above `STATIC_TRUST`, and above what it was before,
+        // turned elements by a large angle; one that takes a node below the seabed by more
+        // than `STATIC_TRUST` element lengths would be folded by the projection back onto it.
+        // Their linearization (an indefinite geometric stiffness where the start's tensions
+        // are compressive, a far-off active set) was not to be trusted: the update is rejected
+        // and retried from the same state with a ten times larger proximal term (a shorter
+        // pseudo-time step), at most `MAX_REJECTIONS` times in a row.
+        let finite = m.step_change.is_finite() && m.multiplier_change.is_finite();
+        let too_far = (cmax > STATIC_TRUST && cmax > cmax_before)
+            || penetration_depth(model, x) > STATIC_TRUST * l / model.n_elements() as f64;
+        if !finite {
             return Ok((report, false));
         }
+        if too_far && rejections < MAX_REJECTIONS {
+            rejections += 1;
+            retry = true;
+            continue;
+        }
+        rejections = 0;
         let stalled = |now: f64, prev: f64| it >= 2 && now > 0.1 * prev;
         // The error an update leaves, estimated from the contraction (see kkt_block::newton).
         let left = |now: f64, prev: f64| {
@@ -388,6 +466,14 @@ fn newton_static(
         dt_prev = m.multiplier_change;
     }
     Ok((report, false))
+}
+
+/// How far the deepest node is below the seabed (0 without one, or with none below).
+fn penetration_depth(model: &BeamModel, x: &[f64]) -> f64 {
+    model.seabed().map_or(0.0, |sb| {
+        let n_s = model.n_scalar();
+        (0..model.n_nodes()).fold(0.0f64, |m, i| m.max(sb.level - x[sb.axis * n_s + 2 * i]))
+    })
 }
 
 /// The total external load `ρ|g|L + Σ|P|` (N).
