@@ -116,6 +116,17 @@ pub fn run(
                     summary.frames,
                     summary.pvd.display()
                 );
+                if let Some(e) = &summary.energy {
+                    let _ = writeln!(
+                        std::io::stdout(),
+                        "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e}), over the {} history rows of this run",
+                        e.invariant.describe(),
+                        e.max_change,
+                        e.relative_change(),
+                        e.scale,
+                        e.rows
+                    );
+                }
             }
             Some(ExitCode::SUCCESS)
         }

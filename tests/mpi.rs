@@ -341,6 +341,64 @@ fn progress_and_the_summary_are_reported_once() {
     assert_eq!(said.matches("(100 %)").count(), 1, "rank 0 only: {said}");
     assert_eq!(said.matches("(50 %)").count(), 1, "rank 0 only: {said}");
     assert_eq!(said.matches("on 3 MPI processes").count(), 1, "{said}");
+    // The energy balance, once, sampled at the history rows; DEF_EXP holds it to its
+    // truncation error (the box's serial run: 1e-4 of its largest energy or better).
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("energy balance"))
+        .unwrap_or_else(|| panic!("no energy line: {said}"));
+    assert_eq!(said.matches("energy balance").count(), 1, "{said}");
+    assert!(line.contains("history rows of this run"), "{line}");
+    let relative: f64 = line
+        .split(" = ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no relative change in: {line}"));
+    assert!(relative.is_finite() && relative < 1e-2, "{line}");
+}
+
+/// A run into a directory where older runs of the same name left frames (a serial run's, a
+/// longer run's on more ranks) leaves only its own: every frame file there is listed by its
+/// `.pvd` or by one of its `.pvtu` files.
+#[test]
+fn a_run_replaces_what_an_older_run_of_the_same_name_left() {
+    let dir = scratch("older_runs");
+    let out = dir.to_str().unwrap();
+    run_ok(serial(&["run", BOX, "-o", out, "-q"]), "serial");
+    run_ok(mpirun(3, &["run", BOX, "-o", out, "-q"]), "3 ranks");
+    run_ok(
+        mpirun(2, &["run", BOX, "-o", out, "-q", "--max-steps", "30"]),
+        "2 ranks, 30 steps",
+    );
+    let pvd = std::fs::read_to_string(dir.join("box.pvd")).unwrap();
+    let mut listed: Vec<String> = Vec::new();
+    for pvtu in pvd
+        .split("file=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+    {
+        listed.push(pvtu.to_string());
+        let text = std::fs::read_to_string(dir.join(pvtu)).unwrap();
+        for piece in text
+            .split("Source=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+        {
+            listed.push(piece.to_string());
+        }
+    }
+    // Frames 0 and 30 (the last step of a run cut short): two .pvtu, two pieces each; the
+    // 3-rank run before wrote three frames of three pieces, the serial run three .vtu.
+    assert_eq!(listed.len(), 2 * 3, "{listed:?}");
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".vtu") || n.ends_with(".pvtu"))
+        .collect();
+    found.sort();
+    listed.sort();
+    assert_eq!(found, listed);
 }
 
 /// The box input with `from` replaced by `to`, written into `dir`.

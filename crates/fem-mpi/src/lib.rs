@@ -26,6 +26,8 @@ pub mod system;
 #[cfg(feature = "mpi")]
 pub use mpi;
 #[cfg(feature = "mpi")]
-pub use run::{DistributedError, DistributedOptions, DistributedSolidRun, DistributedSummary};
+pub use run::{
+    DistributedError, DistributedOptions, DistributedSolidRun, DistributedSummary, EnergyBalance,
+};
 #[cfg(feature = "mpi")]
 pub use system::DistributedSolid;

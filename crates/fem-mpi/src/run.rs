@@ -25,7 +25,10 @@ use fem_io::{
 use fem_model::input::SchemeKind;
 use fem_model::{InputError, ModelSection, Sections};
 use fem_solid::{CriticalStepCheck, DefExp, LeapFrogSystem, SolidSection};
-use fem_time::{NodalStepper, StateField, StateKind, StepError, StepSettings, Stepper, TimeGrid};
+use fem_time::{
+    Energy, Invariant, NodalStepper, StateField, StateKind, StepError, StepSettings, Stepper,
+    TimeGrid,
+};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
@@ -109,10 +112,74 @@ pub struct DistributedSummary {
     pub pvd: PathBuf,
     /// Wall time of the step loop (s).
     pub wall_seconds: f64,
+    /// The energy balance over the history rows this run wrote (`None` without an energy).
+    pub energy: Option<EnergyBalance>,
     /// Values this rank sent per step.
     pub values_sent_per_step: usize,
     /// Cells of this rank.
     pub n_cells: usize,
+}
+
+/// The energy balance `total + dissipated − external_work − reaction_work` of a distributed
+/// run, sampled at its history rows (the energies are global sums, evaluated only there).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EnergyBalance {
+    /// What the scheme promises of it.
+    pub invariant: Invariant,
+    /// Its largest change from the first row of the run, `max |B_n − B_first|`.
+    pub max_change: f64,
+    /// The largest of `|kinetic|`, `|potential|`, `|total|`, `|external_work|`,
+    /// `|dissipated|` over the rows.
+    pub scale: f64,
+    /// History rows it was sampled at.
+    pub rows: usize,
+}
+
+impl EnergyBalance {
+    /// `max_change / scale` (0 when the scale is 0).
+    pub fn relative_change(&self) -> f64 {
+        if self.scale > 0.0 {
+            self.max_change / self.scale
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Tracks [`EnergyBalance`] row by row.
+#[derive(Debug, Default)]
+struct BalanceTracker {
+    first: Option<f64>,
+    max_change: f64,
+    scale: f64,
+    rows: usize,
+}
+
+impl BalanceTracker {
+    fn observe(&mut self, e: &Energy) {
+        let b = e.balance();
+        let first = *self.first.get_or_insert(b);
+        self.max_change = self.max_change.max((b - first).abs());
+        for v in [
+            e.kinetic,
+            e.potential,
+            e.total,
+            e.external_work,
+            e.dissipated,
+        ] {
+            self.scale = self.scale.max(v.abs());
+        }
+        self.rows += 1;
+    }
+
+    fn summary(&self, invariant: Invariant) -> Option<EnergyBalance> {
+        self.first.map(|_| EnergyBalance {
+            invariant,
+            max_change: self.max_change,
+            scale: self.scale,
+            rows: self.rows,
+        })
+    }
 }
 
 /// One rank's share of a distributed DEF_EXP solid, ready to run.
@@ -285,6 +352,14 @@ impl DistributedSolidRun {
         } else {
             out.write(self, true, true, options)?;
             out.mark_cadence(true, true);
+            let mine = if self.world.rank() == 0 {
+                remove_older_frames(options, self.world.size())
+                    .err()
+                    .map(|e| format!("rank 0: {e}"))
+            } else {
+                None
+            };
+            agreed(&self.world, mine)?;
         }
         let first_step = self.stepper.step_index();
         let start = Instant::now();
@@ -336,6 +411,7 @@ impl DistributedSolidRun {
             frames: out.frames,
             pvd: out.pvd_path.clone(),
             wall_seconds,
+            energy: out.balance.summary(self.stepper.invariant()),
             values_sent_per_step: self.stepper.system().values_sent_per_step(),
             n_cells: self.global_cell.len(),
         })
@@ -483,6 +559,8 @@ struct Outputs {
     row: Vec<Option<f64>>,
     /// The time of the last frame written.
     last_time: f64,
+    /// The energy balance at the rows written.
+    balance: BalanceTracker,
 }
 
 fn agreed(world: &SimpleCommunicator, mine: Option<String>) -> Result<(), DistributedError> {
@@ -508,6 +586,7 @@ impl Outputs {
             times_on_cadence: Vec::new(),
             row: Vec::new(),
             last_time: 0.0,
+            balance: BalanceTracker::default(),
         };
         let mut columns: Vec<String> = COMMON_COLUMNS.map(String::from).to_vec();
         columns.extend(fem_solid::model::HISTORY_COLUMNS.map(String::from));
@@ -582,6 +661,9 @@ impl Outputs {
         let (step, t) = (run.stepper.step_index(), run.stepper.time());
         if row {
             let energy = run.stepper.energy();
+            if let Some(e) = &energy {
+                self.balance.observe(e);
+            }
             self.row.clear();
             self.row.extend([Some(step as f64), Some(t)]);
             match &energy {
@@ -678,6 +760,57 @@ impl Outputs {
 /// Rank `rank`'s piece of frame `index`: `X_000042_3.vtu`.
 pub fn piece_name(base: &str, index: usize, rank: i32) -> String {
     format!("{base}_{index:06}_{rank}.vtu")
+}
+
+/// Removes what an older run of the same name left in the output directory, once this run's
+/// first frame is written: its later frames (`X_NNNNNN.pvtu` and their pieces), pieces of
+/// ranks this run does not have, and the frames of a serial run (`X_NNNNNN.vtu`), which this
+/// run's `.pvd` no longer lists. Returns the number of files removed.
+fn remove_older_frames(options: &DistributedOptions, size: i32) -> Result<usize, OutputError> {
+    let dir = &options.out_dir;
+    let prefix = format!("{}_", options.base);
+    let index = |d: &str| {
+        (d.len() >= 6 && d.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| d.parse::<usize>().ok())
+            .flatten()
+    };
+    let mut removed = 0;
+    let entries = std::fs::read_dir(dir).map_err(|e| OutputError::io("list", dir, e))?;
+    for entry in entries.flatten() {
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let stale = if let Some(d) = rest.strip_suffix(".pvtu") {
+            index(d).is_some_and(|i| i >= 1)
+        } else if let Some(d) = rest.strip_suffix(".vtu") {
+            match d.split_once('_') {
+                // A piece `X_NNNNNN_R.vtu`.
+                Some((d, r)) => {
+                    let rank = (!r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+                        .then(|| r.parse::<i64>().ok())
+                        .flatten();
+                    match (index(d), rank) {
+                        (Some(i), Some(r)) => i >= 1 || r >= i64::from(size),
+                        _ => false,
+                    }
+                }
+                // A serial frame `X_NNNNNN.vtu`.
+                None => index(d).is_some(),
+            }
+        } else {
+            false
+        };
+        if stale {
+            let path = entry.path();
+            std::fs::remove_file(&path).map_err(|e| OutputError::io("remove", &path, e))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// The parallel file of frame `index`: `X_000042.pvtu`.
