@@ -145,8 +145,18 @@ pub struct NodeBlockPlan {
     first_free: Vec<usize>,
 }
 
-/// Nodes per parallel task of [`NodeBlockPlan::gather_into`].
+/// Nodes per parallel task of [`NodeBlockPlan::gather_into`], at most.
 const NODES_PER_TASK: usize = 2048;
+
+/// Items per parallel task: at most `max_per_task`, in tasks of equal size, at least four per
+/// thread while tasks keep 256 items. With fixed 2048-node tasks a 21³-node box made five
+/// tasks, three for one of two threads; a 11³-node box one, for one thread. (Each item's
+/// result does not depend on how the items are split.)
+fn balanced_task_size(n_items: usize, max_per_task: usize, threads: usize) -> usize {
+    let by_size = n_items.div_ceil(max_per_task);
+    let by_threads = (4 * threads).min(n_items / 256);
+    n_items.div_ceil(by_size.max(by_threads).max(1)).max(1)
+}
 
 impl NodeBlockPlan {
     /// The plan of cells with `n_local_nodes` nodes each (`connectivity`, flat) over the dofs
@@ -215,10 +225,11 @@ impl NodeBlockPlan {
         assert_eq!(slots.len(), self.n_cells * self.n_local());
         assert_eq!(out.len(), self.n_free);
         let n_nodes = self.offsets.len() - 1;
-        let mut pieces = Vec::with_capacity(n_nodes / NODES_PER_TASK + 1);
+        let per_task = balanced_task_size(n_nodes, NODES_PER_TASK, rayon::current_num_threads());
+        let mut pieces = Vec::with_capacity(n_nodes / per_task + 1);
         let mut rest = out;
-        for first in (0..n_nodes).step_by(NODES_PER_TASK) {
-            let last = (first + NODES_PER_TASK).min(n_nodes);
+        for first in (0..n_nodes).step_by(per_task) {
+            let last = (first + per_task).min(n_nodes);
             let (piece, tail) = rest.split_at_mut(self.first_free[last] - self.first_free[first]);
             pieces.push((first, last, piece));
             rest = tail;
@@ -495,6 +506,28 @@ fn bucket(n_targets: usize, pairs: impl Iterator<Item = (usize, usize)> + Clone)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_tasks_are_balanced_over_the_threads() {
+        // (items, threads) → tasks: equal sizes, at most 2048 items, ≥ 4 per thread while
+        // tasks keep 256 items.
+        for (items, threads, tasks) in [
+            (9261, 2, 8),
+            (1331, 2, 5),
+            (29_791, 2, 15),
+            (1_030_301, 2, 504),
+            (100, 2, 1),
+            (0, 2, 1),
+        ] {
+            let size = balanced_task_size(items, NODES_PER_TASK, threads);
+            assert!(size <= NODES_PER_TASK, "{items}: {size}");
+            assert_eq!(
+                items.div_ceil(size).max(1),
+                tasks,
+                "{items} items: tasks of {size}"
+            );
+        }
+    }
 
     /// Three 1D cells 0-1, 1-2, 2-3 with node 0 fixed.
     fn chain() -> AssemblyPlan {
