@@ -35,7 +35,9 @@ use fem_io::{
     OutputError,
 };
 use fem_model::Model;
-use fem_time::{Energy, Invariant, StateField, StateKind, StepError, StepReport};
+use fem_time::{
+    Energy, EnergyBalanceTracker, Invariant, StateField, StateKind, StepError, StepReport,
+};
 
 /// The checkpoint's file name in the output directory.
 pub const CHECKPOINT_FILE: &str = "checkpoint.fem";
@@ -213,35 +215,22 @@ pub struct RunSummary {
     pub checkpoint: Option<PathBuf>,
 }
 
-/// Tracks the energy balance over a run.
+/// Tracks the energy balance over a run (every step).
 struct EnergyTracker {
     invariant: Invariant,
-    first: Option<f64>,
-    max_change: f64,
-    scale: f64,
+    balance: EnergyBalanceTracker,
 }
 
 impl EnergyTracker {
     fn observe(&mut self, e: &Energy) {
-        let b = e.balance();
-        let first = *self.first.get_or_insert(b);
-        self.max_change = self.max_change.max((b - first).abs());
-        for v in [
-            e.kinetic,
-            e.potential,
-            e.total,
-            e.external_work,
-            e.dissipated,
-        ] {
-            self.scale = self.scale.max(v.abs());
-        }
+        self.balance.observe(e);
     }
 
     fn summary(&self) -> Option<EnergySummary> {
-        self.first.map(|_| EnergySummary {
+        self.balance.first.map(|_| EnergySummary {
             invariant: self.invariant,
-            max_change: self.max_change,
-            scale: self.scale,
+            max_change: self.balance.max_change,
+            scale: self.balance.scale,
         })
     }
 }
@@ -295,9 +284,7 @@ pub fn drive(model: &mut dyn Model, options: &RunOptions) -> Result<RunSummary, 
     let checkpoint_path = options.out_dir.join(CHECKPOINT_FILE);
     let mut energy = EnergyTracker {
         invariant: model.stepper().invariant(),
-        first: None,
-        max_change: 0.0,
-        scale: 0.0,
+        balance: EnergyBalanceTracker::default(),
     };
     let mut outputs = if options.resume {
         let outputs = resume(model, options, &checkpoint_path, &mut energy)?;
@@ -562,10 +549,10 @@ fn save(
         name: "drive:energy".into(),
         kind: StateKind::Other.code(),
         values: vec![
-            energy.first.map_or(0.0, |_| 1.0),
-            energy.first.unwrap_or(0.0),
-            energy.max_change,
-            energy.scale,
+            energy.balance.first.map_or(0.0, |_| 1.0),
+            energy.balance.first.unwrap_or(0.0),
+            energy.balance.max_change,
+            energy.balance.scale,
         ],
     });
     for field in model.save() {
@@ -630,9 +617,9 @@ fn resume(
     };
     let e = array("drive:energy")?;
     if e.len() == 4 {
-        energy.first = (e[0] != 0.0).then_some(e[1]);
-        energy.max_change = e[2];
-        energy.scale = e[3];
+        energy.balance.first = (e[0] != 0.0).then_some(e[1]);
+        energy.balance.max_change = e[2];
+        energy.balance.scale = e[3];
     }
     let times = array("drive:frame_times")?;
     let out_dir: &Path = &options.out_dir;

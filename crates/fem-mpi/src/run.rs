@@ -26,8 +26,8 @@ use fem_model::input::SchemeKind;
 use fem_model::{InputError, ModelSection, Sections};
 use fem_solid::{CriticalStepCheck, DefExp, LeapFrogSystem, SolidSection};
 use fem_time::{
-    Energy, Invariant, NodalStepper, StateField, StateKind, StepError, StepSettings, Stepper,
-    TimeGrid,
+    EnergyBalanceTracker, Invariant, NodalStepper, StateField, StateKind, StepError, StepSettings,
+    Stepper, TimeGrid,
 };
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -143,42 +143,6 @@ impl EnergyBalance {
         } else {
             0.0
         }
-    }
-}
-
-/// Tracks [`EnergyBalance`] row by row.
-#[derive(Debug, Default)]
-struct BalanceTracker {
-    first: Option<f64>,
-    max_change: f64,
-    scale: f64,
-    rows: usize,
-}
-
-impl BalanceTracker {
-    fn observe(&mut self, e: &Energy) {
-        let b = e.balance();
-        let first = *self.first.get_or_insert(b);
-        self.max_change = self.max_change.max((b - first).abs());
-        for v in [
-            e.kinetic,
-            e.potential,
-            e.total,
-            e.external_work,
-            e.dissipated,
-        ] {
-            self.scale = self.scale.max(v.abs());
-        }
-        self.rows += 1;
-    }
-
-    fn summary(&self, invariant: Invariant) -> Option<EnergyBalance> {
-        self.first.map(|_| EnergyBalance {
-            invariant,
-            max_change: self.max_change,
-            scale: self.scale,
-            rows: self.rows,
-        })
     }
 }
 
@@ -411,7 +375,12 @@ impl DistributedSolidRun {
             frames: out.frames,
             pvd: out.pvd_path.clone(),
             wall_seconds,
-            energy: out.balance.summary(self.stepper.invariant()),
+            energy: out.balance.first.map(|_| EnergyBalance {
+                invariant: self.stepper.invariant(),
+                max_change: out.balance.max_change,
+                scale: out.balance.scale,
+                rows: out.balance.observed,
+            }),
             values_sent_per_step: self.stepper.system().values_sent_per_step(),
             n_cells: self.global_cell.len(),
         })
@@ -560,7 +529,7 @@ struct Outputs {
     /// The time of the last frame written.
     last_time: f64,
     /// The energy balance at the rows written.
-    balance: BalanceTracker,
+    balance: EnergyBalanceTracker,
 }
 
 fn agreed(world: &SimpleCommunicator, mine: Option<String>) -> Result<(), DistributedError> {
@@ -586,7 +555,7 @@ impl Outputs {
             times_on_cadence: Vec::new(),
             row: Vec::new(),
             last_time: 0.0,
-            balance: BalanceTracker::default(),
+            balance: EnergyBalanceTracker::default(),
         };
         let mut columns: Vec<String> = COMMON_COLUMNS.map(String::from).to_vec();
         columns.extend(fem_solid::model::HISTORY_COLUMNS.map(String::from));

@@ -59,6 +59,7 @@ pub use potential::{
 };
 pub use settings::{NewtonSettings, StepSettings};
 pub use stepper::{
-    Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
+    Energy, EnergyBalanceTracker, Invariant, NodalStepper, StateField, StateKind, StepReport,
+    Stepper, restored,
 };
 pub use system::{LinearSystem, Mass, Matrix, SecondOrderSystem};

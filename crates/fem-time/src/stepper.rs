@@ -249,3 +249,37 @@ pub trait NodalStepper: Stepper {
     /// The velocity at `t_n`, accurate to the scheme's order.
     fn velocity(&self) -> Cow<'_, [f64]>;
 }
+
+/// The largest change of the energy balance ([`Energy::balance`]) from its first observed
+/// value, and the scale it is measured against (the largest of `|kinetic|`, `|potential|`,
+/// `|total|`, `|external_work|`, `|dissipated|`), over the energies observed in a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EnergyBalanceTracker {
+    /// The first balance observed (`None` before any).
+    pub first: Option<f64>,
+    /// `max |B_n − B_first|`.
+    pub max_change: f64,
+    /// The largest energy magnitude observed.
+    pub scale: f64,
+    /// Energies observed.
+    pub observed: usize,
+}
+
+impl EnergyBalanceTracker {
+    /// Takes one more energy into account.
+    pub fn observe(&mut self, e: &Energy) {
+        let b = e.balance();
+        let first = *self.first.get_or_insert(b);
+        self.max_change = self.max_change.max((b - first).abs());
+        for v in [
+            e.kinetic,
+            e.potential,
+            e.total,
+            e.external_work,
+            e.dissipated,
+        ] {
+            self.scale = self.scale.max(v.abs());
+        }
+        self.observed += 1;
+    }
+}
