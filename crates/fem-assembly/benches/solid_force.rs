@@ -25,6 +25,8 @@ struct Case {
     u: Vec<f64>,
     slots: Vec<f64>,
     f: Vec<f64>,
+    /// Evaluate by `internal_force_owned` (each thread its cells, then their nodes).
+    owned: bool,
 }
 
 impl Case {
@@ -65,10 +67,17 @@ impl Case {
             u,
             slots: Vec::new(),
             f,
+            owned: false,
         }
     }
 
     fn evaluate(&mut self) {
+        if self.owned {
+            self.body
+                .internal_force_owned(&self.u, &mut self.slots, &mut self.f)
+                .expect("no inverted cell");
+            return;
+        }
         self.body
             .internal_force(&self.u, &mut self.slots, &mut self.f)
             .expect("no inverted cell");
@@ -94,11 +103,7 @@ fn thread_cpu_time() -> Option<f64> {
 /// each), and the median CPU seconds per evaluation of the pool's busiest worker and of all its
 /// workers together (from each worker's `/proc/thread-self/schedstat`, read by a broadcast
 /// before and after each block; `None` where that file does not exist).
-fn median_time(
-    case: &mut Case,
-    threads: &rayon::ThreadPool,
-    blocks: usize,
-) -> (f64, Option<(f64, f64)>) {
+fn median_time(case: &mut Case, threads: &rayon::ThreadPool, blocks: usize) -> Timing {
     let worker_cpu = || threads.broadcast(|_| thread_cpu_time());
     threads.install(|| case.evaluate());
     let t0 = Instant::now();
@@ -106,12 +111,15 @@ fn median_time(
     let once = t0.elapsed().as_secs_f64().max(1e-6);
     let reps = ((0.2 / once) as usize).clamp(1, 10_000);
     let mut wall = Vec::with_capacity(blocks);
+    let mut fastest = f64::INFINITY;
     let (mut busiest, mut total) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks));
     for _ in 0..blocks {
         let (t, c0) = (Instant::now(), worker_cpu());
         threads.install(|| {
             for _ in 0..reps {
+                let t = Instant::now();
                 case.evaluate();
+                fastest = fastest.min(t.elapsed().as_secs_f64());
             }
         });
         wall.push(t.elapsed().as_secs_f64() / reps as f64);
@@ -129,57 +137,72 @@ fn median_time(
     wall.sort_by(f64::total_cmp);
     busiest.sort_by(f64::total_cmp);
     total.sort_by(f64::total_cmp);
-    (
-        wall[blocks / 2],
-        (busiest.len() == blocks).then(|| (busiest[blocks / 2], total[blocks / 2])),
-    )
+    Timing {
+        median: wall[blocks / 2],
+        fastest,
+        cpu: (busiest.len() == blocks).then(|| (busiest[blocks / 2], total[blocks / 2])),
+    }
+}
+
+/// Seconds per evaluation: the median over blocks, the fastest single evaluation, and the
+/// CPU seconds of the busiest worker and of all workers (medians; `None` off Linux).
+struct Timing {
+    median: f64,
+    fastest: f64,
+    cpu: Option<(f64, f64)>,
 }
 
 fn print_table() {
     let (one, two) = (pool(1), pool(2));
     println!("Neo-Hookean internal force (cells' forces + fixed-order gather), median of 5 blocks");
+    println!(" 1t: one thread; 2t: two threads, tasks shared out by rayon; owned: two threads,");
+    println!(" each its own cells then their nodes (internal_force_owned). Ratios to 1t:");
+    println!(" wall = median wall time; cpu = 1t CPU time / busiest worker's CPU time (what two");
+    println!(" free cores would give); min = fastest single evaluation; work = CPU of both");
+    println!(" workers / 1t CPU.");
     println!(
-        "(cpu: CPU time of the 1-thread pool's worker, immune to time-sharing on a busy machine;"
-    );
-    println!(
-        " 2t/1t cpu: 1-thread CPU time over the busiest worker's CPU time with 2 threads, the"
-    );
-    println!(
-        " speed-up two free cores would give; work 2t: CPU of both workers over the 1-thread CPU)"
-    );
-    println!(
-        "{:>5} {:>3} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8} {:>10} {:>8}",
+        "{:>5} {:>3} {:>7} {:>10} {:>10} | {:>6} {:>6} {:>6} {:>5} | {:>6} {:>6} {:>6} {:>5}",
         "kind",
         "n",
         "cells",
-        "s/eval 1t",
         "elem/s 1t",
-        "elem/s cpu",
-        "s/eval 2t",
         "elem/s 2t",
-        "2t/1t",
-        "2t/1t cpu",
-        "work 2t"
+        "2t",
+        "cpu",
+        "min",
+        "work",
+        "owned",
+        "cpu",
+        "min",
+        "work"
     );
+    let ratios = |t1: &Timing, t2: &Timing| {
+        let (cpu, work) = match (t1.cpu, t2.cpu) {
+            (Some(c1), Some(c2)) => (format!("{:.2}", c1.0 / c2.0), format!("{:.2}", c2.1 / c1.0)),
+            _ => ("-".to_string(), "-".to_string()),
+        };
+        format!(
+            "{:>6.2} {cpu:>6} {:>6.2} {work:>5}",
+            t1.median / t2.median,
+            t1.fastest / t2.fastest
+        )
+    };
     for (cells, name) in [(BoxCells::Hex8, "hex8"), (BoxCells::Tet4, "tet4")] {
         for n in SIZES {
             let mut case = Case::new(cells, n);
             let n_cells = case.body.n_cells() as f64;
-            let (t1, cpu1) = median_time(&mut case, &one, 5);
-            let (t2, cpu2) = median_time(&mut case, &two, 5);
-            let cpu = cpu1.map_or("-".to_string(), |c| format!("{:.3e}", n_cells / c.0));
-            let (speedup_cpu, work) = match (cpu1, cpu2) {
-                (Some(c1), Some(c2)) => {
-                    (format!("{:.2}", c1.0 / c2.0), format!("{:.2}", c2.1 / c1.0))
-                }
-                _ => ("-".to_string(), "-".to_string()),
-            };
+            let t1 = median_time(&mut case, &one, 5);
+            let t2 = median_time(&mut case, &two, 5);
+            case.owned = true;
+            let t2o = median_time(&mut case, &two, 5);
+            case.owned = false;
             println!(
-                "{name:>5} {n:>3} {:>8} {t1:>12.3e} {:>12.3e} {cpu:>12} {t2:>12.3e} {:>12.3e} {:>8.2} {speedup_cpu:>10} {work:>8}",
+                "{name:>5} {n:>3} {:>7} {:>10.3e} {:>10.3e} | {} | {}",
                 n_cells,
-                n_cells / t1,
-                n_cells / t2,
-                t1 / t2
+                n_cells / t1.median,
+                n_cells / t2.median,
+                ratios(&t1, &t2),
+                ratios(&t1, &t2o)
             );
         }
     }

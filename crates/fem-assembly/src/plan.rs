@@ -224,51 +224,106 @@ impl NodeBlockPlan {
     pub fn gather_into(&self, slots: &[f64], out: &mut [f64]) {
         assert_eq!(slots.len(), self.n_cells * self.n_local());
         assert_eq!(out.len(), self.n_free);
-        let n_nodes = self.offsets.len() - 1;
+        let n_nodes = self.n_nodes();
         let per_task = balanced_task_size(n_nodes, NODES_PER_TASK, rayon::current_num_threads());
-        let mut pieces = Vec::with_capacity(n_nodes / per_task + 1);
+        let bounds: Vec<usize> = (0..n_nodes)
+            .step_by(per_task)
+            .chain(std::iter::once(n_nodes))
+            .collect();
+        self.split_by_nodes(out, &bounds)
+            .into_par_iter()
+            .for_each(|(nodes, piece)| self.gather_nodes(slots, nodes, piece));
+    }
+
+    /// Number of nodes.
+    pub fn n_nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// `out` (the free-dof vector) cut at the free dofs of the node bounds `bounds`
+    /// (increasing, from 0 to [`n_nodes`](Self::n_nodes)): the pieces of the node ranges
+    /// `bounds[i]..bounds[i + 1]`.
+    pub fn split_by_nodes<'a>(
+        &self,
+        out: &'a mut [f64],
+        bounds: &[usize],
+    ) -> Vec<(std::ops::Range<usize>, &'a mut [f64])> {
+        assert_eq!(out.len(), self.n_free);
+        let mut pieces = Vec::with_capacity(bounds.len().saturating_sub(1));
         let mut rest = out;
-        for first in (0..n_nodes).step_by(per_task) {
-            let last = (first + per_task).min(n_nodes);
+        for range in bounds.windows(2) {
+            let (first, last) = (range[0], range[1]);
             let (piece, tail) = rest.split_at_mut(self.first_free[last] - self.first_free[first]);
-            pieces.push((first, last, piece));
+            pieces.push((first..last, piece));
             rest = tail;
         }
+        pieces
+    }
+
+    /// The gather of [`gather_into`](Self::gather_into) on the nodes `nodes` only, into
+    /// `piece`: their free dofs, as cut by [`split_by_nodes`](Self::split_by_nodes).
+    pub fn gather_nodes(&self, slots: &[f64], nodes: std::ops::Range<usize>, piece: &mut [f64]) {
         let nc = self.n_comp;
-        pieces.into_par_iter().for_each(|(first, last, piece)| {
-            let base = self.first_free[first];
-            for node in first..last {
-                let sources = &self.sources[self.offsets[node]..self.offsets[node + 1]];
-                let targets = &self.targets[node * nc..(node + 1) * nc];
-                if nc == 3 {
-                    // All components in one pass over the sources (each sum still in
-                    // increasing slot order).
-                    let mut sum = [0.0; 3];
-                    for &s in sources {
-                        let v = &slots[3 * s..3 * s + 3];
-                        sum[0] += v[0];
-                        sum[1] += v[1];
-                        sum[2] += v[2];
+        let base = self.first_free[nodes.start];
+        assert_eq!(piece.len(), self.first_free[nodes.end] - base);
+        for node in nodes {
+            let sources = &self.sources[self.offsets[node]..self.offsets[node + 1]];
+            let targets = &self.targets[node * nc..(node + 1) * nc];
+            if nc == 3 {
+                // All components in one pass over the sources (each sum still in
+                // increasing slot order).
+                let mut sum = [0.0; 3];
+                for &s in sources {
+                    let v = &slots[3 * s..3 * s + 3];
+                    sum[0] += v[0];
+                    sum[1] += v[1];
+                    sum[2] += v[2];
+                }
+                for c in 0..3 {
+                    if targets[c] != SKIP {
+                        piece[targets[c] - base] = sum[c];
                     }
-                    for c in 0..3 {
-                        if targets[c] != SKIP {
-                            piece[targets[c] - base] = sum[c];
-                        }
-                    }
+                }
+                continue;
+            }
+            for (c, &target) in targets.iter().enumerate() {
+                if target == SKIP {
                     continue;
                 }
-                for (c, &target) in targets.iter().enumerate() {
-                    if target == SKIP {
-                        continue;
-                    }
-                    let mut sum = 0.0;
-                    for &s in sources {
-                        sum += slots[s * nc + c];
-                    }
-                    piece[target - base] = sum;
+                let mut sum = 0.0;
+                for &s in sources {
+                    sum += slots[s * nc + c];
                 }
+                piece[target - base] = sum;
             }
-        });
+        }
+    }
+
+    /// Node bounds that follow the cell bounds `cell_bounds` (increasing, from 0 to
+    /// [`n_cells`](Self::n_cells)): `node_bounds[i]` counts the nodes whose first cell is
+    /// below `cell_bounds[i]`. On meshes numbered along one direction (boxes, most Gmsh
+    /// meshes after reordering) the nodes of range `i` are then mostly those of the cells of
+    /// range `i`, so a worker that computes those cells gathers their slots from its own cache.
+    pub fn node_bounds_of_cells(&self, cell_bounds: &[usize]) -> Vec<usize> {
+        let mut first_cells: Vec<usize> = (0..self.n_nodes())
+            .map(|node| {
+                let (a, b) = (self.offsets[node], self.offsets[node + 1]);
+                if a < b {
+                    self.sources[a] / self.n_local_nodes
+                } else {
+                    usize::MAX
+                }
+            })
+            .collect();
+        first_cells.sort_unstable();
+        let mut bounds: Vec<usize> = cell_bounds
+            .iter()
+            .map(|&c| first_cells.partition_point(|&f| f < c))
+            .collect();
+        if let Some(last) = bounds.last_mut() {
+            *last = self.n_nodes();
+        }
+        bounds
     }
 
     /// Assembles a vector into `out` (overwritten): `local_vector(cell, out)` writes a cell's
