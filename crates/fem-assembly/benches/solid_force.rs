@@ -25,8 +25,6 @@ struct Case {
     u: Vec<f64>,
     slots: Vec<f64>,
     f: Vec<f64>,
-    /// Evaluate by `internal_force_owned` (each thread its cells, then their nodes).
-    owned: bool,
 }
 
 impl Case {
@@ -67,17 +65,10 @@ impl Case {
             u,
             slots: Vec::new(),
             f,
-            owned: false,
         }
     }
 
     fn evaluate(&mut self) {
-        if self.owned {
-            self.body
-                .internal_force_owned(&self.u, &mut self.slots, &mut self.f)
-                .expect("no inverted cell");
-            return;
-        }
         self.body
             .internal_force(&self.u, &mut self.slots, &mut self.f)
             .expect("no inverted cell");
@@ -155,54 +146,46 @@ struct Timing {
 fn print_table() {
     let (one, two) = (pool(1), pool(2));
     println!("Neo-Hookean internal force (cells' forces + fixed-order gather), median of 5 blocks");
-    println!(" 1t: one thread; 2t: two threads, tasks shared out by rayon; owned: two threads,");
-    println!(" each its own cells then their nodes (internal_force_owned). Ratios to 1t:");
-    println!(" wall = median wall time; cpu = 1t CPU time / busiest worker's CPU time (what two");
-    println!(" free cores would give); min = fastest single evaluation; work = CPU of both");
-    println!(" workers / 1t CPU.");
+    println!(" 2t/1t: median wall time of one thread over two; cpu: 1-thread CPU time over the");
+    println!(" busiest worker's CPU time with two (what two free cores would give); min: fastest");
+    println!(" single evaluation of one thread over two's; work: CPU of both workers over 1t CPU.");
     println!(
-        "{:>5} {:>3} {:>7} {:>10} {:>10} | {:>6} {:>6} {:>6} {:>5} | {:>6} {:>6} {:>6} {:>5}",
+        "{:>5} {:>3} {:>7} {:>10} {:>10} {:>10} {:>10} {:>6} {:>6} {:>6} {:>5}",
         "kind",
         "n",
         "cells",
+        "s/eval 1t",
         "elem/s 1t",
+        "elem/s cpu",
         "elem/s 2t",
-        "2t",
-        "cpu",
-        "min",
-        "work",
-        "owned",
+        "2t/1t",
         "cpu",
         "min",
         "work"
     );
-    let ratios = |t1: &Timing, t2: &Timing| {
-        let (cpu, work) = match (t1.cpu, t2.cpu) {
-            (Some(c1), Some(c2)) => (format!("{:.2}", c1.0 / c2.0), format!("{:.2}", c2.1 / c1.0)),
-            _ => ("-".to_string(), "-".to_string()),
-        };
-        format!(
-            "{:>6.2} {cpu:>6} {:>6.2} {work:>5}",
-            t1.median / t2.median,
-            t1.fastest / t2.fastest
-        )
-    };
     for (cells, name) in [(BoxCells::Hex8, "hex8"), (BoxCells::Tet4, "tet4")] {
         for n in SIZES {
             let mut case = Case::new(cells, n);
             let n_cells = case.body.n_cells() as f64;
             let t1 = median_time(&mut case, &one, 5);
             let t2 = median_time(&mut case, &two, 5);
-            case.owned = true;
-            let t2o = median_time(&mut case, &two, 5);
-            case.owned = false;
+            let cpu = t1
+                .cpu
+                .map_or("-".to_string(), |c| format!("{:.3e}", n_cells / c.0));
+            let (speedup_cpu, work) = match (t1.cpu, t2.cpu) {
+                (Some(c1), Some(c2)) => {
+                    (format!("{:.2}", c1.0 / c2.0), format!("{:.2}", c2.1 / c1.0))
+                }
+                _ => ("-".to_string(), "-".to_string()),
+            };
             println!(
-                "{name:>5} {n:>3} {:>7} {:>10.3e} {:>10.3e} | {} | {}",
+                "{name:>5} {n:>3} {:>7} {:>10.3e} {:>10.3e} {cpu:>10} {:>10.3e} {:>6.2} {speedup_cpu:>6} {:>6.2} {work:>5}",
                 n_cells,
+                t1.median,
                 n_cells / t1.median,
                 n_cells / t2.median,
-                ratios(&t1, &t2),
-                ratios(&t1, &t2o)
+                t1.median / t2.median,
+                t1.fastest / t2.fastest
             );
         }
     }

@@ -243,7 +243,7 @@ impl NodeBlockPlan {
     /// `out` (the free-dof vector) cut at the free dofs of the node bounds `bounds`
     /// (increasing, from 0 to [`n_nodes`](Self::n_nodes)): the pieces of the node ranges
     /// `bounds[i]..bounds[i + 1]`.
-    pub fn split_by_nodes<'a>(
+    fn split_by_nodes<'a>(
         &self,
         out: &'a mut [f64],
         bounds: &[usize],
@@ -262,7 +262,7 @@ impl NodeBlockPlan {
 
     /// The gather of [`gather_into`](Self::gather_into) on the nodes `nodes` only, into
     /// `piece`: their free dofs, as cut by [`split_by_nodes`](Self::split_by_nodes).
-    pub fn gather_nodes(&self, slots: &[f64], nodes: std::ops::Range<usize>, piece: &mut [f64]) {
+    fn gather_nodes(&self, slots: &[f64], nodes: std::ops::Range<usize>, piece: &mut [f64]) {
         let nc = self.n_comp;
         let base = self.first_free[nodes.start];
         assert_eq!(piece.len(), self.first_free[nodes.end] - base);
@@ -297,33 +297,6 @@ impl NodeBlockPlan {
                 piece[target - base] = sum;
             }
         }
-    }
-
-    /// Node bounds that follow the cell bounds `cell_bounds` (increasing, from 0 to
-    /// [`n_cells`](Self::n_cells)): `node_bounds[i]` counts the nodes whose first cell is
-    /// below `cell_bounds[i]`. On meshes numbered along one direction (boxes, most Gmsh
-    /// meshes after reordering) the nodes of range `i` are then mostly those of the cells of
-    /// range `i`, so a worker that computes those cells gathers their slots from its own cache.
-    pub fn node_bounds_of_cells(&self, cell_bounds: &[usize]) -> Vec<usize> {
-        let mut first_cells: Vec<usize> = (0..self.n_nodes())
-            .map(|node| {
-                let (a, b) = (self.offsets[node], self.offsets[node + 1]);
-                if a < b {
-                    self.sources[a] / self.n_local_nodes
-                } else {
-                    usize::MAX
-                }
-            })
-            .collect();
-        first_cells.sort_unstable();
-        let mut bounds: Vec<usize> = cell_bounds
-            .iter()
-            .map(|&c| first_cells.partition_point(|&f| f < c))
-            .collect();
-        if let Some(last) = bounds.last_mut() {
-            *last = self.n_nodes();
-        }
-        bounds
     }
 
     /// Assembles a vector into `out` (overwritten): `local_vector(cell, out)` writes a cell's

@@ -125,8 +125,6 @@ pub struct SolidOperator {
     vector_plan: NodeBlockPlan,
     matrix_plan: OnceLock<AssemblyPlan>,
     lumped_mass: Vec<f64>,
-    /// The cell and node bounds of the last [`SolidOperator::internal_force_owned`].
-    owned_bounds: std::sync::Mutex<Option<(Vec<usize>, Vec<usize>)>>,
 }
 
 impl SolidOperator {
@@ -211,7 +209,6 @@ impl SolidOperator {
             vector_plan,
             matrix_plan: OnceLock::new(),
             lumped_mass: Vec::new(),
-            owned_bounds: std::sync::Mutex::new(None),
         };
         body.lumped_mass = body.assemble_lumped_mass(lumping)?;
         Ok(body)
@@ -381,84 +378,6 @@ impl SolidOperator {
         let result = self.cell_forces_into(u, slots);
         self.vector_plan.gather_into(slots, out);
         result
-    }
-
-    /// [`internal_force`](Self::internal_force) with the work owned by the pool's threads:
-    /// thread `w` computes the `w`-th of equal contiguous cell ranges, then gathers the nodes
-    /// whose first cell lies in that range ([`NodeBlockPlan::node_bounds_of_cells`]), so most
-    /// of the slots it sums are still in its own cache. The same sums in the same order as
-    /// [`internal_force`](Self::internal_force): bitwise the same result.
-    pub fn internal_force_owned(
-        &self,
-        u: &[f64],
-        slots: &mut Vec<f64>,
-        out: &mut [f64],
-    ) -> Result<(), SolidError> {
-        self.check_displacement(u);
-        let (n, n_cells) = (self.kind.n_nodes(), self.n_cells());
-        let threads = rayon::current_num_threads();
-        slots.resize(n_cells * 3 * n, 0.0);
-        let cell_bounds: Vec<usize> = (0..=threads).map(|w| n_cells * w / threads).collect();
-        let node_bounds = self.owned_node_bounds(&cell_bounds);
-        let mut rest: &mut [f64] = slots;
-        let mut cell_pieces = Vec::with_capacity(threads);
-        for range in cell_bounds.windows(2) {
-            let (piece, tail) = rest.split_at_mut(3 * n * (range[1] - range[0]));
-            cell_pieces.push(std::sync::Mutex::new(Some((range[0]..range[1], piece))));
-            rest = tail;
-        }
-        let first_inverted = rayon::broadcast(|ctx| {
-            let (cells, f) = cell_pieces[ctx.index()]
-                .lock()
-                .expect("each piece is taken by one thread")
-                .take()
-                .expect("one piece per thread");
-            self.cell_forces_serial(u, cells.clone(), f)
-                .map(|c| cells.start + c)
-        })
-        .into_iter()
-        .flatten()
-        .min();
-        drop(cell_pieces);
-        let node_pieces: Vec<_> = self
-            .vector_plan
-            .split_by_nodes(out, &node_bounds)
-            .into_iter()
-            .map(|piece| std::sync::Mutex::new(Some(piece)))
-            .collect();
-        let slots: &[f64] = slots;
-        rayon::broadcast(|ctx| {
-            let (nodes, piece) = node_pieces[ctx.index()]
-                .lock()
-                .expect("each piece is taken by one thread")
-                .take()
-                .expect("one piece per thread");
-            self.vector_plan.gather_nodes(slots, nodes, piece);
-        });
-        match first_inverted {
-            Some(cell) => Err(SolidError::Inverted {
-                kind: self.kind,
-                cell,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// The node bounds of [`internal_force_owned`](Self::internal_force_owned) for
-    /// `cell_bounds`, kept for the last thread count asked.
-    fn owned_node_bounds(&self, cell_bounds: &[usize]) -> Vec<usize> {
-        let mut cache = self
-            .owned_bounds
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match &*cache {
-            Some((cells, nodes)) if cells == cell_bounds => nodes.clone(),
-            _ => {
-                let nodes = self.vector_plan.node_bounds_of_cells(cell_bounds);
-                *cache = Some((cell_bounds.to_vec(), nodes.clone()));
-                nodes
-            }
-        }
     }
 
     /// The local forces of the cells `cells` into `f` (their slots only), on the calling
