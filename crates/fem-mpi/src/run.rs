@@ -24,7 +24,7 @@ use fem_io::{
 };
 use fem_model::input::SchemeKind;
 use fem_model::{InputError, ModelSection, Sections};
-use fem_solid::{CriticalStepCheck, DefExp, LeapFrogSystem, SolidSection};
+use fem_solid::{DefExp, LeapFrogSystem, SolidSection};
 use fem_time::{
     EnergyBalanceTracker, Invariant, NodalStepper, StateField, StateKind, StepError, StepSettings,
     Stepper, TimeGrid,
@@ -226,10 +226,7 @@ impl DistributedSolidRun {
         let settings = StepSettings::new(grid.dt())
             .starting_at(grid.t0())
             .with_dirichlet(dirichlet);
-        let check = CriticalStepCheck {
-            recheck_every: section.recheck_every(),
-            ..CriticalStepCheck::default()
-        };
+        let check = section.critical_step_check();
         let stepper = DefExp::with_bound_at(system, settings, &x0, &v0, check, critical);
         let stepper = stepper.map_err(|e| match e {
             StepError::Unstable { .. } => InputError::invalid("time.dt", e.to_string()),

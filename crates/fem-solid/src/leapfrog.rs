@@ -17,6 +17,7 @@
 //! accumulated so.
 
 use std::borrow::Cow;
+use std::sync::Mutex;
 
 use fem_assembly::{CsrMatrix, ExactSum, StableStep};
 use fem_time::{
@@ -90,6 +91,10 @@ pub(crate) struct LeapFrog {
     pub u_new: Vec<f64>,
     /// Scratch for `q^{t+h}`.
     q_new: Vec<f64>,
+    /// [`LeapFrog::energy`] at the current level, once asked: the run loop, the history row
+    /// and the model's own columns all ask for it, and the strain energy is a pass over every
+    /// cell (as dear as the internal force). Emptied when a step starts and on restore.
+    energy_memo: Mutex<Option<Energy>>,
 }
 
 const BALANCE: &str = "balance";
@@ -148,6 +153,7 @@ impl LeapFrog {
             force: vec![0.0; n],
             u_new: vec![0.0; n],
             q_new: vec![0.0; n],
+            energy_memo: Mutex::new(None),
         })
     }
 
@@ -164,6 +170,7 @@ impl LeapFrog {
     /// The first half drift (`q(t+h/2)`) and the force `f = f_ext(t+h/2) − f_int(q^{t+h/2})`
     /// into `self.force`. Fails if the force is not finite (an inverted cell, say).
     pub fn half_drift_and_force<S: LeapFrogSystem>(&mut self, system: &S) -> Result<(), StepError> {
+        self.forget_energy();
         let h = self.dt;
         let t_half = self.time() + 0.5 * h;
         for ((qh, q), u) in self.q_half.iter_mut().zip(&self.q).zip(&self.u) {
@@ -226,6 +233,26 @@ impl LeapFrog {
     /// Kinetic energy `½ uᵀ M u` (a lumped mass's `Σ m_i u_i²` summed exactly, see
     /// [`LeapFrogSystem::sum_over_dofs`]), strain energy `V(q)` and the balance terms.
     pub fn energy<S: LeapFrogSystem>(&self, system: &S) -> Option<Energy> {
+        let mut memo = self
+            .energy_memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if memo.is_none() {
+            *memo = self.evaluate_energy(system);
+        }
+        *memo
+    }
+
+    /// Empties the memo of [`energy`](Self::energy) (the state is about to change).
+    fn forget_energy(&mut self) {
+        *self
+            .energy_memo
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// [`energy`](Self::energy), evaluated.
+    fn evaluate_energy<S: LeapFrogSystem>(&self, system: &S) -> Option<Energy> {
         let potential = system.potential_energy(&self.q);
         let twice_kinetic = match system.mass() {
             Mass::Lumped(m) => system.sum_over_dofs(
@@ -259,6 +286,7 @@ impl LeapFrog {
         let q = restored(fields, "position", n)?;
         let u = restored(fields, "velocity", n)?;
         let b = restored(fields, BALANCE, 3)?;
+        self.forget_energy();
         self.q.copy_from_slice(q);
         self.u.copy_from_slice(u);
         (self.external_work, self.reaction_work, self.dissipated) = (b[0], b[1], b[2]);

@@ -71,8 +71,9 @@ pub struct SolidSection {
     /// start (Solfec uses 0.5), at most `time.dt`.
     #[serde(default)]
     pub auto_dt: Option<f64>,
-    /// DEF_EXP: re-check the critical step every this many steps (default 10; 0: at the
-    /// start only).
+    /// DEF_EXP: re-check the critical step every this many steps (0: at the start only).
+    /// Default: spaced by how fast the bound drifts, at most 100 steps apart
+    /// ([`CriticalStepCheck`]).
     #[serde(default)]
     pub recheck_every: Option<u64>,
 }
@@ -520,9 +521,11 @@ impl SolidSection {
         })
     }
 
-    /// The `recheck_every` setting of DEF_EXP (10 if not given).
-    pub fn recheck_every(&self) -> u64 {
-        self.recheck_every.unwrap_or(10)
+    /// How DEF_EXP re-checks the critical step: every `recheck_every` steps if given, else
+    /// the adaptive default.
+    pub fn critical_step_check(&self) -> CriticalStepCheck {
+        self.recheck_every
+            .map_or_else(CriticalStepCheck::default, CriticalStepCheck::every)
     }
 
     /// The time grid of the run (with `auto_dt`, the step a fraction of the `critical` step)
@@ -621,10 +624,7 @@ impl SolidSection {
         let step_error = |e: StepError| invalid("time", e.to_string());
         let stepper: Box<dyn NodalStepper> = match scheme {
             SchemeKind::DefExp => {
-                let check = CriticalStepCheck {
-                    recheck_every: self.recheck_every.unwrap_or(10),
-                    ..CriticalStepCheck::default()
-                };
+                let check = self.critical_step_check();
                 let s = DefExp::with_bound_at(system.clone(), settings, &x0, &v0, check, critical)
                     .map_err(|e| match e {
                         StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
