@@ -365,8 +365,16 @@ fn progress_and_the_summary_are_reported_once() {
 fn a_run_replaces_what_an_older_run_of_the_same_name_left() {
     let dir = scratch("older_runs");
     let out = dir.to_str().unwrap();
-    run_ok(serial(&["run", BOX, "-o", out, "-q"]), "serial");
-    run_ok(mpirun(3, &["run", BOX, "-o", out, "-q"]), "3 ranks");
+    // Older runs cut short leave their checkpoints: a serial one, then one per rank of 3.
+    run_ok(
+        serial(&["run", BOX, "-o", out, "-q", "--max-steps", "40"]),
+        "serial, 40 steps",
+    );
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", out, "-q", "--max-steps", "40"]),
+        "3 ranks, 40 steps",
+    );
+    assert!(dir.join("checkpoint_2_of_3.fem").exists());
     run_ok(
         mpirun(2, &["run", BOX, "-o", out, "-q", "--max-steps", "30"]),
         "2 ranks, 30 steps",
@@ -389,7 +397,7 @@ fn a_run_replaces_what_an_older_run_of_the_same_name_left() {
         }
     }
     // Frames 0 and 30 (the last step of a run cut short): two .pvtu, two pieces each; the
-    // 3-rank run before wrote three frames of three pieces, the serial run three .vtu.
+    // 3-rank run before wrote frames 0 and 40 of three pieces each, the serial run two .vtu.
     assert_eq!(listed.len(), 2 * 3, "{listed:?}");
     let mut found: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -399,6 +407,17 @@ fn a_run_replaces_what_an_older_run_of_the_same_name_left() {
     found.sort();
     listed.sort();
     assert_eq!(found, listed);
+    // Only this run's checkpoints are left: the older runs' could only resume those runs.
+    let mut checkpoints: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".fem"))
+        .collect();
+    checkpoints.sort();
+    assert_eq!(
+        checkpoints,
+        ["checkpoint_0_of_2.fem", "checkpoint_1_of_2.fem"]
+    );
 }
 
 /// The box input with `from` replaced by `to`, written into `dir`.

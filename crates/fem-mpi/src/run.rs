@@ -731,7 +731,10 @@ pub fn piece_name(base: &str, index: usize, rank: i32) -> String {
 /// Removes what an older run of the same name left in the output directory, once this run's
 /// first frame is written: its later frames (`X_NNNNNN.pvtu` and their pieces), pieces of
 /// ranks this run does not have, and the frames of a serial run (`X_NNNNNN.vtu`), which this
-/// run's `.pvd` no longer lists. Returns the number of files removed.
+/// run's `.pvd` no longer lists; and the checkpoints of a serial run (`checkpoint.fem`) or of
+/// a run on another number of ranks (`checkpoint_R_of_Q.fem`, `Q ≠ size`), which could only
+/// resume that older run. (This run's own checkpoint names are left to its ranks.) Returns
+/// the number of files removed.
 fn remove_older_frames(options: &DistributedOptions, size: i32) -> Result<usize, OutputError> {
     let dir = &options.out_dir;
     let prefix = format!("{}_", options.base);
@@ -747,6 +750,15 @@ fn remove_older_frames(options: &DistributedOptions, size: i32) -> Result<usize,
             continue;
         }
         let name = entry.file_name();
+        if name
+            .to_str()
+            .is_some_and(|n| is_other_runs_checkpoint(n, size))
+        {
+            let path = entry.path();
+            std::fs::remove_file(&path).map_err(|e| OutputError::io("remove", &path, e))?;
+            removed += 1;
+            continue;
+        }
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
             continue;
         };
@@ -777,6 +789,31 @@ fn remove_older_frames(options: &DistributedOptions, size: i32) -> Result<usize,
         }
     }
     Ok(removed)
+}
+
+/// A serial run's checkpoint, or a distributed run's on a number of ranks other than `size`.
+fn is_other_runs_checkpoint(name: &str, size: i32) -> bool {
+    if name == "checkpoint.fem" {
+        return true;
+    }
+    let Some(ranks) = name
+        .strip_prefix("checkpoint_")
+        .and_then(|n| n.strip_suffix(".fem"))
+    else {
+        return false;
+    };
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<i64>().ok())
+            .flatten()
+    };
+    match ranks.split_once("_of_") {
+        Some((r, q)) => match (number(r), number(q)) {
+            (Some(_), Some(q)) => q != i64::from(size),
+            _ => false,
+        },
+        None => false,
+    }
 }
 
 /// The parallel file of frame `index`: `X_000042.pvtu`.
