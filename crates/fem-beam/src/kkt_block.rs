@@ -47,6 +47,7 @@
 //! a pinned end with parallel tangents.) The halves meet at node `m = ⌊nb/2⌋`: a dense block
 //! of its dofs, its points and element `m`'s two-node points. `m` depends on `nb` only, so
 //! the result is the same bits on any number of threads; below the threshold the serial path.
+//! The residual is then evaluated in two halves too ([`BlockKkt::residual`]).
 //!
 //! # Seabed
 //! Frictionless unilateral contact `x_a(node) ≥ level` at the nodes, by a primal–dual active
@@ -305,7 +306,8 @@ impl BlockKkt {
         }
     }
 
-    /// Evaluates `R(x, T)` into `self.res` and the tangents at the points.
+    /// Evaluates `R(x, T)` into `self.res` and the tangents at the points (on two threads
+    /// with the twisted factorization, see [`BlockKkt::residual_halves`]).
     pub(crate) fn residual(
         &mut self,
         model: &BeamModel,
@@ -313,6 +315,10 @@ impl BlockKkt {
         x: &[f64],
         tension: &[f64],
     ) {
+        if self.n_blocks >= self.twisted_min_blocks.max(4) {
+            self.residual_halves(model, form, x, tension);
+            return;
+        }
         let n_s = self.n_s;
         let ei = model.parameters().bending_stiffness;
         let load = model.load();
@@ -344,6 +350,64 @@ impl BlockKkt {
                     self.res[base + a] += g * dn[j][a];
                 }
             }
+        }
+    }
+
+    /// [`BlockKkt::residual`] in two halves on two threads (`rayon::join`): elements
+    /// `0..E` and their points, and the rest (`E = ⌊n_el/2⌋`), each into its own rows; the top
+    /// half's contributions to node `E` are added after (so the sums at node `E` are in
+    /// another order than the serial loop's; the same on any number of threads).
+    fn residual_halves(
+        &mut self,
+        model: &BeamModel,
+        form: &ResidualForm<'_>,
+        x: &[f64],
+        tension: &[f64],
+    ) {
+        let n_s = self.n_s;
+        let split = model.n_elements() / 2;
+        let jp = self.element_points[split];
+        let k = 2 * split;
+        let (t0, t1) = self.tangents.split_at_mut(jp);
+        let (h0, h1) = self.tangents_hat.split_at_mut(jp);
+        let (c0, rest) = self.res.split_at_mut(n_s);
+        let (c1, c2) = rest.split_at_mut(n_s);
+        let (a0, b0) = c0.split_at_mut(k);
+        let (a1, b1) = c1.split_at_mut(k);
+        let (a2, b2) = c2.split_at_mut(k);
+        let mut spill = [[0.0f64; 2]; DIM];
+        let mut none = [[0.0f64; 2]; DIM];
+        rayon::join(
+            || {
+                half_residual(
+                    model,
+                    form,
+                    x,
+                    tension,
+                    (0..split, 0..jp),
+                    0,
+                    [a0, a1, a2],
+                    (t0, h0),
+                    &mut spill,
+                )
+            },
+            || {
+                half_residual(
+                    model,
+                    form,
+                    x,
+                    tension,
+                    (split..model.n_elements(), jp..model.n_points()),
+                    k,
+                    [b0, b1, b2],
+                    (t1, h1),
+                    &mut none,
+                )
+            },
+        );
+        for (c, sp) in spill.iter().enumerate() {
+            self.res[c * n_s + k] += sp[0];
+            self.res[c * n_s + k + 1] += sp[1];
         }
     }
 
@@ -760,8 +824,8 @@ impl Inputs<'_> {
         ss: [f64; 2],
         sn: [f64; 2],
         d: &mut Blk,
-        scale: &mut [f64; BS],
-        rhs: &mut [f64; BS],
+        scale: &mut [f64],
+        rhs: &mut [f64],
         bl: &mut [[f64; 6]; 2],
         gu: &mut [[f64; 6]; 2],
     ) {
@@ -1109,30 +1173,32 @@ fn sweep_up<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> Opti
     let f = run.first;
     debug_assert!(f >= 2 && f + run.diag.len() == nb);
     let zero = [[0.0f64; 4]; 4];
-    // Block b's assembly (`cur`), node b's unscaled coupling with node b − 1, its dof scales
-    // and element b − 1's Hessian, for b = nb − 1 first.
+    // Node b's unscaled coupling with node b − 1, its dof scales and element b − 1's
+    // Hessian, for b = nb − 1 first; block nb − 1 assembled in place.
     let mut before = inp.element_hessian(nb - 2);
     let (hd, mut hl) = inp.node_hessian(nb - 1, &before, &zero);
     let mut ss = dof_scales(&hd);
-    let mut cur = UpResult {
+    let (mut blx, mut gux) = ([[0.0f64; 6]; 2], [[0.0f64; 6]; 2]);
+    let last = nb - 1 - f;
+    inp.assemble_up(
+        nb - 1,
+        &hd,
+        ss,
+        [1.0; 2],
+        &mut run.diag[last],
+        &mut run.scale[last * BS..(last + 1) * BS],
+        &mut run.rhs[last * BS..(last + 1) * BS],
+        &mut blx,
+        &mut gux,
+    );
+    // Block m = f − 1, assembled last.
+    let mut meet = UpResult {
         c: [[0.0; BS]; BS],
         cy: [0.0; BS],
         d: [[0.0; BS]; BS],
         scale: [0.0; BS],
         rhs: [0.0; BS],
     };
-    let (mut blx, mut gux) = ([[0.0f64; 6]; 2], [[0.0f64; 6]; 2]);
-    inp.assemble_up(
-        nb - 1,
-        &hd,
-        ss,
-        [1.0; 2],
-        &mut cur.d,
-        &mut cur.scale,
-        &mut cur.rhs,
-        &mut blx,
-        &mut gux,
-    );
     let mut yl: Blk = [[0.0; BS]; BS];
     let mut v = [0.0f64; BS];
     for b in (f..nb).rev() {
@@ -1145,25 +1211,28 @@ fn sweep_up<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> Opti
         };
         let (hd_p, hl_p) = inp.node_hessian(b - 1, &before_prev, &before);
         let sp = dof_scales(&hd_p);
-        let mut next = UpResult {
-            c: [[0.0; BS]; BS],
-            cy: [0.0; BS],
-            d: [[0.0; BS]; BS],
-            scale: [0.0; BS],
-            rhs: [0.0; BS],
-        };
         let k = b - f;
-        inp.assemble_up(
-            b - 1,
-            &hd_p,
-            sp,
-            ss,
-            &mut next.d,
-            &mut next.scale,
-            &mut next.rhs,
-            &mut run.bl[k],
-            &mut run.gu[k],
-        );
+        {
+            let Run {
+                diag,
+                scale,
+                rhs,
+                bl,
+                gu,
+                ..
+            } = &mut *run;
+            let (d, sc, r) = if k > 0 {
+                let i = k - 1;
+                (
+                    &mut diag[i],
+                    &mut scale[i * BS..(i + 1) * BS],
+                    &mut rhs[i * BS..(i + 1) * BS],
+                )
+            } else {
+                (&mut meet.d, &mut meet.scale[..], &mut meet.rhs[..])
+            };
+            inp.assemble_up(b - 1, &hd_p, sp, ss, d, sc, r, &mut bl[k], &mut gu[k]);
+        }
         for sg in 0..2 {
             for tg in 0..2 {
                 hl[2 * sg + tg] *= ss[sg] * sp[tg];
@@ -1171,7 +1240,8 @@ fn sweep_up<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> Opti
         }
         run.hl[k] = hl;
         // Block b's elimination and forward substitution.
-        let (mut s, mut y) = (cur.d, cur.rhs);
+        let mut s = run.diag[k];
+        let mut y = run.rhs(b);
         if b + 1 < nb {
             let (h, bl) = (run.hl[k + 1], run.bl[k + 1]);
             subtract_up(simd, inp.sh, b, &h, &bl, &mut s, &mut y, &yl, &v);
@@ -1181,12 +1251,11 @@ fn sweep_up<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> Opti
         }
         lu8_solve(&s, &run.piv[k], &mut y);
         run.set_rhs(b, &y);
-        run.scale[k * BS..(k + 1) * BS].copy_from_slice(&cur.scale);
         v = y;
         yl = lower_up(inp.sh, b - 1, &run.hl[k], &run.gu[k]);
         lu8_solve_rows(simd, &s, &run.piv[k], &mut yl);
         run.diag[k] = s;
-        (cur, hl, ss, before) = (next, hl_p, sp, before_prev);
+        (hl, ss, before) = (hl_p, sp, before_prev);
     }
     // Block m = f − 1: its share of the meeting block.
     let (h, bl) = (run.hl[0], run.bl[0]);
@@ -1196,12 +1265,12 @@ fn sweep_up<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> Opti
         f - 1,
         &h,
         &bl,
-        &mut cur.c,
-        &mut cur.cy,
+        &mut meet.c,
+        &mut meet.cy,
         &yl,
         &v,
     );
-    Some(cur)
+    Some(meet)
 }
 
 /// `s −= A[b, b+1] Y` and `y −= A[b, b+1] v` in the mirrored layout: `A[b, b+1]` has node
@@ -1762,6 +1831,117 @@ pub(crate) fn linear_residual(
     }
 }
 
+/// One half of [`BlockKkt::residual_halves`]: the elements and points of `range`, the
+/// residual into the rows `first..` of each component (`cols`), a contribution to the two
+/// rows after them (the next node's) into `spill`, and the tangents of the points.
+#[allow(clippy::too_many_arguments)]
+fn half_residual(
+    model: &BeamModel,
+    form: &ResidualForm<'_>,
+    x: &[f64],
+    tension: &[f64],
+    range: (std::ops::Range<usize>, std::ops::Range<usize>),
+    first: usize,
+    mut cols: [&mut [f64]; DIM],
+    (tangents, tangents_hat): (&mut [[f64; 3]], &mut [[f64; 3]]),
+    spill: &mut [[f64; 2]; DIM],
+) {
+    let (elements, points) = range;
+    let n_s = model.n_scalar();
+    let rho = model.parameters().density;
+    let ei = model.parameters().bending_stiffness;
+    let load = model.load();
+    let end = first + cols[0].len();
+    for (c, col) in cols.iter_mut().enumerate() {
+        for (o, f) in col.iter_mut().zip(&load[c * n_s + first..]) {
+            *o = -form.load * f;
+        }
+    }
+    let mut add = |cols: &mut [&mut [f64]; DIM], c: usize, k: usize, v: f64| {
+        if k < end {
+            cols[c][k - first] += v;
+        } else {
+            spill[c][k - end] += v;
+        }
+    };
+    for e in elements {
+        let el = &model.elements()[e];
+        let h = el.length;
+        let m = el.mass(rho);
+        let kb = el.bending(ei);
+        for c in 0..DIM {
+            let base = c * n_s + 2 * e;
+            let xe = &x[base..base + 4];
+            let d: [f64; 4] = std::array::from_fn(|a| {
+                let u = if form.anchor.is_empty() {
+                    0.0
+                } else {
+                    form.anchor[base + a]
+                };
+                xe[a] - u
+            });
+            let z: [f64; 4] = std::array::from_fn(|a| {
+                let q = if form.offset.is_empty() {
+                    0.0
+                } else {
+                    form.offset[base + a]
+                };
+                form.bending * xe[a] + q
+            });
+            let g = (z[2] - z[0]) / h;
+            let (s1, s3) = (z[1] - g, z[3] - g);
+            for a in 0..4 {
+                let mass = if form.mass != 0.0 {
+                    form.mass * (m[a][0] * d[0] + m[a][1] * d[1] + m[a][2] * d[2] + m[a][3] * d[3])
+                } else {
+                    0.0
+                };
+                add(
+                    &mut cols,
+                    c,
+                    2 * e + a,
+                    mass + kb[a][1] * s1 + kb[a][3] * s3,
+                );
+            }
+        }
+    }
+    let dn = model.point_derivatives();
+    let w = model.point_weights();
+    let j0 = points.start;
+    let tangent = |xs: &[f64], j: usize| -> [f64; 3] {
+        let e = model.point_element(j);
+        std::array::from_fn(|c| {
+            let base = c * n_s + 2 * e;
+            (0..4).map(|a| dn[j][a] * xs[base + a]).sum()
+        })
+    };
+    for j in points.clone() {
+        tangents[j - j0] = tangent(x, j);
+    }
+    if form.theta == 1.0 {
+        tangents_hat.copy_from_slice(tangents);
+    } else {
+        let th = form.theta;
+        for j in points.clone() {
+            let (t, r) = (tangents[j - j0], tangent(form.reference, j));
+            tangents_hat[j - j0] = std::array::from_fn(|c| th * t[c] + (1.0 - th) * r[c]);
+        }
+    }
+    for j in points {
+        let e = model.point_element(j);
+        let f = w[j] * tension[j];
+        if f == 0.0 {
+            continue;
+        }
+        for c in 0..DIM {
+            let g = f * tangents_hat[j - j0][c];
+            for a in 0..4 {
+                add(&mut cols, c, 2 * e + a, g * dn[j][a]);
+            }
+        }
+    }
+}
+
 /// `max_j ||x'_j| − 1|` over the active points of the tangents `t`.
 pub(crate) fn max_stretch_error(model: &BeamModel, t: &[[f64; 3]]) -> f64 {
     t.iter()
@@ -2305,6 +2485,43 @@ mod tests {
                     }
                 }
                 assert_eq!(twisted[0], 0.0);
+            }
+        }
+    }
+
+    /// The residual in two halves: the serial one's tangents and, but for the order of the
+    /// sums at the middle node, its entries.
+    #[test]
+    fn residual_halves_match_the_serial_residual() {
+        for nodal in [false, true] {
+            for n in [3, 4, 41, 1500] {
+                let (model, x, tension, contact) = problem(n, nodal);
+                let form = ResidualForm {
+                    mass: 2e4,
+                    anchor: &x,
+                    bending: 0.5,
+                    offset: &x,
+                    load: 1.0,
+                    theta: 0.5,
+                    reference: &x,
+                };
+                let run = |from: usize| {
+                    let mut kkt = BlockKkt::new(&model);
+                    kkt.twisted_min_blocks = from;
+                    kkt.set_blocked(&model, &contact);
+                    kkt.residual(&model, &form, &x, &tension);
+                    (kkt.res, kkt.tangents, kkt.tangents_hat)
+                };
+                let (a, b) = (run(usize::MAX), run(0));
+                assert_eq!(a.1, b.1);
+                assert_eq!(a.2, b.2);
+                let m = a.0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let d =
+                    a.0.iter()
+                        .zip(&b.0)
+                        .map(|(u, v)| (u - v).abs())
+                        .fold(0.0, f64::max);
+                assert!(d <= 1e-15 * m, "nodal {nodal}, N = {n}: {d:e} of {m:e}");
             }
         }
     }
