@@ -169,12 +169,12 @@ fn mirrored_home(model: &BeamModel, j: usize) -> usize {
 }
 
 /// From this many blocks on, [`BlockKkt::factor_solve`] uses the twisted factorization on two
-/// threads ([`twisted`]); below, the serial one. Measured on a 2-core machine (the ignored
-/// test `kkt_block::timing::threshold`, whole Newton iterations, the pool's second thread
-/// woken for each one): faster from N ≈ 200 on in some runs, in every run from N = 1000
-/// (0.77–0.82 of the serial time; 0.64–0.81 at N = 2000–5000). Below, the wake-up of the
-/// second thread (tens of µs on this VM) eats the gain.
-pub(crate) const TWISTED_MIN_BLOCKS: usize = 1000;
+/// threads ([`twisted`]) and [`BlockKkt::residual`] its two halves; below, the serial path.
+/// Measured on a 2-core VM (the ignored test `kkt_block::timing::threshold`: whole Newton
+/// iterations, the pool's second thread woken three times in each), twisted / serial wall
+/// time, 3 runs: N = 100: 1.01–1.30, 200: 0.80–0.96, 300: 0.70–0.83, 500: 0.63–0.84,
+/// 1000: 0.60–0.62, 5000: 0.56–0.59. 500 keeps a margin for slower wake-ups elsewhere.
+pub(crate) const TWISTED_MIN_BLOCKS: usize = 500;
 
 impl BlockKkt {
     /// Storage for `model`.
