@@ -37,6 +37,18 @@
 //! factoring, unknowns are scaled symmetrically: dofs by `1/√H_kk`, multipliers so that their
 //! scaled constraint row has unit max norm.
 //!
+//! # Two threads
+//! From [`TWISTED_MIN_BLOCKS`] blocks on, the factorization is twisted ("burn at both ends",
+//! [`twisted`]): the top half is assembled and eliminated top-down as above while the bottom
+//! half is assembled and eliminated bottom-up on a second thread, in a mirrored layout where a
+//! point touching both nodes of its element `e` is homed at `e` (the same slot), so that, as
+//! top-down, a multiplier's row is eliminated after the node it shares with the block beyond.
+//! (Bottom-up in the top-down layout, the last block's constraint rows can be rank deficient:
+//! a pinned end with parallel tangents.) The halves meet at node `m = ⌊nb/2⌋`: a dense block
+//! of its dofs, its points and element `m`'s two-node points. `m` depends on `nb` only, so
+//! the result is the same bits on any number of threads; below the threshold the serial path.
+//! The residual is then evaluated in two halves too ([`BlockKkt::residual`]).
+//!
 //! # Seabed
 //! Frictionless unilateral contact `x_a(node) ≥ level` at the nodes, by a primal–dual active
 //! set inside the Newton loop: a node whose reaction `R_a(node)` (the upward force the seabed
@@ -117,6 +129,14 @@ pub(crate) struct BlockKkt {
     gu: Vec<[[f64; 6]; 2]>,
     /// 1 for an unknown of the system, 0 for a blocked dof or an unused multiplier slot.
     open: Vec<[f64; BS]>,
+    /// The mirrored layout of the twisted factorization's bottom half: a point that touches
+    /// both nodes of its element `e` (homed at `e + 1` above) has its mirrored home at `e`
+    /// (the same slot); `mhome_points`/`by_mhome` as `home_points`/`by_home`, `open_up` as
+    /// `open`, `two[b][q]`: mirrored slot `(b, q)` holds such an active point.
+    mhome_points: Vec<usize>,
+    by_mhome: Vec<usize>,
+    open_up: Vec<[f64; BS]>,
+    two: Vec<[bool; 2]>,
     /// Per block unknown (`8 b + local`): its scale and the right-hand side / solution.
     scale: Vec<f64>,
     rhs: Vec<f64>,
@@ -128,7 +148,33 @@ pub(crate) struct BlockKkt {
     /// Blocked dofs (prescribed or held by the seabed), column-major.
     blocked: Vec<bool>,
     factorizations: usize,
+    /// The twisted factorization on two threads from this many blocks on (see
+    /// [`TWISTED_MIN_BLOCKS`]); the serial one below.
+    twisted_min_blocks: usize,
 }
+
+/// The home block of point `j` in the mirrored layout of the twisted factorization's bottom
+/// half: its element's first node if it touches both nodes, else its home.
+fn mirrored_home(model: &BeamModel, j: usize) -> usize {
+    let (b, e, dn) = (
+        model.point_home(j).0,
+        model.point_element(j),
+        model.point_derivatives()[j],
+    );
+    if b == e + 1 && (dn[0] != 0.0 || dn[1] != 0.0) {
+        e
+    } else {
+        b
+    }
+}
+
+/// From this many blocks on, [`BlockKkt::factor_solve`] uses the twisted factorization on two
+/// threads ([`twisted`]) and [`BlockKkt::residual`] its two halves; below, the serial path.
+/// Measured on a 2-core VM (the ignored test `kkt_block::timing::threshold`: whole Newton
+/// iterations, the pool's second thread woken three times in each), twisted / serial wall
+/// time, 3 runs: N = 100: 1.01–1.30, 200: 0.80–0.96, 300: 0.70–0.83, 500: 0.63–0.84,
+/// 1000: 0.60–0.62, 5000: 0.56–0.59. 500 keeps a margin for slower wake-ups elsewhere.
+pub(crate) const TWISTED_MIN_BLOCKS: usize = 500;
 
 impl BlockKkt {
     /// Storage for `model`.
@@ -148,6 +194,10 @@ impl BlockKkt {
             bl: vec![[[0.0; 6]; 2]; n_blocks],
             gu: vec![[[0.0; 6]; 2]; n_blocks],
             open: vec![[0.0; BS]; n_blocks],
+            mhome_points: Vec::new(),
+            by_mhome: Vec::new(),
+            open_up: vec![[0.0; BS]; n_blocks],
+            two: vec![[false; 2]; n_blocks],
             scale: vec![1.0; n_blocks * BS],
             rhs: vec![0.0; n_blocks * BS],
             tangents: vec![[0.0; 3]; n_p],
@@ -155,6 +205,7 @@ impl BlockKkt {
             res: vec![0.0; DIM * n_s],
             blocked: vec![false; DIM * n_s],
             factorizations: 0,
+            twisted_min_blocks: TWISTED_MIN_BLOCKS,
         };
         let n_el = model.n_elements();
         kkt.element_points = vec![0; n_el + 1];
@@ -176,6 +227,33 @@ impl BlockKkt {
         for j in 0..n_p {
             let b = model.point_home(j).0;
             kkt.by_home[fill[b]] = j;
+            fill[b] += 1;
+        }
+        // The mirrored homes; the twisted path only if they are one point per slot and a
+        // point touches its mirrored home and the node after it only.
+        let dn = model.point_derivatives();
+        kkt.mhome_points = vec![0; n_blocks + 1];
+        let mut taken = vec![[false; 2]; n_blocks];
+        let mut mirror_ok = true;
+        for j in 0..n_p {
+            let b = mirrored_home(model, j);
+            let (e, q) = (model.point_element(j), model.point_home(j).1);
+            mirror_ok &= !taken[b][q];
+            taken[b][q] = true;
+            mirror_ok &= (0..4).all(|a| dn[j][a] == 0.0 || e + a / 2 == b || e + a / 2 == b + 1);
+            kkt.mhome_points[b + 1] += 1;
+        }
+        if !mirror_ok {
+            kkt.twisted_min_blocks = usize::MAX;
+        }
+        for b in 0..n_blocks {
+            kkt.mhome_points[b + 1] += kkt.mhome_points[b];
+        }
+        let mut fill = kkt.mhome_points.clone();
+        kkt.by_mhome = vec![0; n_p];
+        for j in 0..n_p {
+            let b = mirrored_home(model, j);
+            kkt.by_mhome[fill[b]] = j;
             fill[b] += 1;
         }
         kkt.set_blocked(model, &ActiveSet::default());
@@ -213,15 +291,23 @@ impl BlockKkt {
             o[2 * DIM] = 0.0;
             o[2 * DIM + 1] = 0.0;
         }
+        for (u, o) in self.open_up.iter_mut().zip(&self.open) {
+            *u = *o;
+        }
+        self.two.fill([false; 2]);
         for j in 0..model.n_points() {
             if model.point_is_active(j) {
                 let (b, q) = model.point_home(j);
                 self.open[b][2 * DIM + q] = 1.0;
+                let mb = mirrored_home(model, j);
+                self.open_up[mb][2 * DIM + q] = 1.0;
+                self.two[mb][q] = mb != b;
             }
         }
     }
 
-    /// Evaluates `R(x, T)` into `self.res` and the tangents at the points.
+    /// Evaluates `R(x, T)` into `self.res` and the tangents at the points (on two threads
+    /// with the twisted factorization, see [`BlockKkt::residual_halves`]).
     pub(crate) fn residual(
         &mut self,
         model: &BeamModel,
@@ -229,6 +315,10 @@ impl BlockKkt {
         x: &[f64],
         tension: &[f64],
     ) {
+        if self.n_blocks >= self.twisted_min_blocks.max(4) {
+            self.residual_halves(model, form, x, tension);
+            return;
+        }
         let n_s = self.n_s;
         let ei = model.parameters().bending_stiffness;
         let load = model.load();
@@ -263,6 +353,64 @@ impl BlockKkt {
         }
     }
 
+    /// [`BlockKkt::residual`] in two halves on two threads (`rayon::join`): elements
+    /// `0..E` and their points, and the rest (`E = ⌊n_el/2⌋`), each into its own rows; the top
+    /// half's contributions to node `E` are added after (so the sums at node `E` are in
+    /// another order than the serial loop's; the same on any number of threads).
+    fn residual_halves(
+        &mut self,
+        model: &BeamModel,
+        form: &ResidualForm<'_>,
+        x: &[f64],
+        tension: &[f64],
+    ) {
+        let n_s = self.n_s;
+        let split = model.n_elements() / 2;
+        let jp = self.element_points[split];
+        let k = 2 * split;
+        let (t0, t1) = self.tangents.split_at_mut(jp);
+        let (h0, h1) = self.tangents_hat.split_at_mut(jp);
+        let (c0, rest) = self.res.split_at_mut(n_s);
+        let (c1, c2) = rest.split_at_mut(n_s);
+        let (a0, b0) = c0.split_at_mut(k);
+        let (a1, b1) = c1.split_at_mut(k);
+        let (a2, b2) = c2.split_at_mut(k);
+        let mut spill = [[0.0f64; 2]; DIM];
+        let mut none = [[0.0f64; 2]; DIM];
+        rayon::join(
+            || {
+                half_residual(
+                    model,
+                    form,
+                    x,
+                    tension,
+                    (0..split, 0..jp),
+                    0,
+                    [a0, a1, a2],
+                    (t0, h0),
+                    &mut spill,
+                )
+            },
+            || {
+                half_residual(
+                    model,
+                    form,
+                    x,
+                    tension,
+                    (split..model.n_elements(), jp..model.n_points()),
+                    k,
+                    [b0, b1, b2],
+                    (t1, h1),
+                    &mut none,
+                )
+            },
+        );
+        for (c, sp) in spill.iter().enumerate() {
+            self.res[c * n_s + k] += sp[0];
+            self.res[c * n_s + k + 1] += sp[1];
+        }
+    }
+
     /// Assembles the scaled Newton matrix and right-hand side `−(R, C)` from the last
     /// [`BlockKkt::residual`], factorizes and solves. `Ok(false)` if a pivot block is
     /// singular.
@@ -272,6 +420,10 @@ impl BlockKkt {
         jac: &JacobianForm,
         tension: &[f64],
     ) -> Result<bool, BeamError> {
+        if self.n_blocks >= self.twisted_min_blocks.max(4) {
+            self.factorizations += 1;
+            return Ok(self.twisted_factor_solve(model, jac, tension));
+        }
         let ok = pulp::Arch::new().dispatch(Factorize {
             kkt: self,
             model,
@@ -369,54 +521,212 @@ impl BlockKkt {
         (rmax, cmax)
     }
 
-    /// Assembles block `b` of the scaled Newton matrix (`D_b`, `hl[b]`, `bl[b]`, `gu[b]`) and
-    /// of the right-hand side; `hess` holds `j_m M_e + j_k EI K_e` of element `b − 1` on entry
-    /// and of element `b` on return. Needs the scales of block `b − 1`.
-    ///
-    /// Scaling `D A D`: a dof by `1/√H_kk` (the same for the three components of a node's
-    /// position or tangent), a multiplier by the inverse max norm of its scaled constraint row.
-    /// Every entry is summed in the order of a global assembly (the elements' `M`, `K` in
-    /// element order, then the geometric stiffness point by point).
-    #[inline(always)]
-    fn assemble_block(
+    /// The read-only part of the storage and the mutable blocks (all of them).
+    fn split(&mut self) -> (Shared<'_>, Run<'_>) {
+        (
+            Shared {
+                n_blocks: self.n_blocks,
+                n_s: self.n_s,
+                element_points: &self.element_points,
+                home_points: &self.home_points,
+                by_home: &self.by_home,
+                mhome_points: &self.mhome_points,
+                by_mhome: &self.by_mhome,
+                open: &self.open,
+                open_up: &self.open_up,
+                two: &self.two,
+                tangents: &self.tangents,
+                tangents_hat: &self.tangents_hat,
+                res: &self.res,
+            },
+            Run {
+                first: 0,
+                diag: &mut self.diag,
+                piv: &mut self.piv,
+                hl: &mut self.hl,
+                bl: &mut self.bl,
+                gu: &mut self.gu,
+                scale: &mut self.scale,
+                rhs: &mut self.rhs,
+            },
+        )
+    }
+
+    /// The twisted ("burn at both ends") factorization and solve on two threads (see
+    /// [`twisted`]); `false` if a pivot block is singular or the solution not finite.
+    fn twisted_factor_solve(
         &mut self,
         model: &BeamModel,
         jac: &JacobianForm,
         tension: &[f64],
+    ) -> bool {
+        let (sh, run) = self.split();
+        let inp = Inputs {
+            model,
+            jac,
+            tension,
+            sh,
+        };
+        twisted(&inp, run)
+    }
+}
+
+/// The read-only storage of [`BlockKkt`] during a factorization (shared by the two halves of
+/// the twisted one).
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    n_blocks: usize,
+    n_s: usize,
+    element_points: &'a [usize],
+    home_points: &'a [usize],
+    by_home: &'a [usize],
+    mhome_points: &'a [usize],
+    by_mhome: &'a [usize],
+    open: &'a [[f64; BS]],
+    open_up: &'a [[f64; BS]],
+    two: &'a [[bool; 2]],
+    tangents: &'a [[f64; 3]],
+    tangents_hat: &'a [[f64; 3]],
+    res: &'a [f64],
+}
+
+/// Everything the assembly reads: the model, the Jacobian's coefficients, the tensions and
+/// [`Shared`].
+#[derive(Clone, Copy)]
+struct Inputs<'a> {
+    model: &'a BeamModel,
+    jac: &'a JacobianForm,
+    tension: &'a [f64],
+    sh: Shared<'a>,
+}
+
+/// The mutable storage of the blocks `first..first + diag.len()` (see [`BlockKkt`]'s fields).
+struct Run<'a> {
+    first: usize,
+    diag: &'a mut [Blk],
+    piv: &'a mut [[u8; BS]],
+    hl: &'a mut [[f64; 4]],
+    bl: &'a mut [[[f64; 6]; 2]],
+    gu: &'a mut [[[f64; 6]; 2]],
+    scale: &'a mut [f64],
+    rhs: &'a mut [f64],
+}
+
+impl<'a> Run<'a> {
+    /// Splits into the blocks `first..first + k` and the rest (disjoint borrows).
+    fn split_at(self, k: usize) -> (Run<'a>, Run<'a>) {
+        let (d0, d1) = self.diag.split_at_mut(k);
+        let (p0, p1) = self.piv.split_at_mut(k);
+        let (h0, h1) = self.hl.split_at_mut(k);
+        let (b0, b1) = self.bl.split_at_mut(k);
+        let (g0, g1) = self.gu.split_at_mut(k);
+        let (s0, s1) = self.scale.split_at_mut(k * BS);
+        let (r0, r1) = self.rhs.split_at_mut(k * BS);
+        (
+            Run {
+                first: self.first,
+                diag: d0,
+                piv: p0,
+                hl: h0,
+                bl: b0,
+                gu: g0,
+                scale: s0,
+                rhs: r0,
+            },
+            Run {
+                first: self.first + k,
+                diag: d1,
+                piv: p1,
+                hl: h1,
+                bl: b1,
+                gu: g1,
+                scale: s1,
+                rhs: r1,
+            },
+        )
+    }
+
+    /// Block `b`'s right-hand side / solution.
+    #[inline(always)]
+    fn rhs(&self, b: usize) -> [f64; BS] {
+        let i = (b - self.first) * BS;
+        let mut y = [0.0; BS];
+        y.copy_from_slice(&self.rhs[i..i + BS]);
+        y
+    }
+
+    #[inline(always)]
+    fn set_rhs(&mut self, b: usize, y: &[f64; BS]) {
+        let i = (b - self.first) * BS;
+        self.rhs[i..i + BS].copy_from_slice(y);
+    }
+
+    /// Unscales the solution (`z ← D z`); whether it is finite.
+    fn unscale(&mut self) -> bool {
+        for (r, s) in self.rhs.iter_mut().zip(self.scale.iter()) {
+            *r *= s;
+        }
+        self.rhs.iter().all(|v| v.is_finite())
+    }
+}
+
+/// `j_m M + j_k EI K` of one element (4×4 scalar, local dofs).
+type ElementHessian = [[f64; 4]; 4];
+
+/// The dof scales `1/√H_kk` of a node's position and tangent from its scalar Hessian
+/// diagonal block `hd`.
+#[inline(always)]
+fn dof_scales(hd: &[f64; 4]) -> [f64; 2] {
+    [hd[0], hd[3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 })
+}
+
+impl Inputs<'_> {
+    /// `j_m M_e + j_k EI K_e` of element `e`.
+    #[inline(always)]
+    fn element_hessian(&self, e: usize) -> ElementHessian {
+        let el = &self.model.elements()[e];
+        let m = el.mass(self.model.parameters().density);
+        let k = el.bending(self.model.parameters().bending_stiffness);
+        std::array::from_fn(|a| {
+            std::array::from_fn(|c| self.jac.mass * m[a][c] + self.jac.bending * k[a][c])
+        })
+    }
+
+    /// The unscaled scalar Hessian couplings of node `b`, `(hd, hl)`: with itself and with
+    /// node `b − 1` (entry `2σ + τ`), from `before` = element `b − 1`'s and `after` = element
+    /// `b`'s [`Inputs::element_hessian`] (ignored at the ends) and the geometric stiffness
+    /// `j_g Σ_j w_j T_j N'_j N'_jᵀ` of their points, summed in the order of a global assembly.
+    #[inline(always)]
+    fn node_hessian(
+        &self,
         b: usize,
-        hess: &mut [[f64; 4]; 4],
-    ) {
-        let (nb, n_s) = (self.n_blocks, self.n_s);
-        let w = model.point_weights();
-        let dn = model.point_derivatives();
-        // The scalar Hessian couplings of node b: element b − 1's end, element b's start,
-        // then the geometric stiffness of their points.
+        before: &ElementHessian,
+        after: &ElementHessian,
+    ) -> ([f64; 4], [f64; 4]) {
+        let nb = self.sh.n_blocks;
+        let w = self.model.point_weights();
+        let dn = self.model.point_derivatives();
+        let ep = self.sh.element_points;
         let (mut hd, mut hl) = ([0.0f64; 4], [0.0f64; 4]);
         if b > 0 {
             for sg in 0..2 {
                 for tg in 0..2 {
-                    hd[2 * sg + tg] += hess[2 + sg][2 + tg];
-                    hl[2 * sg + tg] += hess[2 + sg][tg];
+                    hd[2 * sg + tg] += before[2 + sg][2 + tg];
+                    hl[2 * sg + tg] += before[2 + sg][tg];
                 }
             }
         }
         if b + 1 < nb {
-            let el = &model.elements()[b];
-            let m = el.mass(model.parameters().density);
-            let k = el.bending(model.parameters().bending_stiffness);
-            *hess = std::array::from_fn(|a| {
-                std::array::from_fn(|c| jac.mass * m[a][c] + jac.bending * k[a][c])
-            });
             for sg in 0..2 {
                 for tg in 0..2 {
-                    hd[2 * sg + tg] += hess[sg][tg];
+                    hd[2 * sg + tg] += after[sg][tg];
                 }
             }
         }
-        if jac.geometric != 0.0 {
+        if self.jac.geometric != 0.0 {
             if b > 0 {
-                for j in self.element_points[b - 1]..self.element_points[b] {
-                    let f = jac.geometric * w[j] * tension[j];
+                for j in ep[b - 1]..ep[b] {
+                    let f = self.jac.geometric * w[j] * self.tension[j];
                     if f != 0.0 {
                         let d = &dn[j];
                         for sg in 0..2 {
@@ -429,8 +739,8 @@ impl BlockKkt {
                 }
             }
             if b + 1 < nb {
-                for j in self.element_points[b]..self.element_points[b + 1] {
-                    let f = jac.geometric * w[j] * tension[j];
+                for j in ep[b]..ep[b + 1] {
+                    let f = self.jac.geometric * w[j] * self.tension[j];
                     if f != 0.0 {
                         let d = &dn[j];
                         for sg in 0..2 {
@@ -442,13 +752,48 @@ impl BlockKkt {
                 }
             }
         }
-        // The dof scales and the scaled dof blocks.
-        let ss = [hd[0], hd[3]].map(|d| if d > 0.0 { 1.0 / d.sqrt() } else { 1.0 });
+        (hd, hl)
+    }
+
+    /// Assembles block `b` of the top-down sweep: `before` holds element `b − 1`'s Hessian
+    /// and `sp` block `b − 1`'s dof scales on entry, element `b`'s and block `b`'s on return.
+    #[inline(always)]
+    fn assemble_next(
+        &self,
+        run: &mut Run<'_>,
+        b: usize,
+        before: &mut ElementHessian,
+        sp: &mut [f64; 2],
+    ) {
+        let after = if b + 1 < self.sh.n_blocks {
+            self.element_hessian(b)
+        } else {
+            [[0.0; 4]; 4]
+        };
+        let (hd, hl) = self.node_hessian(b, before, &after);
+        let ss = dof_scales(&hd);
+        self.assemble_block(run, b, &hd, hl, ss, *sp);
+        *before = after;
+        *sp = ss;
+    }
+
+    /// The dof part of block `b` (both layouts): `D_b`'s scaled Hessian entries (the rest
+    /// zeroed), the dof scales `ss` and the scaled right-hand side `−R`.
+    #[inline(always)]
+    fn dof_block(
+        &self,
+        b: usize,
+        hd: &[f64; 4],
+        ss: [f64; 2],
+        d: &mut Blk,
+        scale: &mut [f64],
+        rhs: &mut [f64],
+    ) {
+        let (sh, n_s) = (&self.sh, self.sh.n_s);
         for l in 0..2 * DIM {
-            self.scale[b * BS + l] = ss[l / DIM];
+            scale[l] = ss[l / DIM];
         }
-        let o = self.open[b];
-        let d = &mut self.diag[b];
+        let o = &sh.open[b];
         *d = [[0.0; BS]; BS];
         for sg in 0..2 {
             for tg in 0..2 {
@@ -459,226 +804,752 @@ impl BlockKkt {
                 }
             }
         }
+        for l in 0..2 * DIM {
+            let (sg, c) = (l / DIM, l % DIM);
+            rhs[l] = -sh.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
+        }
+    }
+
+    /// Assembles block `b` of the mirrored layout (the bottom half of [`twisted`]): node `b`'s
+    /// dofs and the points of mirrored home `b` (those touching node `b` and, if any, node
+    /// `b + 1`), from node `b`'s `hd`, its dof scales `ss` and block `b + 1`'s `sn`: `D'_b`,
+    /// the scales and right-hand side, and the B rows `bl` / Gᵀ columns `gu` of the points on
+    /// node `b + 1`'s dofs. The same entries as [`Inputs::assemble_block`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn assemble_up(
+        &self,
+        b: usize,
+        hd: &[f64; 4],
+        ss: [f64; 2],
+        sn: [f64; 2],
+        d: &mut Blk,
+        scale: &mut [f64],
+        rhs: &mut [f64],
+        bl: &mut [[f64; 6]; 2],
+        gu: &mut [[f64; 6]; 2],
+    ) {
+        let (model, sh) = (self.model, &self.sh);
+        let w = model.point_weights();
+        let dn = model.point_derivatives();
+        self.dof_block(b, hd, ss, d, scale, rhs);
+        for &j in &sh.by_mhome[sh.mhome_points[b]..sh.mhome_points[b + 1]] {
+            if !model.point_is_active(j) {
+                continue;
+            }
+            let q = model.point_home(j).1;
+            let slot = 2 * DIM + q;
+            let e = model.point_element(j);
+            let (t, th) = (sh.tangents[j], sh.tangents_hat[j]);
+            let mut m = 0.0f64;
+            for a in 0..4 {
+                if dn[j][a] == 0.0 {
+                    continue;
+                }
+                let na = e + a / 2;
+                let s = if na == b { ss[a % 2] } else { sn[a % 2] };
+                for c in 0..DIM {
+                    let o = sh.open[na][DIM * (a % 2) + c];
+                    m = m.max((w[j] * dn[j][a] * t[c] * s * o).abs());
+                }
+            }
+            let sm = if m > 0.0 { 1.0 / m } else { 1.0 };
+            scale[slot] = sm;
+            rhs[slot] = -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
+            for a in 0..4 {
+                if dn[j][a] == 0.0 {
+                    continue;
+                }
+                let (na, sa) = (e + a / 2, a % 2);
+                let s = if na == b { ss[sa] } else { sn[sa] };
+                let f = w[j] * dn[j][a] * sm * s;
+                for c in 0..DIM {
+                    let dof = DIM * sa + c;
+                    let o = sh.open[na][dof];
+                    if na == b {
+                        d[slot][dof] = f * t[c] * o;
+                        d[dof][slot] = f * th[c] * o;
+                    } else {
+                        debug_assert_eq!(na, b + 1, "constraint point outside its home band");
+                        bl[q][dof] = f * t[c] * o;
+                        gu[q][dof] = f * th[c] * o;
+                    }
+                }
+            }
+        }
+        let o = &sh.open_up[b];
+        for l in 0..BS {
+            if o[l] == 0.0 {
+                d[l][l] = 1.0;
+                if l >= 2 * DIM {
+                    scale[l] = 1.0;
+                    rhs[l] = 0.0;
+                }
+            }
+        }
+    }
+
+    /// Assembles block `b` of the scaled Newton matrix (`D_b`, `hl[b]`, `bl[b]`, `gu[b]`) and
+    /// of the right-hand side from node `b`'s [`Inputs::node_hessian`] `hd`, `hl`, its dof
+    /// scales `ss` and block `b − 1`'s `sp` (unused for `b = 0`).
+    ///
+    /// Scaling `D A D`: a dof by `1/√H_kk` (the same for the three components of a node's
+    /// position or tangent), a multiplier by the inverse max norm of its scaled constraint row.
+    /// Every entry is summed in the order of a global assembly (the elements' `M`, `K` in
+    /// element order, then the geometric stiffness point by point).
+    #[inline(always)]
+    fn assemble_block(
+        &self,
+        run: &mut Run<'_>,
+        b: usize,
+        hd: &[f64; 4],
+        mut hl: [f64; 4],
+        ss: [f64; 2],
+        sp: [f64; 2],
+    ) {
+        let (model, sh) = (self.model, &self.sh);
+        let w = model.point_weights();
+        let dn = model.point_derivatives();
+        let i = b - run.first;
+        let scale = &mut run.scale[i * BS..(i + 1) * BS];
+        let rhs = &mut run.rhs[i * BS..(i + 1) * BS];
+        let o = &sh.open[b];
+        let d = &mut run.diag[i];
+        self.dof_block(b, hd, ss, d, scale, rhs);
         if b > 0 {
-            let sp = [self.scale[(b - 1) * BS], self.scale[(b - 1) * BS + DIM]];
             for sg in 0..2 {
                 for tg in 0..2 {
                     hl[2 * sg + tg] *= ss[sg] * sp[tg];
                 }
             }
         }
-        self.hl[b] = hl;
-        self.bl[b] = [[0.0; 6]; 2];
-        self.gu[b] = [[0.0; 6]; 2];
-        for l in 0..2 * DIM {
-            let (sg, c) = (l / DIM, l % DIM);
-            self.rhs[b * BS + l] = -self.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
-        }
+        run.hl[i] = hl;
+        let (bl, gu) = (&mut run.bl[i], &mut run.gu[i]);
+        *bl = [[0.0; 6]; 2];
+        *gu = [[0.0; 6]; 2];
         // Constraint rows B (at x) and columns Gᵀ (at x̂) of the points homed at b, scaled.
-        // (A nodal point's zero entries on node b + 1 read that node's previous, finite,
-        // scale and add nothing.)
-        for &j in &self.by_home[self.home_points[b]..self.home_points[b + 1]] {
+        // (A nodal point's entries on node b + 1 are zero and skipped.)
+        for &j in &sh.by_home[sh.home_points[b]..sh.home_points[b + 1]] {
             if !model.point_is_active(j) {
                 continue;
             }
             let (hb, q) = model.point_home(j);
+            debug_assert_eq!(hb, b);
             let slot = 2 * DIM + q;
             let e = model.point_element(j);
-            let (t, th) = (self.tangents[j], self.tangents_hat[j]);
+            let (t, th) = (sh.tangents[j], sh.tangents_hat[j]);
             let mut m = 0.0f64;
             for a in 0..4 {
+                if dn[j][a] == 0.0 {
+                    continue;
+                }
                 let na = e + a / 2;
-                let s = self.scale[na * BS + DIM * (a % 2)];
+                let s = if na == b { ss[a % 2] } else { sp[a % 2] };
                 for c in 0..DIM {
-                    let o = self.open[na][DIM * (a % 2) + c];
+                    let o = sh.open[na][DIM * (a % 2) + c];
                     m = m.max((w[j] * dn[j][a] * t[c] * s * o).abs());
                 }
             }
             let sm = if m > 0.0 { 1.0 / m } else { 1.0 };
-            self.scale[hb * BS + slot] = sm;
-            self.rhs[hb * BS + slot] =
-                -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
+            scale[slot] = sm;
+            rhs[slot] = -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
             for a in 0..4 {
                 if dn[j][a] == 0.0 {
                     continue;
                 }
                 let (na, sa) = (e + a / 2, a % 2);
-                let f = w[j] * dn[j][a] * sm * self.scale[na * BS + DIM * sa];
+                let s = if na == b { ss[sa] } else { sp[sa] };
+                let f = w[j] * dn[j][a] * sm * s;
                 for c in 0..DIM {
                     let dof = DIM * sa + c;
-                    let o = self.open[na][dof];
-                    if na == hb {
-                        self.diag[hb][slot][dof] = f * t[c] * o;
-                        self.diag[hb][dof][slot] = f * th[c] * o;
+                    let o = sh.open[na][dof];
+                    if na == b {
+                        d[slot][dof] = f * t[c] * o;
+                        d[dof][slot] = f * th[c] * o;
                     } else {
-                        debug_assert_eq!(na + 1, hb, "constraint point outside its home band");
-                        self.bl[hb][q][dof] = f * t[c] * o;
-                        self.gu[hb][q][dof] = f * th[c] * o;
+                        debug_assert_eq!(na + 1, b, "constraint point outside its home band");
+                        bl[q][dof] = f * t[c] * o;
+                        gu[q][dof] = f * th[c] * o;
                     }
                 }
             }
         }
         for l in 0..BS {
-            if self.open[b][l] == 0.0 {
-                self.diag[b][l][l] = 1.0;
+            if o[l] == 0.0 {
+                d[l][l] = 1.0;
                 if l >= 2 * DIM {
-                    self.scale[b * BS + l] = 1.0;
-                    self.rhs[b * BS + l] = 0.0;
+                    scale[l] = 1.0;
+                    rhs[l] = 0.0;
                 }
             }
-        }
-    }
-
-    /// Assembles (see [`BlockKkt::assemble_block`]) and factorizes the scaled Newton matrix
-    /// block by block, each block while it is hot in cache.
-    ///
-    /// Block LU: `S_0 = D_0`, `X_{b−1} = S_{b−1}⁻¹ U_b`, `S_b = D_b − L_b X_{b−1}`, with the
-    /// compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`) and `U_b` (`hl[b]ᵀ ⊗ I₃` and the
-    /// columns `gu[b]`), and the forward substitution `y_b = S_b⁻¹ (r_b − L_b y_{b−1})` in
-    /// `rhs`. `X_{b−1}` is used once and not kept (the back substitution applies
-    /// `S_b⁻¹ U_{b+1}` to a vector instead). Blocked rows stay unit rows.
-    #[inline(always)]
-    fn factorize<S: pulp::Simd>(
-        &mut self,
-        simd: S,
-        model: &BeamModel,
-        jac: &JacobianForm,
-        tension: &[f64],
-    ) -> bool {
-        let nb = self.n_blocks;
-        let mut xp: Blk = [[0.0; BS]; BS];
-        let mut prev = [0.0f64; BS];
-        let mut hess = [[0.0f64; 4]; 4];
-        self.assemble_block(model, jac, tension, 0, &mut hess);
-        for b in 0..nb {
-            // Block b + 1 is assembled one step ahead: U_{b+1} enters X_b below.
-            if b + 1 < nb {
-                self.assemble_block(model, jac, tension, b + 1, &mut hess);
-            }
-            let mut s = self.diag[b];
-            if b > 0 {
-                let o = &self.open[b];
-                let hl = self.hl[b];
-                for sg in 0..2 {
-                    for c in 0..DIM {
-                        let r = DIM * sg + c;
-                        if o[r] == 0.0 {
-                            continue;
-                        }
-                        for tg in 0..2 {
-                            axpy(simd, &mut s[r], -hl[2 * sg + tg], &xp[DIM * tg + c]);
-                        }
-                    }
-                }
-                for q in 0..2 {
-                    let r = 2 * DIM + q;
-                    if o[r] == 0.0 {
-                        continue;
-                    }
-                    for l in 0..2 * DIM {
-                        let v = self.bl[b][q][l];
-                        if v != 0.0 {
-                            axpy(simd, &mut s[r], -v, &xp[l]);
-                        }
-                    }
-                }
-            }
-            if !lu8(simd, &mut s, &mut self.piv[b]) {
-                return false;
-            }
-            // The forward substitution's block `b` beside the elimination: the two
-            // recursions are independent, so the processor overlaps their latencies.
-            let mut y = [0.0f64; BS];
-            y.copy_from_slice(&self.rhs[b * BS..(b + 1) * BS]);
-            if b > 0 {
-                self.subtract_lower(b, &prev, &mut y);
-            }
-            lu8_solve(&s, &self.piv[b], &mut y);
-            self.rhs[b * BS..(b + 1) * BS].copy_from_slice(&y);
-            prev = y;
-            if b + 1 < nb {
-                xp = self.upper(b + 1);
-                lu8_solve_rows(simd, &s, &self.piv[b], &mut xp);
-            }
-            self.diag[b] = s;
-        }
-        true
-    }
-
-    /// `y −= L_b y_{b−1}` with the compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`).
-    #[inline(always)]
-    fn subtract_lower(&self, b: usize, prev: &[f64; BS], y: &mut [f64; BS]) {
-        let (o, hl) = (&self.open[b], self.hl[b]);
-        for sg in 0..2 {
-            for c in 0..DIM {
-                let r = DIM * sg + c;
-                y[r] -= o[r] * (hl[2 * sg] * prev[c] + hl[2 * sg + 1] * prev[DIM + c]);
-            }
-        }
-        for q in 0..2 {
-            let row = &self.bl[b][q];
-            let mut acc = 0.0;
-            for l in 0..2 * DIM {
-                acc += row[l] * prev[l];
-            }
-            y[2 * DIM + q] -= o[2 * DIM + q] * acc;
-        }
-    }
-
-    /// `U_b` as a row-major block: rows node `b − 1`'s dofs, columns node `b`'s dofs
-    /// (`hl[b]ᵀ ⊗ I₃`) and the multipliers homed at `b` (`gu[b]`).
-    #[inline(always)]
-    fn upper(&self, b: usize) -> Blk {
-        let mut u: Blk = [[0.0; BS]; BS];
-        let hl = self.hl[b];
-        let (o0, o1) = (&self.open[b - 1], &self.open[b]);
-        for tg in 0..2 {
-            for c in 0..DIM {
-                let r = DIM * tg + c;
-                if o0[r] == 0.0 {
-                    continue;
-                }
-                for sg in 0..2 {
-                    u[r][DIM * sg + c] = hl[2 * sg + tg] * o1[DIM * sg + c];
-                }
-                u[r][2 * DIM] = self.gu[b][0][r];
-                u[r][2 * DIM + 1] = self.gu[b][1][r];
-            }
-        }
-        u
-    }
-
-    /// The back substitution in place in `rhs` (the forward one ran beside the
-    /// factorization): `z_b = y_b − S_b⁻¹ (U_{b+1} z_{b+1})`.
-    #[inline(always)]
-    fn solve(&mut self) {
-        let nb = self.n_blocks;
-        let mut prev = [0.0f64; BS];
-        prev.copy_from_slice(&self.rhs[(nb - 1) * BS..nb * BS]);
-        for b in (0..nb.saturating_sub(1)).rev() {
-            let (hl, o0, o1) = (self.hl[b + 1], &self.open[b], &self.open[b + 1]);
-            let mut uz = [0.0f64; BS];
-            for tg in 0..2 {
-                for c in 0..DIM {
-                    let r = DIM * tg + c;
-                    uz[r] = o0[r]
-                        * (hl[tg] * o1[c] * prev[c]
-                            + hl[2 + tg] * o1[DIM + c] * prev[DIM + c]
-                            + self.gu[b + 1][0][r] * prev[2 * DIM]
-                            + self.gu[b + 1][1][r] * prev[2 * DIM + 1]);
-                }
-            }
-            lu8_solve(&self.diag[b], &self.piv[b], &mut uz);
-            let z = &mut self.rhs[b * BS..(b + 1) * BS];
-            for r in 0..BS {
-                z[r] -= uz[r];
-            }
-            prev.copy_from_slice(z);
         }
     }
 }
 
-/// [`BlockKkt::factorize`] compiled for the machine's vector width (runtime dispatch).
+/// Assembles (see [`Inputs::assemble_block`]) and eliminates top-down the blocks `0..=last`
+/// of `run` (which starts at block 0), each block while it is hot in cache.
+///
+/// Block LU: `S_0 = D_0`, `X_{b−1} = S_{b−1}⁻¹ U_b`, `S_b = D_b − L_b X_{b−1}`, with the
+/// compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`) and `U_b` (`hl[b]ᵀ ⊗ I₃` and the
+/// columns `gu[b]`), and the forward substitution `y_b = S_b⁻¹ (r_b − L_b y_{b−1})` in `rhs`.
+/// `X_{b−1}` is used once and not kept (the back substitution applies `S_b⁻¹ U_{b+1}` to a
+/// vector instead). Blocked rows stay unit rows. Returns block `last`'s `S_last` and
+/// `r_last − L_last y_{last−1}`, not factorized; `None` if a pivot block is singular.
+#[inline(always)]
+fn sweep_down<S: pulp::Simd>(
+    simd: S,
+    inp: &Inputs<'_>,
+    run: &mut Run<'_>,
+    last: usize,
+) -> Option<(Blk, [f64; BS])> {
+    debug_assert_eq!(run.first, 0);
+    let mut xp: Blk = [[0.0; BS]; BS];
+    let mut prev = [0.0f64; BS];
+    let mut before = [[0.0f64; 4]; 4];
+    let mut sp = [1.0f64; 2];
+    inp.assemble_next(run, 0, &mut before, &mut sp);
+    for b in 0..=last {
+        // Block b + 1 is assembled one step ahead: U_{b+1} enters X_b below.
+        if b < last {
+            inp.assemble_next(run, b + 1, &mut before, &mut sp);
+        }
+        let mut s = run.diag[b];
+        if b > 0 {
+            let o = &inp.sh.open[b];
+            let hl = run.hl[b];
+            for sg in 0..2 {
+                for c in 0..DIM {
+                    let r = DIM * sg + c;
+                    if o[r] == 0.0 {
+                        continue;
+                    }
+                    for tg in 0..2 {
+                        axpy(simd, &mut s[r], -hl[2 * sg + tg], &xp[DIM * tg + c]);
+                    }
+                }
+            }
+            for q in 0..2 {
+                let r = 2 * DIM + q;
+                if o[r] == 0.0 {
+                    continue;
+                }
+                for l in 0..2 * DIM {
+                    let v = run.bl[b][q][l];
+                    if v != 0.0 {
+                        axpy(simd, &mut s[r], -v, &xp[l]);
+                    }
+                }
+            }
+        }
+        if b == last {
+            let mut y = run.rhs(b);
+            if b > 0 {
+                subtract_lower(inp.sh.open, run, b, &prev, &mut y);
+            }
+            return Some((s, y));
+        }
+        if !lu8(simd, &mut s, &mut run.piv[b]) {
+            return None;
+        }
+        // The forward substitution's block `b` beside the elimination: the two
+        // recursions are independent, so the processor overlaps their latencies.
+        let mut y = run.rhs(b);
+        if b > 0 {
+            subtract_lower(inp.sh.open, run, b, &prev, &mut y);
+        }
+        lu8_solve(&s, &run.piv[b], &mut y);
+        run.set_rhs(b, &y);
+        prev = y;
+        xp = upper(inp.sh.open, run, b + 1);
+        lu8_solve_rows(simd, &s, &run.piv[b], &mut xp);
+        run.diag[b] = s;
+    }
+    None
+}
+
+/// `y −= L_b y_{b−1}` with the compact `L_b` (`hl[b] ⊗ I₃` and the rows `bl[b]`).
+#[inline(always)]
+fn subtract_lower(
+    open: &[[f64; BS]],
+    run: &Run<'_>,
+    b: usize,
+    prev: &[f64; BS],
+    y: &mut [f64; BS],
+) {
+    let i = b - run.first;
+    let (o, hl) = (&open[b], run.hl[i]);
+    for sg in 0..2 {
+        for c in 0..DIM {
+            let r = DIM * sg + c;
+            y[r] -= o[r] * (hl[2 * sg] * prev[c] + hl[2 * sg + 1] * prev[DIM + c]);
+        }
+    }
+    for q in 0..2 {
+        let row = &run.bl[i][q];
+        let mut acc = 0.0;
+        for l in 0..2 * DIM {
+            acc += row[l] * prev[l];
+        }
+        y[2 * DIM + q] -= o[2 * DIM + q] * acc;
+    }
+}
+
+/// `U_b` as a row-major block: rows node `b − 1`'s dofs, columns node `b`'s dofs
+/// (`hl[b]ᵀ ⊗ I₃`) and the multipliers homed at `b` (`gu[b]`).
+#[inline(always)]
+fn upper(open: &[[f64; BS]], run: &Run<'_>, b: usize) -> Blk {
+    let i = b - run.first;
+    let mut u: Blk = [[0.0; BS]; BS];
+    let hl = run.hl[i];
+    let (o0, o1) = (&open[b - 1], &open[b]);
+    for tg in 0..2 {
+        for c in 0..DIM {
+            let r = DIM * tg + c;
+            if o0[r] == 0.0 {
+                continue;
+            }
+            for sg in 0..2 {
+                u[r][DIM * sg + c] = hl[2 * sg + tg] * o1[DIM * sg + c];
+            }
+            u[r][2 * DIM] = run.gu[i][0][r];
+            u[r][2 * DIM + 1] = run.gu[i][1][r];
+        }
+    }
+    u
+}
+
+/// The back substitution in place in `rhs` over the blocks `0..=last` of `run` (which starts
+/// at block 0; `rhs` holds `y_b` and `z_last`): `z_b = y_b − S_b⁻¹ (U_{b+1} z_{b+1})`.
+#[inline(always)]
+fn back_down(open: &[[f64; BS]], run: &mut Run<'_>, last: usize) {
+    debug_assert_eq!(run.first, 0);
+    let mut prev = run.rhs(last);
+    for b in (0..last).rev() {
+        let (hl, o0, o1) = (run.hl[b + 1], &open[b], &open[b + 1]);
+        let gu = &run.gu[b + 1];
+        let mut uz = [0.0f64; BS];
+        for tg in 0..2 {
+            for c in 0..DIM {
+                let r = DIM * tg + c;
+                uz[r] = o0[r]
+                    * (hl[tg] * o1[c] * prev[c]
+                        + hl[2 + tg] * o1[DIM + c] * prev[DIM + c]
+                        + gu[0][r] * prev[2 * DIM]
+                        + gu[1][r] * prev[2 * DIM + 1]);
+            }
+        }
+        lu8_solve(&run.diag[b], &run.piv[b], &mut uz);
+        let z = &mut run.rhs[b * BS..(b + 1) * BS];
+        for r in 0..BS {
+            z[r] -= uz[r];
+        }
+        prev.copy_from_slice(z);
+    }
+}
+
+/// What the bottom half ([`sweep_up`]) hands to the meeting block `m`: `−A[m, m+1] S'_{m+1}⁻¹
+/// A[m+1, m]` and `−A[m, m+1] y'_{m+1}` in the mirrored layout of block `m`, and that block's
+/// assembly (`d`, `scale`, `rhs`: the entries of element `m`'s two-node points).
+struct UpResult {
+    c: Blk,
+    cy: [f64; BS],
+    d: Blk,
+    scale: [f64; BS],
+    rhs: [f64; BS],
+}
+
+/// Assembles and eliminates bottom-up the blocks of `run`, from `n_blocks − 1` to
+/// `f = run.first ≥ 1`, in the mirrored layout (block `b`: node `b`'s dofs and the points of
+/// mirrored home `b`, see [`BlockKkt`]): `S'_{nb−1} = D'_{nb−1}`,
+/// `S'_b = D'_b − A[b, b+1] S'_{b+1}⁻¹ A[b+1, b]`, with the forward substitution
+/// `y'_b = S'_b⁻¹ (r_b − A[b, b+1] y'_{b+1})`. The mirror image of [`sweep_down`]: a point's
+/// row is eliminated after the node it shares with the block below. Block `b − 1` is
+/// assembled one step ahead; it needs the dof scales of block `b` only (already known). The
+/// last one assembled is block `m = f − 1`: returns its part of the meeting block; `None` if
+/// a pivot block is singular.
+#[inline(always)]
+fn sweep_up<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> Option<UpResult> {
+    let nb = inp.sh.n_blocks;
+    let f = run.first;
+    debug_assert!(f >= 2 && f + run.diag.len() == nb);
+    let zero = [[0.0f64; 4]; 4];
+    // Node b's unscaled coupling with node b − 1, its dof scales and element b − 1's
+    // Hessian, for b = nb − 1 first; block nb − 1 assembled in place.
+    let mut before = inp.element_hessian(nb - 2);
+    let (hd, mut hl) = inp.node_hessian(nb - 1, &before, &zero);
+    let mut ss = dof_scales(&hd);
+    let (mut blx, mut gux) = ([[0.0f64; 6]; 2], [[0.0f64; 6]; 2]);
+    let last = nb - 1 - f;
+    inp.assemble_up(
+        nb - 1,
+        &hd,
+        ss,
+        [1.0; 2],
+        &mut run.diag[last],
+        &mut run.scale[last * BS..(last + 1) * BS],
+        &mut run.rhs[last * BS..(last + 1) * BS],
+        &mut blx,
+        &mut gux,
+    );
+    // Block m = f − 1, assembled last.
+    let mut meet = UpResult {
+        c: [[0.0; BS]; BS],
+        cy: [0.0; BS],
+        d: [[0.0; BS]; BS],
+        scale: [0.0; BS],
+        rhs: [0.0; BS],
+    };
+    let mut yl: Blk = [[0.0; BS]; BS];
+    let mut v = [0.0f64; BS];
+    for b in (f..nb).rev() {
+        // Block b − 1 is assembled one step ahead (with A[b, b−1], A[b−1, b]):
+        // A[b, b−1] enters S'_b⁻¹ A[b, b−1] below.
+        let before_prev = if b >= 2 {
+            inp.element_hessian(b - 2)
+        } else {
+            zero
+        };
+        let (hd_p, hl_p) = inp.node_hessian(b - 1, &before_prev, &before);
+        let sp = dof_scales(&hd_p);
+        let k = b - f;
+        {
+            let Run {
+                diag,
+                scale,
+                rhs,
+                bl,
+                gu,
+                ..
+            } = &mut *run;
+            let (d, sc, r) = if k > 0 {
+                let i = k - 1;
+                (
+                    &mut diag[i],
+                    &mut scale[i * BS..(i + 1) * BS],
+                    &mut rhs[i * BS..(i + 1) * BS],
+                )
+            } else {
+                (&mut meet.d, &mut meet.scale[..], &mut meet.rhs[..])
+            };
+            inp.assemble_up(b - 1, &hd_p, sp, ss, d, sc, r, &mut bl[k], &mut gu[k]);
+        }
+        for sg in 0..2 {
+            for tg in 0..2 {
+                hl[2 * sg + tg] *= ss[sg] * sp[tg];
+            }
+        }
+        run.hl[k] = hl;
+        // Block b's elimination and forward substitution.
+        let mut s = run.diag[k];
+        let mut y = run.rhs(b);
+        if b + 1 < nb {
+            let (h, bl) = (run.hl[k + 1], run.bl[k + 1]);
+            subtract_up(simd, inp.sh, b, &h, &bl, &mut s, &mut y, &yl, &v);
+        }
+        if !lu8(simd, &mut s, &mut run.piv[k]) {
+            return None;
+        }
+        lu8_solve(&s, &run.piv[k], &mut y);
+        run.set_rhs(b, &y);
+        v = y;
+        yl = lower_up(inp.sh, b - 1, &run.hl[k], &run.gu[k]);
+        lu8_solve_rows(simd, &s, &run.piv[k], &mut yl);
+        run.diag[k] = s;
+        (hl, ss, before) = (hl_p, sp, before_prev);
+    }
+    // Block m = f − 1: its share of the meeting block.
+    let (h, bl) = (run.hl[0], run.bl[0]);
+    subtract_up(
+        simd,
+        inp.sh,
+        f - 1,
+        &h,
+        &bl,
+        &mut meet.c,
+        &mut meet.cy,
+        &yl,
+        &v,
+    );
+    Some(meet)
+}
+
+/// `s −= A[b, b+1] Y` and `y −= A[b, b+1] v` in the mirrored layout: `A[b, b+1]` has node
+/// `b`'s dof rows `hl[b+1]ᵀ ⊗ I₃` and the B rows `bl` of block `b`'s points on node `b + 1`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn subtract_up<S: pulp::Simd>(
+    simd: S,
+    sh: Shared<'_>,
+    b: usize,
+    h: &[f64; 4],
+    bl: &[[f64; 6]; 2],
+    s: &mut Blk,
+    y: &mut [f64; BS],
+    yl: &Blk,
+    v: &[f64; BS],
+) {
+    let (o, ou) = (&sh.open[b], &sh.open_up[b]);
+    for tg in 0..2 {
+        for c in 0..DIM {
+            let r = DIM * tg + c;
+            if o[r] == 0.0 {
+                continue;
+            }
+            for sg in 0..2 {
+                axpy(simd, &mut s[r], -h[2 * sg + tg], &yl[DIM * sg + c]);
+            }
+            y[r] -= o[r] * (h[tg] * v[c] + h[2 + tg] * v[DIM + c]);
+        }
+    }
+    for q in 0..2 {
+        let r = 2 * DIM + q;
+        if ou[r] == 0.0 {
+            continue;
+        }
+        let mut acc = 0.0;
+        for l in 0..2 * DIM {
+            let w = bl[q][l];
+            if w != 0.0 {
+                axpy(simd, &mut s[r], -w, &yl[l]);
+            }
+            acc += w * v[l];
+        }
+        y[r] -= ou[r] * acc;
+    }
+}
+
+/// `A[b+1, b]` of the mirrored layout as a row-major block: rows node `b + 1`'s dofs
+/// (`hl[b+1] ⊗ I₃` on node `b`'s dofs, the Gᵀ columns `gu` of block `b`'s points).
+#[inline(always)]
+fn lower_up(sh: Shared<'_>, b: usize, h: &[f64; 4], gu: &[[f64; 6]; 2]) -> Blk {
+    let mut l: Blk = [[0.0; BS]; BS];
+    let (o0, o1) = (&sh.open[b], &sh.open[b + 1]);
+    for sg in 0..2 {
+        for c in 0..DIM {
+            let r = DIM * sg + c;
+            if o1[r] == 0.0 {
+                continue;
+            }
+            for tg in 0..2 {
+                l[r][DIM * tg + c] = h[2 * sg + tg] * o0[DIM * tg + c];
+            }
+            l[r][2 * DIM] = gu[0][r];
+            l[r][2 * DIM + 1] = gu[1][r];
+        }
+    }
+    l
+}
+
+/// The bottom half's back substitution in the mirrored layout, `z_b = y'_b − S'_b⁻¹ (A[b, b−1]
+/// z_{b−1})` from `z_{f−1}` (mirrored layout of block `f − 1`) up; unscales and writes the
+/// multipliers back to their homes of the top-down layout (`carry`: the unscaled
+/// multipliers of the two-node points of block `f − 1`, homed at `f`). Whether finite.
+#[inline(always)]
+fn back_up(sh: Shared<'_>, run: &mut Run<'_>, z_before: [f64; BS], carry: [f64; 2]) -> bool {
+    let (mut prev, mut carry) = (z_before, carry);
+    let mut finite = true;
+    for i in 0..run.diag.len() {
+        let b = run.first + i;
+        let (hl, gu, o) = (run.hl[i], &run.gu[i], &sh.open[b]);
+        let mut lz = [0.0f64; BS];
+        for sg in 0..2 {
+            for c in 0..DIM {
+                let r = DIM * sg + c;
+                lz[r] = o[r]
+                    * (hl[2 * sg] * prev[c]
+                        + hl[2 * sg + 1] * prev[DIM + c]
+                        + gu[0][r] * prev[2 * DIM]
+                        + gu[1][r] * prev[2 * DIM + 1]);
+            }
+        }
+        lu8_solve(&run.diag[i], &run.piv[i], &mut lz);
+        let mut z = run.rhs(b);
+        for r in 0..BS {
+            z[r] -= lz[r];
+        }
+        prev = z;
+        let sc = &run.scale[i * BS..(i + 1) * BS];
+        let mut out = [0.0f64; BS];
+        for l in 0..2 * DIM {
+            out[l] = z[l] * sc[l];
+        }
+        let mut next = [0.0f64; 2];
+        for q in 0..2 {
+            let l = 2 * DIM + q;
+            let val = z[l] * sc[l];
+            if sh.two[b][q] {
+                next[q] = val;
+            } else if sh.open_up[b][l] != 0.0 {
+                out[l] = val;
+            }
+            if sh.two[b - 1][q] {
+                out[l] = carry[q];
+            }
+        }
+        carry = next;
+        finite &= out.iter().all(|v| v.is_finite());
+        run.set_rhs(b, &out);
+    }
+    finite
+}
+
+/// The size of the meeting block: node `m`'s dofs, the two slots of block `m` and the two-node
+/// points of element `m`.
+const MEET: usize = BS + 2;
+
+/// The twisted block LU ("burn at both ends"): blocks `0..m` eliminated top-down
+/// ([`sweep_down`]) beside blocks `nb − 1` down to `m + 1` bottom-up in the mirrored layout
+/// ([`sweep_up`]), each half assembling its own blocks, on two threads (`rayon::join`). They
+/// meet at `m = ⌊nb/2⌋`: node `m`'s dofs, the points homed at `m` and element `m`'s two-node
+/// points (`MEET` unknowns),
+/// `S_m = D_m − A[m, m−1] S_{m−1}⁻¹ A[m−1, m] − A[m, m+1] S'_{m+1}⁻¹ A[m+1, m]`,
+/// `z_m = S_m⁻¹ (r_m − A[m, m−1] y_{m−1} − A[m, m+1] y'_{m+1})` (dense LU with partial
+/// pivoting); then both halves back-substitute ([`back_down`], [`back_up`]) and unscale, again
+/// in parallel. `m` depends on `nb` only, so the result is the same bits on any number of
+/// threads. `false` if a pivot block is singular or the solution not finite. Needs `nb ≥ 4`.
+fn twisted(inp: &Inputs<'_>, run: Run<'_>) -> bool {
+    let nb = inp.sh.n_blocks;
+    debug_assert!(nb >= 4);
+    let m = nb / 2;
+    let (mut top, mut bottom) = run.split_at(m + 1);
+    let (down, up) = rayon::join(
+        || {
+            pulp::Arch::new().dispatch(Down {
+                inp,
+                run: &mut top,
+                last: m,
+            })
+        },
+        || {
+            pulp::Arch::new().dispatch(Up {
+                inp,
+                run: &mut bottom,
+            })
+        },
+    );
+    let (Some((s, y)), Some(up)) = (down, up) else {
+        return false;
+    };
+    // The meeting block: top layout of block m, then element m's two-node points at 8 + q.
+    let two = inp.sh.two[m];
+    let mut a = [[0.0f64; MEET]; MEET];
+    let mut r = [0.0f64; MEET];
+    for i in 0..BS {
+        a[i][..BS].copy_from_slice(&s[i]);
+        r[i] = y[i];
+    }
+    let map = |i: usize| -> Option<usize> {
+        if i < 2 * DIM {
+            Some(i)
+        } else if two[i - 2 * DIM] {
+            Some(i + 2)
+        } else {
+            None
+        }
+    };
+    for q in 0..2 {
+        let k = BS + q;
+        if two[q] {
+            let l = 2 * DIM + q;
+            for c in 0..2 * DIM {
+                a[k][c] = up.d[l][c];
+                a[c][k] = up.d[c][l];
+            }
+            a[k][k] = up.d[l][l];
+            r[k] = up.rhs[l];
+        } else {
+            a[k][k] = 1.0;
+        }
+    }
+    for i in 0..BS {
+        let Some(mi) = map(i) else { continue };
+        r[mi] += up.cy[i];
+        for k in 0..BS {
+            if let Some(mk) = map(k) {
+                a[mi][mk] += up.c[i][k];
+            }
+        }
+    }
+    let Some(z) = lu_solve_dense(a, r) else {
+        return false;
+    };
+    let mut zm = [0.0f64; BS];
+    zm.copy_from_slice(&z[..BS]);
+    top.set_rhs(m, &zm);
+    let mut zb = [0.0f64; BS];
+    zb[..2 * DIM].copy_from_slice(&z[..2 * DIM]);
+    let mut carry = [0.0f64; 2];
+    for q in 0..2 {
+        if two[q] {
+            zb[2 * DIM + q] = z[BS + q];
+            carry[q] = z[BS + q] * up.scale[2 * DIM + q];
+        }
+    }
+    let sh = inp.sh;
+    let (ok_top, ok_bottom) = rayon::join(
+        || {
+            pulp::Arch::new().dispatch(BackDown(sh.open, &mut top, m));
+            top.unscale()
+        },
+        || pulp::Arch::new().dispatch(BackUp(sh, &mut bottom, zb, carry)),
+    );
+    ok_top && ok_bottom
+}
+
+/// Solves the dense `a z = r` by LU with partial pivoting; `None` if a pivot is zero or not
+/// finite.
+fn lu_solve_dense<const N: usize>(mut a: [[f64; N]; N], mut r: [f64; N]) -> Option<[f64; N]> {
+    for k in 0..N {
+        let mut p = k;
+        for i in k + 1..N {
+            if a[i][k].abs() > a[p][k].abs() {
+                p = i;
+            }
+        }
+        let piv = a[p][k];
+        if piv == 0.0 || !piv.is_finite() {
+            return None;
+        }
+        a.swap(k, p);
+        r.swap(k, p);
+        for i in k + 1..N {
+            let l = a[i][k] / piv;
+            if l != 0.0 {
+                for j in k..N {
+                    a[i][j] -= l * a[k][j];
+                }
+                r[i] -= l * r[k];
+            }
+        }
+    }
+    for k in (0..N).rev() {
+        let mut v = r[k];
+        for j in k + 1..N {
+            v -= a[k][j] * r[j];
+        }
+        r[k] = v / a[k][k];
+    }
+    Some(r)
+}
+
+/// The serial path: [`sweep_down`] over all blocks, then the last block's factorization.
+#[inline(always)]
+fn factorize<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> bool {
+    let last = inp.sh.n_blocks - 1;
+    let Some((mut s, mut y)) = sweep_down(simd, inp, run, last) else {
+        return false;
+    };
+    if !lu8(simd, &mut s, &mut run.piv[last]) {
+        return false;
+    }
+    lu8_solve(&s, &run.piv[last], &mut y);
+    run.set_rhs(last, &y);
+    run.diag[last] = s;
+    true
+}
+
+/// [`factorize`] (assembly, factorization and forward substitution of the serial path)
+/// compiled for the machine's vector width (runtime dispatch).
 struct Factorize<'a> {
     kkt: &'a mut BlockKkt,
     model: &'a BeamModel,
@@ -690,18 +1561,78 @@ impl pulp::WithSimd for Factorize<'_> {
     type Output = bool;
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, simd: S) -> bool {
-        self.kkt.factorize(simd, self.model, self.jac, self.tension)
+        let (sh, mut run) = self.kkt.split();
+        let inp = Inputs {
+            model: self.model,
+            jac: self.jac,
+            tension: self.tension,
+            sh,
+        };
+        factorize(simd, &inp, &mut run)
     }
 }
 
-/// [`BlockKkt::solve`] compiled for the machine's vector width (runtime dispatch).
+/// The serial path's back substitution ([`back_down`] over all blocks), compiled for the
+/// machine's vector width (runtime dispatch).
 struct Solve<'a>(&'a mut BlockKkt);
 
 impl pulp::WithSimd for Solve<'_> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        self.0.solve()
+        let (sh, mut run) = self.0.split();
+        back_down(sh.open, &mut run, sh.n_blocks - 1);
+    }
+}
+
+/// [`sweep_down`] (runtime dispatch).
+struct Down<'a, 'b> {
+    inp: &'a Inputs<'a>,
+    run: &'a mut Run<'b>,
+    last: usize,
+}
+
+impl pulp::WithSimd for Down<'_, '_> {
+    type Output = Option<(Blk, [f64; BS])>;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, simd: S) -> Self::Output {
+        sweep_down(simd, self.inp, self.run, self.last)
+    }
+}
+
+/// [`sweep_up`] (runtime dispatch).
+struct Up<'a, 'b> {
+    inp: &'a Inputs<'a>,
+    run: &'a mut Run<'b>,
+}
+
+impl pulp::WithSimd for Up<'_, '_> {
+    type Output = Option<UpResult>;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, simd: S) -> Self::Output {
+        sweep_up(simd, self.inp, self.run)
+    }
+}
+
+/// [`back_down`] (runtime dispatch).
+struct BackDown<'a, 'b>(&'a [[f64; BS]], &'a mut Run<'b>, usize);
+
+impl pulp::WithSimd for BackDown<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        back_down(self.0, self.1, self.2)
+    }
+}
+
+/// [`back_up`] (runtime dispatch).
+struct BackUp<'a, 'b>(Shared<'a>, &'a mut Run<'b>, [f64; BS], [f64; 2]);
+
+impl pulp::WithSimd for BackUp<'_, '_> {
+    type Output = bool;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> bool {
+        back_up(self.0, self.1, self.2, self.3)
     }
 }
 
@@ -900,6 +1831,117 @@ pub(crate) fn linear_residual(
     }
 }
 
+/// One half of [`BlockKkt::residual_halves`]: the elements and points of `range`, the
+/// residual into the rows `first..` of each component (`cols`), a contribution to the two
+/// rows after them (the next node's) into `spill`, and the tangents of the points.
+#[allow(clippy::too_many_arguments)]
+fn half_residual(
+    model: &BeamModel,
+    form: &ResidualForm<'_>,
+    x: &[f64],
+    tension: &[f64],
+    range: (std::ops::Range<usize>, std::ops::Range<usize>),
+    first: usize,
+    mut cols: [&mut [f64]; DIM],
+    (tangents, tangents_hat): (&mut [[f64; 3]], &mut [[f64; 3]]),
+    spill: &mut [[f64; 2]; DIM],
+) {
+    let (elements, points) = range;
+    let n_s = model.n_scalar();
+    let rho = model.parameters().density;
+    let ei = model.parameters().bending_stiffness;
+    let load = model.load();
+    let end = first + cols[0].len();
+    for (c, col) in cols.iter_mut().enumerate() {
+        for (o, f) in col.iter_mut().zip(&load[c * n_s + first..]) {
+            *o = -form.load * f;
+        }
+    }
+    let mut add = |cols: &mut [&mut [f64]; DIM], c: usize, k: usize, v: f64| {
+        if k < end {
+            cols[c][k - first] += v;
+        } else {
+            spill[c][k - end] += v;
+        }
+    };
+    for e in elements {
+        let el = &model.elements()[e];
+        let h = el.length;
+        let m = el.mass(rho);
+        let kb = el.bending(ei);
+        for c in 0..DIM {
+            let base = c * n_s + 2 * e;
+            let xe = &x[base..base + 4];
+            let d: [f64; 4] = std::array::from_fn(|a| {
+                let u = if form.anchor.is_empty() {
+                    0.0
+                } else {
+                    form.anchor[base + a]
+                };
+                xe[a] - u
+            });
+            let z: [f64; 4] = std::array::from_fn(|a| {
+                let q = if form.offset.is_empty() {
+                    0.0
+                } else {
+                    form.offset[base + a]
+                };
+                form.bending * xe[a] + q
+            });
+            let g = (z[2] - z[0]) / h;
+            let (s1, s3) = (z[1] - g, z[3] - g);
+            for a in 0..4 {
+                let mass = if form.mass != 0.0 {
+                    form.mass * (m[a][0] * d[0] + m[a][1] * d[1] + m[a][2] * d[2] + m[a][3] * d[3])
+                } else {
+                    0.0
+                };
+                add(
+                    &mut cols,
+                    c,
+                    2 * e + a,
+                    mass + kb[a][1] * s1 + kb[a][3] * s3,
+                );
+            }
+        }
+    }
+    let dn = model.point_derivatives();
+    let w = model.point_weights();
+    let j0 = points.start;
+    let tangent = |xs: &[f64], j: usize| -> [f64; 3] {
+        let e = model.point_element(j);
+        std::array::from_fn(|c| {
+            let base = c * n_s + 2 * e;
+            (0..4).map(|a| dn[j][a] * xs[base + a]).sum()
+        })
+    };
+    for j in points.clone() {
+        tangents[j - j0] = tangent(x, j);
+    }
+    if form.theta == 1.0 {
+        tangents_hat.copy_from_slice(tangents);
+    } else {
+        let th = form.theta;
+        for j in points.clone() {
+            let (t, r) = (tangents[j - j0], tangent(form.reference, j));
+            tangents_hat[j - j0] = std::array::from_fn(|c| th * t[c] + (1.0 - th) * r[c]);
+        }
+    }
+    for j in points {
+        let e = model.point_element(j);
+        let f = w[j] * tension[j];
+        if f == 0.0 {
+            continue;
+        }
+        for c in 0..DIM {
+            let g = f * tangents_hat[j - j0][c];
+            for a in 0..4 {
+                add(&mut cols, c, 2 * e + a, g * dn[j][a]);
+            }
+        }
+    }
+}
+
 /// `max_j ||x'_j| − 1|` over the active points of the tangents `t`.
 pub(crate) fn max_stretch_error(model: &BeamModel, t: &[[f64; 3]]) -> f64 {
     t.iter()
@@ -1058,10 +2100,48 @@ mod timing {
             .unwrap_or(0)
     }
 
+    /// The CPU time of each thread of the process (ns by thread id; Linux `schedstat`).
+    fn task_cpu_ns() -> std::collections::HashMap<String, u64> {
+        std::fs::read_dir("/proc/self/task")
+            .map(|d| {
+                d.filter_map(|t| {
+                    let t = t.ok()?;
+                    let ns = std::fs::read_to_string(t.path().join("schedstat"))
+                        .ok()?
+                        .split_whitespace()
+                        .next()?
+                        .parse::<u64>()
+                        .ok()?;
+                    Some((t.file_name().to_string_lossy().into_owned(), ns))
+                })
+                .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The process's CPU time since `before` (the threads alive now).
+    fn process_cpu_since(before: &std::collections::HashMap<String, u64>) -> u64 {
+        task_cpu_ns()
+            .iter()
+            .map(|(t, ns)| ns - before.get(t).copied().unwrap_or(0))
+            .sum()
+    }
+
+    /// A rayon pool of `n` threads.
+    fn pool(n: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    }
+
     /// Phase timings of one Newton iteration of the energy-conserving form at N = 1e4
     /// (minimum over repetitions), for the Gauss points and for nodes and midpoints, for
     /// profiling by hand: `cargo test --release -p fem-beam kkt_block::timing -- --ignored
-    /// --nocapture` (`KKT_TIMING_REPS` sets the repetitions, 15 by default).
+    /// --nocapture` (`KKT_TIMING_REPS` sets the repetitions, 15 by default). The phases are
+    /// those of the serial path; then the whole iteration on the serial path and on the
+    /// twisted one in a pool of 1 and of 2 threads, and on 2 threads called from outside the
+    /// pool (as a stepper on the main thread does), with the process's CPU time.
     #[test]
     #[ignore = "timing by hand"]
     fn phases() {
@@ -1115,6 +2195,7 @@ mod timing {
             let x = x0.to_columns();
             let tension = vec![100.0; model.n_points()];
             let mut kkt = BlockKkt::new(&model);
+            kkt.twisted_min_blocks = usize::MAX;
             let form = ResidualForm {
                 mass: 2e4,
                 anchor: &x,
@@ -1152,25 +2233,393 @@ mod timing {
             });
             let t_sol = time(&mut || pulp::Arch::new().dispatch(Solve(&mut kkt)));
             // A whole iteration as `newton` does it: residual, norms, assembly, factorization,
-            // solve, update, nodal normalization, constraint at the trial point.
+            // solve, update, nodal normalization, constraint at the trial point. (min wall,
+            // mean CPU of the process) per element.
             let (mut xi, mut ti) = (x.clone(), tension.clone());
             let mut trial = vec![[0.0; 3]; model.n_points()];
-            let t_it = time(&mut || {
-                xi.copy_from_slice(&x);
-                ti.copy_from_slice(&tension);
-                kkt.residual(&model, &form, &xi, &ti);
-                std::hint::black_box(kkt.residual_norms(&model));
-                assert!(kkt.factor_solve(&model, &jac, &ti).unwrap());
-                std::hint::black_box(kkt.apply_update(&model, &mut xi, &mut ti));
-                model.normalize_nodal_tangents(&mut xi);
-                model.tangents_at_points(&xi, &mut trial);
-            });
+            let mut whole = |kkt: &mut BlockKkt| {
+                let mut best = f64::INFINITY;
+                let cpu0 = task_cpu_ns();
+                for _ in 0..reps {
+                    let t = std::time::Instant::now();
+                    xi.copy_from_slice(&x);
+                    ti.copy_from_slice(&tension);
+                    kkt.residual(&model, &form, &xi, &ti);
+                    std::hint::black_box(kkt.residual_norms(&model));
+                    assert!(kkt.factor_solve(&model, &jac, &ti).unwrap());
+                    std::hint::black_box(kkt.apply_update(&model, &mut xi, &mut ti));
+                    model.normalize_nodal_tangents(&mut xi);
+                    model.tangents_at_points(&xi, &mut trial);
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                let cpu = process_cpu_since(&cpu0) as f64 / reps as f64;
+                (best * 1e9 / n as f64, cpu / n as f64)
+            };
+            let t_it = whole(&mut kkt);
+            kkt.twisted_min_blocks = 0;
+            let (one, two) = (pool(1), pool(2));
+            let t_one = one.install(|| whole(&mut kkt));
+            let t_two = two.install(|| whole(&mut kkt));
+            // On the test thread: each `rayon::join` is injected into the global pool (2
+            // threads on a 2-core machine).
+            let t_out = whole(&mut kkt);
+            let t_tw = |p: &rayon::ThreadPool, kkt: &mut BlockKkt| {
+                p.install(|| {
+                    time(&mut || {
+                        assert!(kkt.twisted_factor_solve(&model, &jac, &tension));
+                    })
+                })
+            };
+            let (t_tw1, t_tw2) = (t_tw(&one, &mut kkt), t_tw(&two, &mut kkt));
+            kkt.twisted_min_blocks = usize::MAX;
             eprintln!(
                 "{points:?}: ns per element (min wall / mean CPU): residual {:.0} / {:.0}, \
                  assembly + factorization + forward substitution {:.0} / {:.0}, back \
                  substitution {:.0} / {:.0}; whole iteration {:.0} / {:.0}",
                 t_res.0, t_res.1, t_fac.0, t_fac.1, t_sol.0, t_sol.1, t_it.0, t_it.1
             );
+            eprintln!(
+                "{points:?}: twisted assembly + factorization + solve (min wall / mean CPU of \
+                 the calling thread): 1 thread {:.0} / {:.0}, 2 threads {:.0} / {:.0}",
+                t_tw1.0, t_tw1.1, t_tw2.0, t_tw2.1
+            );
+            eprintln!(
+                "{points:?}: whole iteration, ns per element (min wall / mean process CPU): \
+                 serial {:.0} / {:.0}, twisted on 1 thread {:.0} / {:.0}, on 2 threads {:.0} \
+                 / {:.0}, on 2 threads called from outside the pool {:.0} / {:.0}",
+                t_it.0, t_it.1, t_one.0, t_one.1, t_two.0, t_two.1, t_out.0, t_out.1
+            );
         }
+    }
+
+    /// A whole Newton iteration (as in [`phases`]) on the serial path against the twisted one
+    /// on 2 threads, called from the test thread (the global pool) as the steppers do, by the
+    /// number of elements (min wall per element over repetitions): the measurement behind
+    /// [`TWISTED_MIN_BLOCKS`].
+    /// `cargo test --release -p fem-beam kkt_block::timing::threshold -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing by hand"]
+    fn threshold() {
+        let reps: usize = std::env::var("KKT_TIMING_REPS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(200);
+        for n in [50, 100, 200, 300, 500, 700, 1000, 2000, 5000] {
+            let mut p = BeamParameters::paper_95();
+            p.n_elements = n;
+            let model = BeamModel::new(p).unwrap();
+            let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
+            let x =
+                BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).to_columns();
+            let tension = vec![100.0; model.n_points()];
+            let form = ResidualForm {
+                mass: 2e4,
+                anchor: &x,
+                bending: 0.5,
+                offset: &x,
+                load: 1.0,
+                theta: 0.5,
+                reference: &x,
+            };
+            let jac = JacobianForm {
+                mass: 2e4,
+                bending: 0.5,
+                geometric: 0.5,
+            };
+            let mut kkt = BlockKkt::new(&model);
+            let (mut xi, mut ti) = (x.clone(), tension.clone());
+            let mut trial = vec![[0.0; 3]; model.n_points()];
+            let mut time = |from: usize| {
+                kkt.twisted_min_blocks = from;
+                let mut best = f64::INFINITY;
+                for _ in 0..reps {
+                    let t = std::time::Instant::now();
+                    xi.copy_from_slice(&x);
+                    ti.copy_from_slice(&tension);
+                    kkt.residual(&model, &form, &xi, &ti);
+                    std::hint::black_box(kkt.residual_norms(&model));
+                    assert!(kkt.factor_solve(&model, &jac, &ti).unwrap());
+                    std::hint::black_box(kkt.apply_update(&model, &mut xi, &mut ti));
+                    model.normalize_nodal_tangents(&mut xi);
+                    model.tangents_at_points(&xi, &mut trial);
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                best * 1e9 / n as f64
+            };
+            let (a, b) = (time(usize::MAX), time(0));
+            let (c, d) = (time(usize::MAX), time(0));
+            eprintln!(
+                "N = {n}: whole iteration, ns per element (min wall): serial {:.0}, twisted {:.0} \
+                 (ratio {:.2})",
+                a.min(c),
+                b.min(d),
+                b.min(d) / a.min(c)
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, Seabed};
+
+    /// A 3D arc of `n` elements: Gauss points, pinned at A and free at B; or nodes and
+    /// midpoints, pinned at A and clamped at B (its nodal point inactive) over a seabed.
+    fn problem(n: usize, nodal: bool) -> (BeamModel, Vec<f64>, Vec<f64>, ActiveSet) {
+        let mut p = BeamParameters::paper_95();
+        p.n_elements = n;
+        let options = BeamOptions {
+            constraint_points: if nodal {
+                ConstraintPoints::NodesAndMidpoints
+            } else {
+                ConstraintPoints::Gauss
+            },
+            seabed: nodal.then_some(Seabed {
+                axis: 1,
+                level: -100.0,
+            }),
+        };
+        let model = BeamModel::with_options(p, options).unwrap();
+        let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 3.0], [0.0, -1.0, 0.5]);
+        let end_b = if nodal {
+            End::clamped(x0.positions[n], [1.0, 0.0, 0.0])
+        } else {
+            End::Free
+        };
+        let model = model.with_ends(End::pinned([0.0; 3]), end_b).unwrap();
+        let x = x0.to_columns();
+        let tension: Vec<f64> = (0..model.n_points())
+            .map(|j| 50.0 + 30.0 * (0.37 * j as f64).sin())
+            .collect();
+        // Some nodes held by the seabed (blocked vertical position), in both halves.
+        let held = (0..model.n_nodes()).map(|i| nodal && i % 7 == 3).collect();
+        (model, x, tension, ActiveSet { held })
+    }
+
+    /// `(δx, δT)` of one Newton step of the energy-conserving form and the scaled residual
+    /// of the linear solve ([`residual`]); `None` if `factor_solve` reports a singular pivot
+    /// block. `twisted_from` sets the twisted path's threshold.
+    fn step(
+        model: &BeamModel,
+        x: &[f64],
+        tension: &[f64],
+        contact: &ActiveSet,
+        jac: &JacobianForm,
+        twisted_from: usize,
+    ) -> Option<(Vec<f64>, f64)> {
+        let mut kkt = BlockKkt::new(model);
+        kkt.twisted_min_blocks = twisted_from;
+        kkt.set_blocked(model, contact);
+        let form = ResidualForm {
+            mass: 2e4,
+            anchor: x,
+            bending: 0.5,
+            offset: x,
+            load: 1.0,
+            theta: 0.5,
+            reference: x,
+        };
+        kkt.residual(model, &form, x, tension);
+        if !kkt.factor_solve(model, jac, tension).unwrap() {
+            return None;
+        }
+        let mut out: Vec<f64> = (0..DIM)
+            .flat_map(|c| (0..model.n_scalar()).map(move |k| (c, k)))
+            .map(|(c, k)| kkt.dx(c, k))
+            .collect();
+        out.extend((0..model.n_points()).map(|j| kkt.dt(model, j)));
+        let sol = kkt.rhs.clone();
+        Some((out, residual(&mut kkt, model, jac, tension, &sol)))
+    }
+
+    const JAC: JacobianForm = JacobianForm {
+        mass: 2e4,
+        bending: 0.5,
+        geometric: 0.5,
+    };
+
+    /// Max relative difference (per block of unknowns: positions/tangents, multipliers).
+    fn rel_diff(a: &[f64], b: &[f64], n_dofs: usize) -> f64 {
+        let part = |r: std::ops::Range<usize>| {
+            let m = b[r.clone()].iter().fold(1e-300f64, |m, v| m.max(v.abs()));
+            r.map(|i| (a[i] - b[i]).abs() / m).fold(0.0, f64::max)
+        };
+        part(0..n_dofs).max(part(n_dofs..a.len()))
+    }
+
+    /// The twisted solve against the serial one: the same to round-off (1e-12 relative) on
+    /// small problems; on large ones, whose condition grows like `N⁴` (the differences grow so,
+    /// 2e-11 at N = 1000 and 4e-10 at N = 1500 with Gauss points), both have the same tiny
+    /// scaled residual.
+    #[test]
+    fn twisted_matches_serial() {
+        for nodal in [false, true] {
+            for n in [3, 4, 7, 40, 100, 1500] {
+                let (model, x, tension, contact) = problem(n, nodal);
+                let (serial, rs) = step(&model, &x, &tension, &contact, &JAC, usize::MAX).unwrap();
+                let (twisted, rt) = step(&model, &x, &tension, &contact, &JAC, 0).unwrap();
+                let d = rel_diff(&twisted, &serial, DIM * model.n_scalar());
+                if n <= 100 {
+                    assert!(d < 1e-12, "nodal {nodal}, N = {n}: {d:e}");
+                } else {
+                    assert!(d < 1e-8, "nodal {nodal}, N = {n}: {d:e}");
+                }
+                assert!(
+                    rs < 1e-12 && rt < 1e-12 && rt < 4.0 * rs.max(1e-15),
+                    "{rs:e} {rt:e}"
+                );
+                // The default threshold's choice.
+                let default = step(&model, &x, &tension, &contact, &JAC, TWISTED_MIN_BLOCKS);
+                let want = if model.n_nodes() >= TWISTED_MIN_BLOCKS {
+                    &twisted
+                } else {
+                    &serial
+                };
+                assert_eq!(&default.unwrap().0, want);
+                // Blocked dofs stay put.
+                let n_s = model.n_scalar();
+                for (i, &h) in contact.held.iter().enumerate() {
+                    if h {
+                        assert_eq!(twisted[n_s + 2 * i], 0.0);
+                    }
+                }
+                assert_eq!(twisted[0], 0.0);
+            }
+        }
+    }
+
+    /// The residual in two halves: the serial one's tangents and, but for the order of the
+    /// sums at the middle node, its entries.
+    #[test]
+    fn residual_halves_match_the_serial_residual() {
+        for nodal in [false, true] {
+            for n in [3, 4, 41, 1500] {
+                let (model, x, tension, contact) = problem(n, nodal);
+                let form = ResidualForm {
+                    mass: 2e4,
+                    anchor: &x,
+                    bending: 0.5,
+                    offset: &x,
+                    load: 1.0,
+                    theta: 0.5,
+                    reference: &x,
+                };
+                let run = |from: usize| {
+                    let mut kkt = BlockKkt::new(&model);
+                    kkt.twisted_min_blocks = from;
+                    kkt.set_blocked(&model, &contact);
+                    kkt.residual(&model, &form, &x, &tension);
+                    (kkt.res, kkt.tangents, kkt.tangents_hat)
+                };
+                let (a, b) = (run(usize::MAX), run(0));
+                assert_eq!(a.1, b.1);
+                assert_eq!(a.2, b.2);
+                let m = a.0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let d =
+                    a.0.iter()
+                        .zip(&b.0)
+                        .map(|(u, v)| (u - v).abs())
+                        .fold(0.0, f64::max);
+                assert!(d <= 1e-15 * m, "nodal {nodal}, N = {n}: {d:e} of {m:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn twisted_is_the_same_bits_on_one_and_two_threads() {
+        for nodal in [false, true] {
+            let (model, x, tension, contact) = problem(1200, nodal);
+            let run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| step(&model, &x, &tension, &contact, &JAC, 0).unwrap().0)
+            };
+            let (one, two) = (run(1), run(2));
+            assert!(
+                one.iter()
+                    .zip(&two)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+    }
+
+    #[test]
+    fn a_singular_pivot_block_is_reported_on_both_paths() {
+        let (model, x, tension, contact) = problem(1200, true);
+        // No Hessian: the first block's (and every block's) pivot is singular.
+        let zero = JacobianForm {
+            mass: 0.0,
+            bending: 0.0,
+            geometric: 0.0,
+        };
+        assert!(step(&model, &x, &tension, &contact, &zero, usize::MAX).is_none());
+        assert!(step(&model, &x, &tension, &contact, &zero, 0).is_none());
+        // A non-finite tension in either half: a failed pivot or a non-finite solution.
+        for j in [100, model.n_points() - 100] {
+            let mut t = tension.clone();
+            t[j] = f64::NAN;
+            assert!(step(&model, &x, &t, &contact, &JAC, usize::MAX).is_none());
+            assert!(step(&model, &x, &t, &contact, &JAC, 0).is_none());
+        }
+    }
+
+    /// The scaled residual `‖A z − r‖_∞ / ‖r‖_∞` of a solution `sol` (the unscaled `rhs`
+    /// of a solve, top-down layout) of the system assembled in `kkt`'s state.
+    fn residual(
+        kkt: &mut BlockKkt,
+        model: &BeamModel,
+        jac: &JacobianForm,
+        tension: &[f64],
+        sol: &[f64],
+    ) -> f64 {
+        let nb = kkt.n_blocks;
+        let (sh, mut run) = kkt.split();
+        let inp = Inputs {
+            model,
+            jac,
+            tension,
+            sh,
+        };
+        let mut before = [[0.0f64; 4]; 4];
+        let mut sp = [1.0f64; 2];
+        for b in 0..nb {
+            inp.assemble_next(&mut run, b, &mut before, &mut sp);
+        }
+        let z: Vec<f64> = sol
+            .iter()
+            .zip(run.scale.iter())
+            .map(|(v, s)| v / s)
+            .collect();
+        let zb = |b: usize| -> [f64; BS] { std::array::from_fn(|l| z[b * BS + l]) };
+        let (mut rmax, mut bmax) = (0.0f64, 0.0f64);
+        for b in 0..nb {
+            let mut az = [0.0f64; BS];
+            let zz = zb(b);
+            for r in 0..BS {
+                az[r] = (0..BS).map(|c| run.diag[b][r][c] * zz[c]).sum();
+            }
+            if b > 0 {
+                let mut neg = [0.0f64; BS];
+                subtract_lower(sh.open, &run, b, &zb(b - 1), &mut neg);
+                for r in 0..BS {
+                    az[r] -= neg[r];
+                }
+            }
+            if b + 1 < nb {
+                let u = upper(sh.open, &run, b + 1);
+                let zn = zb(b + 1);
+                for r in 0..BS {
+                    az[r] += (0..BS).map(|c| u[r][c] * zn[c]).sum::<f64>();
+                }
+            }
+            for r in 0..BS {
+                rmax = rmax.max((az[r] - run.rhs[b * BS + r]).abs());
+                bmax = bmax.max(run.rhs[b * BS + r].abs());
+            }
+        }
+        rmax / bmax
     }
 }
