@@ -173,7 +173,8 @@ fn mirrored_home(model: &BeamModel, j: usize) -> usize {
 /// Measured on a 2-core VM (the ignored test `kkt_block::timing::threshold`: whole Newton
 /// iterations, the pool's second thread woken three times in each), twisted / serial wall
 /// time, 3 runs: N = 100: 1.01–1.30, 200: 0.80–0.96, 300: 0.70–0.83, 500: 0.63–0.84,
-/// 1000: 0.60–0.62, 5000: 0.56–0.59. 500 keeps a margin for slower wake-ups elsewhere.
+/// 1000: 0.60–0.62, 5000: 0.56–0.59; again on the idle machine (docs/performance.md): 50: 2.76,
+/// 100: 0.98, 200: 0.80, 500: 0.64, 5000: 0.57. 500 keeps a margin for slower wake-ups elsewhere.
 pub(crate) const TWISTED_MIN_BLOCKS: usize = 500;
 
 impl BlockKkt {
