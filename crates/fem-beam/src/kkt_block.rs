@@ -820,6 +820,67 @@ impl Inputs<'_> {
         }
     }
 
+    /// The scaled constraint row `B_j` (at `x`) and column `G_jᵀ` (at `x̂`) of the active point
+    /// `j`, unknown `slot` of block `b`: the entries on node `b`'s dofs into `d`, those on the
+    /// other node of its element (dof scales `s_other`) into `bl`, `gu`; the row's scale (the
+    /// inverse max norm of its scaled entries) and `−C_j` into `scale[slot]`, `rhs[slot]`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn constraint_entries(
+        &self,
+        j: usize,
+        b: usize,
+        ss: [f64; 2],
+        s_other: [f64; 2],
+        slot: usize,
+        d: &mut Blk,
+        scale: &mut [f64],
+        rhs: &mut [f64],
+        bl: &mut [f64; 6],
+        gu: &mut [f64; 6],
+    ) {
+        let (model, sh) = (self.model, &self.sh);
+        let w = model.point_weights();
+        let dn = model.point_derivatives();
+        let e = model.point_element(j);
+        let (t, th) = (sh.tangents[j], sh.tangents_hat[j]);
+        let mut m = 0.0f64;
+        for a in 0..4 {
+            if dn[j][a] == 0.0 {
+                continue;
+            }
+            let na = e + a / 2;
+            let s = if na == b { ss[a % 2] } else { s_other[a % 2] };
+            for c in 0..DIM {
+                let o = sh.open[na][DIM * (a % 2) + c];
+                m = m.max((w[j] * dn[j][a] * t[c] * s * o).abs());
+            }
+        }
+        let sm = if m > 0.0 { 1.0 / m } else { 1.0 };
+        scale[slot] = sm;
+        rhs[slot] = -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
+        for a in 0..4 {
+            if dn[j][a] == 0.0 {
+                continue;
+            }
+            let (na, sa) = (e + a / 2, a % 2);
+            let s = if na == b { ss[sa] } else { s_other[sa] };
+            let f = w[j] * dn[j][a] * sm * s;
+            for c in 0..DIM {
+                let dof = DIM * sa + c;
+                let o = sh.open[na][dof];
+                if na == b {
+                    d[slot][dof] = f * t[c] * o;
+                    d[dof][slot] = f * th[c] * o;
+                } else {
+                    debug_assert_eq!(na.abs_diff(b), 1, "constraint point outside its home band");
+                    bl[dof] = f * t[c] * o;
+                    gu[dof] = f * th[c] * o;
+                }
+            }
+        }
+    }
+
     /// Assembles block `b` of the mirrored layout (the bottom half of [`twisted`]): node `b`'s
     /// dofs and the points of mirrored home `b` (those touching node `b` and, if any, node
     /// `b + 1`), from node `b`'s `hd`, its dof scales `ss` and block `b + 1`'s `sn`: `D'_b`,
@@ -840,63 +901,26 @@ impl Inputs<'_> {
         gu: &mut [[f64; 6]; 2],
     ) {
         let (model, sh) = (self.model, &self.sh);
-        let w = model.point_weights();
-        let dn = model.point_derivatives();
         self.dof_block(b, hd, ss, d, scale, rhs);
         for &j in &sh.by_mhome[sh.mhome_points[b]..sh.mhome_points[b + 1]] {
             if !model.point_is_active(j) {
                 continue;
             }
             let q = model.point_home(j).1;
-            let slot = 2 * DIM + q;
-            let e = model.point_element(j);
-            let (t, th) = (sh.tangents[j], sh.tangents_hat[j]);
-            let mut m = 0.0f64;
-            for a in 0..4 {
-                if dn[j][a] == 0.0 {
-                    continue;
-                }
-                let na = e + a / 2;
-                let s = if na == b { ss[a % 2] } else { sn[a % 2] };
-                for c in 0..DIM {
-                    let o = sh.open[na][DIM * (a % 2) + c];
-                    m = m.max((w[j] * dn[j][a] * t[c] * s * o).abs());
-                }
-            }
-            let sm = if m > 0.0 { 1.0 / m } else { 1.0 };
-            scale[slot] = sm;
-            rhs[slot] = -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
-            for a in 0..4 {
-                if dn[j][a] == 0.0 {
-                    continue;
-                }
-                let (na, sa) = (e + a / 2, a % 2);
-                let s = if na == b { ss[sa] } else { sn[sa] };
-                let f = w[j] * dn[j][a] * sm * s;
-                for c in 0..DIM {
-                    let dof = DIM * sa + c;
-                    let o = sh.open[na][dof];
-                    if na == b {
-                        d[slot][dof] = f * t[c] * o;
-                        d[dof][slot] = f * th[c] * o;
-                    } else {
-                        debug_assert_eq!(na, b + 1, "constraint point outside its home band");
-                        bl[q][dof] = f * t[c] * o;
-                        gu[q][dof] = f * th[c] * o;
-                    }
-                }
-            }
+            self.constraint_entries(
+                j,
+                b,
+                ss,
+                sn,
+                2 * DIM + q,
+                d,
+                scale,
+                rhs,
+                &mut bl[q],
+                &mut gu[q],
+            );
         }
-        let o = &sh.open_up[b];
-        for l in 0..BS {
-            if o[l] == 0.0 {
-                d[l][l] = 1.0;
-                if l >= 2 * DIM {
-                    scale[l] = 1.0;
-                    rhs[l] = 0.0;
-                }
-            }
-        }
+        close_unused(&sh.open_up[b], d, scale, rhs);
     }
 
     /// Assembles block `b` of the scaled Newton matrix (`D_b`, `hl[b]`, `bl[b]`, `gu[b]`) and
@@ -918,8 +942,6 @@ impl Inputs<'_> {
         sp: [f64; 2],
     ) {
         let (model, sh) = (self.model, &self.sh);
-        let w = model.point_weights();
-        let dn = model.point_derivatives();
         let i = b - run.first;
         let scale = &mut run.scale[i * BS..(i + 1) * BS];
         let rhs = &mut run.rhs[i * BS..(i + 1) * BS];
@@ -945,52 +967,34 @@ impl Inputs<'_> {
             }
             let (hb, q) = model.point_home(j);
             debug_assert_eq!(hb, b);
-            let slot = 2 * DIM + q;
-            let e = model.point_element(j);
-            let (t, th) = (sh.tangents[j], sh.tangents_hat[j]);
-            let mut m = 0.0f64;
-            for a in 0..4 {
-                if dn[j][a] == 0.0 {
-                    continue;
-                }
-                let na = e + a / 2;
-                let s = if na == b { ss[a % 2] } else { sp[a % 2] };
-                for c in 0..DIM {
-                    let o = sh.open[na][DIM * (a % 2) + c];
-                    m = m.max((w[j] * dn[j][a] * t[c] * s * o).abs());
-                }
-            }
-            let sm = if m > 0.0 { 1.0 / m } else { 1.0 };
-            scale[slot] = sm;
-            rhs[slot] = -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
-            for a in 0..4 {
-                if dn[j][a] == 0.0 {
-                    continue;
-                }
-                let (na, sa) = (e + a / 2, a % 2);
-                let s = if na == b { ss[sa] } else { sp[sa] };
-                let f = w[j] * dn[j][a] * sm * s;
-                for c in 0..DIM {
-                    let dof = DIM * sa + c;
-                    let o = sh.open[na][dof];
-                    if na == b {
-                        d[slot][dof] = f * t[c] * o;
-                        d[dof][slot] = f * th[c] * o;
-                    } else {
-                        debug_assert_eq!(na + 1, b, "constraint point outside its home band");
-                        bl[q][dof] = f * t[c] * o;
-                        gu[q][dof] = f * th[c] * o;
-                    }
-                }
-            }
+            self.constraint_entries(
+                j,
+                b,
+                ss,
+                sp,
+                2 * DIM + q,
+                d,
+                scale,
+                rhs,
+                &mut bl[q],
+                &mut gu[q],
+            );
         }
-        for l in 0..BS {
-            if o[l] == 0.0 {
-                d[l][l] = 1.0;
-                if l >= 2 * DIM {
-                    scale[l] = 1.0;
-                    rhs[l] = 0.0;
-                }
+        close_unused(o, d, scale, rhs);
+    }
+}
+
+/// Gives the unknowns of a block that are not open (`open[l] = 0`: prescribed or held dofs,
+/// inactive points, unused slots) a unit diagonal, and an unknown multiplier slot a unit scale
+/// and a zero right-hand side.
+#[inline(always)]
+fn close_unused(open: &[f64; BS], d: &mut Blk, scale: &mut [f64], rhs: &mut [f64]) {
+    for l in 0..BS {
+        if open[l] == 0.0 {
+            d[l][l] = 1.0;
+            if l >= 2 * DIM {
+                scale[l] = 1.0;
+                rhs[l] = 0.0;
             }
         }
     }
