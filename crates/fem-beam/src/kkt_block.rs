@@ -1261,35 +1261,53 @@ pub(crate) fn linear_residual(
         let k = el.bending(ei);
         for c in 0..DIM {
             let base = c * n_s + 2 * e;
-            let xe = &x[base..base + 4];
-            let d: [f64; 4] = std::array::from_fn(|a| {
-                let u = if form.anchor.is_empty() {
-                    0.0
-                } else {
-                    form.anchor[base + a]
-                };
-                xe[a] - u
-            });
-            let z: [f64; 4] = std::array::from_fn(|a| {
-                let q = if form.offset.is_empty() {
-                    0.0
-                } else {
-                    form.offset[base + a]
-                };
-                form.bending * xe[a] + q
-            });
-            let g = (z[2] - z[0]) / h;
-            let (s1, s3) = (z[1] - g, z[3] - g);
+            let r = element_linear_residual(form, &m, &k, h, x, base);
             for a in 0..4 {
-                let mass = if form.mass != 0.0 {
-                    form.mass * (m[a][0] * d[0] + m[a][1] * d[1] + m[a][2] * d[2] + m[a][3] * d[3])
-                } else {
-                    0.0
-                };
-                out[base + a] += mass + k[a][1] * s1 + k[a][3] * s3;
+                out[base + a] += r[a];
             }
         }
     }
+}
+
+/// Element rows `base … base + 3` (one component) of [`linear_residual`]: the mass term
+/// `c_m M_e (x_e − u_e)` and the bending force on `z = c_k x_e + q_e` minus the linear field
+/// through the element's ends (mass `m`, bending `k`, length `h`).
+#[inline(always)]
+fn element_linear_residual(
+    form: &ResidualForm<'_>,
+    m: &[[f64; 4]; 4],
+    k: &[[f64; 4]; 4],
+    h: f64,
+    x: &[f64],
+    base: usize,
+) -> [f64; 4] {
+    let xe = &x[base..base + 4];
+    let d: [f64; 4] = std::array::from_fn(|a| {
+        let u = if form.anchor.is_empty() {
+            0.0
+        } else {
+            form.anchor[base + a]
+        };
+        xe[a] - u
+    });
+    let z: [f64; 4] = std::array::from_fn(|a| {
+        let q = if form.offset.is_empty() {
+            0.0
+        } else {
+            form.offset[base + a]
+        };
+        form.bending * xe[a] + q
+    });
+    let g = (z[2] - z[0]) / h;
+    let (s1, s3) = (z[1] - g, z[3] - g);
+    std::array::from_fn(|a| {
+        let mass = if form.mass != 0.0 {
+            form.mass * (m[a][0] * d[0] + m[a][1] * d[1] + m[a][2] * d[2] + m[a][3] * d[3])
+        } else {
+            0.0
+        };
+        mass + k[a][1] * s1 + k[a][3] * s3
+    })
 }
 
 /// One half of [`BlockKkt::residual_halves`]: the elements and points of `range`, the
@@ -1332,37 +1350,9 @@ fn half_residual(
         let kb = el.bending(ei);
         for c in 0..DIM {
             let base = c * n_s + 2 * e;
-            let xe = &x[base..base + 4];
-            let d: [f64; 4] = std::array::from_fn(|a| {
-                let u = if form.anchor.is_empty() {
-                    0.0
-                } else {
-                    form.anchor[base + a]
-                };
-                xe[a] - u
-            });
-            let z: [f64; 4] = std::array::from_fn(|a| {
-                let q = if form.offset.is_empty() {
-                    0.0
-                } else {
-                    form.offset[base + a]
-                };
-                form.bending * xe[a] + q
-            });
-            let g = (z[2] - z[0]) / h;
-            let (s1, s3) = (z[1] - g, z[3] - g);
+            let r = element_linear_residual(form, &m, &kb, h, x, base);
             for a in 0..4 {
-                let mass = if form.mass != 0.0 {
-                    form.mass * (m[a][0] * d[0] + m[a][1] * d[1] + m[a][2] * d[2] + m[a][3] * d[3])
-                } else {
-                    0.0
-                };
-                add(
-                    &mut cols,
-                    c,
-                    2 * e + a,
-                    mass + kb[a][1] * s1 + kb[a][3] * s3,
-                );
+                add(&mut cols, c, 2 * e + a, r[a]);
             }
         }
     }
