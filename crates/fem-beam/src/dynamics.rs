@@ -21,7 +21,9 @@ use crate::error::BeamError;
 use crate::kkt::{KktAssembly, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
 use crate::model::ConstraintPoints;
-use crate::model::{BeamModel, BeamState, DIM, dot, norm};
+use crate::model::{
+    BeamModel, BeamState, DIM, bending_force_about_chord, dot, norm, slopes_about_chord,
+};
 use crate::statics::check_state;
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
 
@@ -554,10 +556,9 @@ impl NewtonKktStepper {
                 for (e, (h, k)) in kel.iter().enumerate() {
                     let z: [f64; 4] =
                         std::array::from_fn(|a| alpha * x[base + 2 * e + a] + w[base + 2 * e + a]);
-                    let g = (z[2] - z[0]) / h;
-                    let (s1, s3) = (z[1] - g, z[3] - g);
+                    let f = bending_force_about_chord(k, slopes_about_chord(&z, *h));
                     for a in 0..4 {
-                        res[base + 2 * e + a] += k[a][1] * s1 + k[a][3] * s3;
+                        res[base + 2 * e + a] += f[a];
                     }
                 }
             }

@@ -58,7 +58,7 @@
 
 use crate::block_tridiag::BS;
 use crate::error::BeamError;
-use crate::model::{BeamModel, DIM, norm};
+use crate::model::{BeamModel, DIM, norm, slopes_about_chord};
 
 mod dense;
 #[cfg(test)]
@@ -1298,8 +1298,7 @@ fn element_linear_residual(
         };
         form.bending * xe[a] + q
     });
-    let g = (z[2] - z[0]) / h;
-    let (s1, s3) = (z[1] - g, z[3] - g);
+    let [s1, s3] = slopes_about_chord(&z, h);
     std::array::from_fn(|a| {
         let mass = if form.mass != 0.0 {
             form.mass * (m[a][0] * d[0] + m[a][1] * d[1] + m[a][2] * d[2] + m[a][3] * d[3])

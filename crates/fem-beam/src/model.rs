@@ -723,11 +723,9 @@ impl BeamModel {
             let k = el.bending(ei);
             let h = el.length;
             for c in 0..DIM {
-                let z = &x[c * n_s + 2 * e..c * n_s + 2 * e + 4];
-                let g = (z[2] - z[0]) / h;
-                let (s1, s3) = (z[1] - g, z[3] - g);
-                energy +=
-                    0.5 * (s1 * (k[1][1] * s1 + k[1][3] * s3) + s3 * (k[3][1] * s1 + k[3][3] * s3));
+                let s = slopes_about_chord(&x[c * n_s + 2 * e..c * n_s + 2 * e + 4], h);
+                let f = bending_force_about_chord(&k, s);
+                energy += 0.5 * (s[0] * f[1] + s[1] * f[3]);
             }
         }
         energy
@@ -1163,6 +1161,23 @@ fn flatten(m: &[[f64; N_LOCAL]; N_LOCAL], out: &mut [f64]) {
     for a in 0..N_LOCAL {
         out[a * N_LOCAL..(a + 1) * N_LOCAL].copy_from_slice(&m[a]);
     }
+}
+
+/// The tangent dofs of one component of an element, `z = [x_a, x'_a, x_b, x'_b]`, less the
+/// chord slope `(x_b − x_a)/h`: `z` minus the linear field through the element's ends (whose
+/// position dofs are then zero). The bending matrix annihilates linear fields, so `K_e z` and
+/// `zᵀ K_e z` follow from these two numbers without the round-off floor `ε |K_e| |z|`
+/// (`|K_e| ∝ EI/h³`).
+#[inline(always)]
+pub(crate) fn slopes_about_chord(z: &[f64], h: f64) -> [f64; 2] {
+    let g = (z[2] - z[0]) / h;
+    [z[1] - g, z[3] - g]
+}
+
+/// `K_e z` from [`slopes_about_chord`] `s`: `k[a][1] s₀ + k[a][3] s₁`.
+#[inline(always)]
+pub(crate) fn bending_force_about_chord(k: &[[f64; N_LOCAL]; N_LOCAL], s: [f64; 2]) -> [f64; 4] {
+    std::array::from_fn(|a| k[a][1] * s[0] + k[a][3] * s[1])
 }
 
 pub(crate) fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
