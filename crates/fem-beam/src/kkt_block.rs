@@ -1536,3 +1536,27 @@ pub(crate) fn penetrates(model: &BeamModel, x: &[f64]) -> bool {
         (0..model.n_nodes()).any(|i| x[sb.axis * n_s + 2 * i] < sb.level)
     })
 }
+
+/// The energy-conserving form's residual coefficients about `x` (`c_m = 2/Δt²` with
+/// `Δt = 10⁻²`, `c_k = θ = ½`, `x` as anchor, offset and reference): the tests' and timings'
+/// problem.
+#[cfg(test)]
+fn midpoint_residual(x: &[f64]) -> ResidualForm<'_> {
+    ResidualForm {
+        mass: 2e4,
+        anchor: x,
+        bending: 0.5,
+        offset: x,
+        load: 1.0,
+        theta: 0.5,
+        reference: x,
+    }
+}
+
+/// The Jacobian coefficients of [`midpoint_residual`].
+#[cfg(test)]
+const MIDPOINT_JACOBIAN: JacobianForm = JacobianForm {
+    mass: 2e4,
+    bending: 0.5,
+    geometric: 0.5,
+};

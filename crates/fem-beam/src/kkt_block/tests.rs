@@ -48,15 +48,7 @@ fn step(
     let mut kkt = BlockKkt::new(model);
     kkt.twisted_min_blocks = twisted_from;
     kkt.set_blocked(model, contact);
-    let form = ResidualForm {
-        mass: 2e4,
-        anchor: x,
-        bending: 0.5,
-        offset: x,
-        load: 1.0,
-        theta: 0.5,
-        reference: x,
-    };
+    let form = midpoint_residual(x);
     kkt.residual(model, &form, x, tension);
     if !kkt.factor_solve(model, jac, tension).unwrap() {
         return None;
@@ -69,12 +61,6 @@ fn step(
     let sol = kkt.rhs.clone();
     Some((out, residual(&mut kkt, model, jac, tension, &sol)))
 }
-
-const JAC: JacobianForm = JacobianForm {
-    mass: 2e4,
-    bending: 0.5,
-    geometric: 0.5,
-};
 
 /// Max relative difference (per block of unknowns: positions/tangents, multipliers).
 fn rel_diff(a: &[f64], b: &[f64], n_dofs: usize) -> f64 {
@@ -94,8 +80,17 @@ fn twisted_matches_serial() {
     for nodal in [false, true] {
         for n in [3, 4, 7, 40, 100, 1500] {
             let (model, x, tension, contact) = problem(n, nodal);
-            let (serial, rs) = step(&model, &x, &tension, &contact, &JAC, usize::MAX).unwrap();
-            let (twisted, rt) = step(&model, &x, &tension, &contact, &JAC, 0).unwrap();
+            let (serial, rs) = step(
+                &model,
+                &x,
+                &tension,
+                &contact,
+                &MIDPOINT_JACOBIAN,
+                usize::MAX,
+            )
+            .unwrap();
+            let (twisted, rt) =
+                step(&model, &x, &tension, &contact, &MIDPOINT_JACOBIAN, 0).unwrap();
             let d = rel_diff(&twisted, &serial, DIM * model.n_scalar());
             if n <= 100 {
                 assert!(d < 1e-12, "nodal {nodal}, N = {n}: {d:e}");
@@ -107,7 +102,14 @@ fn twisted_matches_serial() {
                 "{rs:e} {rt:e}"
             );
             // The default threshold's choice.
-            let default = step(&model, &x, &tension, &contact, &JAC, TWISTED_MIN_BLOCKS);
+            let default = step(
+                &model,
+                &x,
+                &tension,
+                &contact,
+                &MIDPOINT_JACOBIAN,
+                TWISTED_MIN_BLOCKS,
+            );
             let want = if model.n_nodes() >= TWISTED_MIN_BLOCKS {
                 &twisted
             } else {
@@ -133,15 +135,7 @@ fn residual_halves_match_the_serial_residual() {
     for nodal in [false, true] {
         for n in [3, 4, 41, 1500] {
             let (model, x, tension, contact) = problem(n, nodal);
-            let form = ResidualForm {
-                mass: 2e4,
-                anchor: &x,
-                bending: 0.5,
-                offset: &x,
-                load: 1.0,
-                theta: 0.5,
-                reference: &x,
-            };
+            let form = midpoint_residual(&x);
             let run = |from: usize| {
                 let mut kkt = BlockKkt::new(&model);
                 kkt.twisted_min_blocks = from;
@@ -172,7 +166,11 @@ fn twisted_is_the_same_bits_on_one_and_two_threads() {
                 .num_threads(threads)
                 .build()
                 .unwrap();
-            pool.install(|| step(&model, &x, &tension, &contact, &JAC, 0).unwrap().0)
+            pool.install(|| {
+                step(&model, &x, &tension, &contact, &MIDPOINT_JACOBIAN, 0)
+                    .unwrap()
+                    .0
+            })
         };
         let (one, two) = (run(1), run(2));
         assert!(
@@ -198,8 +196,8 @@ fn a_singular_pivot_block_is_reported_on_both_paths() {
     for j in [100, model.n_points() - 100] {
         let mut t = tension.clone();
         t[j] = f64::NAN;
-        assert!(step(&model, &x, &t, &contact, &JAC, usize::MAX).is_none());
-        assert!(step(&model, &x, &t, &contact, &JAC, 0).is_none());
+        assert!(step(&model, &x, &t, &contact, &MIDPOINT_JACOBIAN, usize::MAX).is_none());
+        assert!(step(&model, &x, &t, &contact, &MIDPOINT_JACOBIAN, 0).is_none());
     }
 }
 

@@ -107,20 +107,8 @@ fn phases() {
         let tension = vec![100.0; model.n_points()];
         let mut kkt = BlockKkt::new(&model);
         kkt.twisted_min_blocks = usize::MAX;
-        let form = ResidualForm {
-            mass: 2e4,
-            anchor: &x,
-            bending: 0.5,
-            offset: &x,
-            load: 1.0,
-            theta: 0.5,
-            reference: &x,
-        };
-        let jac = JacobianForm {
-            mass: 2e4,
-            bending: 0.5,
-            geometric: 0.5,
-        };
+        let form = midpoint_residual(&x);
+        let jac = MIDPOINT_JACOBIAN;
         // (minimum wall time, mean CPU time of the thread) per element.
         let time = |f: &mut dyn FnMut()| {
             let mut best = f64::INFINITY;
@@ -222,20 +210,8 @@ fn threshold() {
         let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
         let x = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).to_columns();
         let tension = vec![100.0; model.n_points()];
-        let form = ResidualForm {
-            mass: 2e4,
-            anchor: &x,
-            bending: 0.5,
-            offset: &x,
-            load: 1.0,
-            theta: 0.5,
-            reference: &x,
-        };
-        let jac = JacobianForm {
-            mass: 2e4,
-            bending: 0.5,
-            geometric: 0.5,
-        };
+        let form = midpoint_residual(&x);
+        let jac = MIDPOINT_JACOBIAN;
         let mut kkt = BlockKkt::new(&model);
         let (mut xi, mut ti) = (x.clone(), tension.clone());
         let mut trial = vec![[0.0; 3]; model.n_points()];
