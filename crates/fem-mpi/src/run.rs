@@ -356,7 +356,7 @@ impl DistributedSolidRun {
                     t: self.stepper.time(),
                     checkpoints: options
                         .out_dir
-                        .join(format!("checkpoint_*_of_{}.fem", self.world.size()))
+                        .join(checkpoint_name("*", self.world.size()))
                         .display()
                         .to_string(),
                 });
@@ -385,11 +385,9 @@ impl DistributedSolidRun {
 
     /// This rank's checkpoint file.
     fn checkpoint_path(&self, options: &DistributedOptions) -> PathBuf {
-        options.out_dir.join(format!(
-            "checkpoint_{}_of_{}.fem",
-            self.world.rank(),
-            self.world.size()
-        ))
+        options
+            .out_dir
+            .join(checkpoint_name(self.world.rank(), self.world.size()))
     }
 
     /// Writes this rank's checkpoint (state, step, frames written, history length).
@@ -789,6 +787,11 @@ fn remove_older_frames(options: &DistributedOptions, size: i32) -> Result<usize,
         }
     }
     Ok(removed)
+}
+
+/// Rank `rank`'s checkpoint file of a run on `size` ranks: `checkpoint_R_of_Q.fem`.
+fn checkpoint_name(rank: impl std::fmt::Display, size: i32) -> String {
+    format!("checkpoint_{rank}_of_{size}.fem")
 }
 
 /// A serial run's checkpoint, or a distributed run's on a number of ranks other than `size`.
