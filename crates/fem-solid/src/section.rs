@@ -20,12 +20,12 @@ use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{AlphaScheme, BackwardEuler, NodalStepper, StepError, StepSettings, TimeGrid};
 use serde::Deserialize;
 
-use crate::def_exp::{CriticalStepCheck, DefExp};
-use crate::def_lim::DefLim;
 use crate::initial::{InitialVelocity, parse_expression};
 use crate::model::{SolidModel, SolidOutput};
 use crate::rotation::RotationSignal;
 use crate::system::{SolidMass, SolidSystem};
+use fem_time::DefLim;
+use fem_time::{CriticalStepCheck, DefExp};
 
 /// The model's own bytes per mesh node, for the memory budget checked before the mesh is
 /// built: the cells' geometry (≈ 0.6–1.6 kB a cell, 1–6 cells a node), the tangent's pattern
