@@ -22,7 +22,6 @@ use fem_io::{
     Checkpoint, CheckpointArray, Compression, Field, Frame, HistoryWriter, OutputError, PvdWriter,
     VtkCells, write_pvtu, write_vtu,
 };
-use fem_model::input::SchemeKind;
 use fem_model::{InputError, ModelSection, Sections};
 use fem_solid::SolidSection;
 use fem_time::{DefExp, LeapFrogSystem};
@@ -176,17 +175,21 @@ impl DistributedSolidRun {
         section: &SolidSection,
         input: &Sections<'_>,
     ) -> Result<Self, InputError> {
-        fem_model::check_uses(SolidSection::NAME, &section.uses(), input)?;
-        if input.time.scheme != SchemeKind::DefExp {
+        let scheme = fem_model::check_uses(SolidSection::NAME, &section.uses(), input)?;
+        if scheme.name != fem_time::leapfrog::def_exp::NAME {
             return Err(InputError::invalid(
                 "time.scheme",
                 format!(
                     "a run on {} MPI processes needs the explicit scheme 'def_exp' (DEF_EXP); '{}' runs on one process: start it without mpirun",
                     world.size(),
-                    input.time.scheme.name()
+                    scheme.name
                 ),
             ));
         }
+        let input = &Sections {
+            scheme: Some(scheme),
+            ..*input
+        };
         let setup = section.setup(input)?;
         let n = setup.kind.n_nodes();
         let size = world.size() as usize;

@@ -73,6 +73,9 @@ use crate::stepper::{
 use crate::system::damping_csr;
 use crate::{Mass, SecondOrderSystem, StepError, StepSettings, TangentKind};
 
+/// The name of the alpha scheme (16) in input files (`time.scheme: alpha`).
+pub const NAME: &str = "alpha";
+
 /// The stability bound (23) of the alpha scheme on a system: `None` for `α ≥ ¼`
 /// (unconditionally stable), else the bound and the eigenvalue estimate it came from (with the
 /// tangent at `x` for a nonlinear system, or, for a system without a tangent, the tangent's

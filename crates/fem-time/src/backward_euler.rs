@@ -40,6 +40,9 @@ use crate::system::damping_csr;
 use crate::{Clock, TangentKind};
 use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings};
 
+/// The name of the backward-Euler acceleration step of the Serac seed in input files (`time.scheme: backward_euler`).
+pub const NAME: &str = "backward_euler";
+
 /// The backward-Euler acceleration step (Serac seed) on a system it owns.
 ///
 /// Step contract: the state `(x, ẋ, ẍ)` is at `t_n = t0 + n Δt`; [`Stepper::step`] advances it

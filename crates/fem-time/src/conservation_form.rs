@@ -46,6 +46,9 @@ use crate::stepper::{
 };
 use crate::{StepError, StepSettings};
 
+/// The name of scheme (40) in conservation form in input files (`time.scheme: conservation_form`).
+pub const NAME: &str = "conservation_form";
+
 /// A Lagrangian system in the conservation form (39): `d/dt f(q, q̇) + g(q, q̇) = Q(t)`.
 pub trait ConservationFormSystem {
     /// Number of generalized coordinates.

@@ -67,6 +67,9 @@ use crate::system::damping_csr;
 use crate::{Clock, EvalError};
 use crate::{Mass, SecondOrderSystem, StepError, StepSettings};
 
+/// The name of the energy-conserving alpha scheme (31)/(63) in input files (`time.scheme: energy_conserving_alpha`).
+pub const NAME: &str = "energy_conserving_alpha";
+
 /// Gauss–Legendre points on `[0, 1]` and weights, 3 points (exact to degree 5).
 const AVF_POINTS: [(f64, f64); 3] = [
     (0.112_701_665_379_258_31, 5.0 / 18.0),

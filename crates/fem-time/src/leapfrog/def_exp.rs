@@ -26,6 +26,9 @@ use crate::{
     StepSettings, Stepper, restored,
 };
 
+/// The name of Solfec's DEF_EXP in input files (`time.scheme: def_exp`).
+pub const NAME: &str = "def_exp";
+
 /// How the critical step is checked while the body deforms.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CriticalStepCheck {

@@ -25,6 +25,9 @@ use crate::{
     StepReport, StepSettings, Stepper, Terms,
 };
 
+/// The name of Solfec's DEF_LIM in input files (`time.scheme: def_lim`).
+pub const NAME: &str = "def_lim";
+
 /// The DEF_LIM stepper.
 #[derive(Debug)]
 pub struct DefLim<S> {

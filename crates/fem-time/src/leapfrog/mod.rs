@@ -24,8 +24,8 @@
 //! - **rate** holds the velocity, `u^{t+h} = ġ(t+h)`, and lets the positions drift with it;
 //! - **full** holds both, `q = g` and `u = ġ`.
 
-mod def_exp;
-mod def_lim;
+pub mod def_exp;
+pub mod def_lim;
 
 pub use def_exp::{CriticalStepCheck, DEF_EXP_BOUND, DefExp};
 pub use def_lim::DefLim;

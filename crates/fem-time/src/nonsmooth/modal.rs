@@ -56,6 +56,9 @@ use crate::StepError;
 use crate::error::check_vector as check_vec;
 use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper, restored};
 
+/// The name of the exact modal Moreau–Jean scheme in input files (`time.scheme: modal_moreau_jean`).
+pub const NAME: &str = "modal_moreau_jean";
+
 /// `φ(z) = (e^z − 1)/z`, `φ(0) = 1`.
 fn phi(z: f64) -> f64 {
     if z == 0.0 { 1.0 } else { z.exp_m1() / z }

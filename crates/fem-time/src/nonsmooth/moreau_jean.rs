@@ -58,6 +58,9 @@ use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, St
 use crate::system::damping_csr;
 use crate::{SecondOrderSystem, StepError, StepSettings};
 
+/// The name of the Moreau–Jean θ scheme in input files (`time.scheme: moreau_jean`).
+pub const NAME: &str = "moreau_jean";
+
 /// The Moreau–Jean theta scheme on a second-order system it owns.
 #[derive(Debug)]
 pub struct MoreauJean<S: SecondOrderSystem> {
