@@ -20,6 +20,7 @@
 pub use fem_assembly as assembly;
 pub use fem_beam as beam;
 pub use fem_constraints as constraints;
+pub use fem_drive as drive;
 pub use fem_elements as elements;
 pub use fem_io as io;
 pub use fem_mesh as mesh;
@@ -35,7 +36,6 @@ pub use nalgebra_sparse;
 
 #[cfg(feature = "mpi")]
 pub mod distributed;
-pub mod drive;
 pub mod error;
 pub mod input;
 mod yaml;
@@ -45,6 +45,23 @@ use std::path::Path;
 use error::FemError;
 use fem_model::resources::{Budget, Bytes, MAX_INPUT_FILE};
 use input::Input;
+
+/// The number of processes an MPI launcher (MPICH's Hydra, Open MPI, PMIx) started this
+/// process among, when it was started by one.
+pub fn launched_by_mpirun() -> Option<usize> {
+    let size = [
+        "PMI_SIZE",
+        "OMPI_COMM_WORLD_SIZE",
+        "PMIX_SIZE",
+        "MPI_LOCALNRANKS",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok());
+    let launched = ["PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    launched.then_some(size.unwrap_or(1))
+}
 
 /// Reads and parses an input file: a regular file of at most
 /// [`MAX_INPUT_FILE`] bytes of UTF-8 text (a device such as

@@ -125,27 +125,16 @@ fn main() -> ExitCode {
         .format_timestamp(None)
         .format_target(false)
         .init();
-    #[cfg(feature = "mpi")]
     if let Command::Run {
         file,
         output,
         max_steps,
         resume,
     } = &cli.command
-        && fem::distributed::launched_by_mpirun()
+        && let Some(size) = fem::launched_by_mpirun()
     {
-        let out_dir = output
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("out").join(base_name(file)));
-        if let Some(code) = fem::distributed::run(
-            file,
-            &out_dir,
-            &base_name(file),
-            *max_steps,
-            *resume,
-            progress_mode(&cli),
-            Some(interrupt_flag()),
-        ) {
+        let options = run_options(file, output.as_ref(), *max_steps, *resume, &cli);
+        if let Some(code) = run_under_mpirun(file, options, size, &cli) {
             return code;
         }
     }
@@ -182,8 +171,11 @@ fn report(summary: &RunSummary, cli: &Cli) {
     if let Some(step) = summary.resumed_from {
         say!("resumed from the checkpoint at step {step}");
     }
+    let on = summary
+        .processes
+        .map_or(String::new(), |p| format!(" on {p} MPI processes"));
     say!(
-        "{} steps in {:.2} s; {} frames in {}; history in {}",
+        "{} steps{on} in {:.2} s; {} frames in {}; history in {}",
         summary.steps,
         summary.wall_seconds,
         summary.frames,
@@ -195,11 +187,12 @@ fn report(summary: &RunSummary, cli: &Cli) {
     }
     match &summary.energy {
         Some(e) => say!(
-            "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e})",
+            "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e}), over the {} history rows of this run",
             e.invariant.describe(),
             e.max_change,
             e.relative_change(),
-            e.scale
+            e.scale,
+            e.rows
         ),
         None => {
             say!("energy: this model has none (its force is not the gradient of a potential)")
@@ -217,6 +210,69 @@ fn progress_mode(cli: &Cli) -> Progress {
     }
 }
 
+/// The run's options from the command line (the input's own settings are filled in later).
+fn run_options(
+    file: &std::path::Path,
+    output: Option<&PathBuf>,
+    max_steps: Option<u64>,
+    resume: bool,
+    cli: &Cli,
+) -> RunOptions {
+    let base = base_name(file);
+    let out_dir = output
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("out").join(&base));
+    RunOptions {
+        progress: progress_mode(cli),
+        max_steps,
+        resume,
+        interrupt: Some(interrupt_flag()),
+        ..RunOptions::new(out_dir, base)
+    }
+}
+
+/// `fem run` under an MPI launcher: the distributed run (a build with the feature `mpi`), or
+/// a refusal when this build cannot run on several processes. `None`: run serially.
+fn run_under_mpirun(
+    file: &std::path::Path,
+    options: RunOptions,
+    size: usize,
+    cli: &Cli,
+) -> Option<ExitCode> {
+    #[cfg(feature = "mpi")]
+    {
+        let _ = size;
+        match fem::distributed::run(file, options) {
+            fem::distributed::Outcome::Serial => None,
+            fem::distributed::Outcome::Distributed { rank, result } => Some(match result {
+                Ok(summary) => {
+                    if rank == 0 {
+                        report(&summary, cli);
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    if rank == 0 {
+                        tell!("error: {e}");
+                    }
+                    ExitCode::from(e.exit_code())
+                }
+            }),
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (options, cli);
+        (size > 1).then(|| {
+            tell!(
+                "error: {}: this fem was built without MPI support (cargo feature `mpi`), so it cannot run on {size} MPI processes: run it without mpirun, or build it with `cargo build --release --features mpi`",
+                file.display()
+            );
+            ExitCode::from(2)
+        })
+    }
+}
+
 fn cmd_run(
     file: &std::path::Path,
     output: Option<&PathBuf>,
@@ -224,12 +280,9 @@ fn cmd_run(
     resume: bool,
     cli: &Cli,
 ) -> Result<(), FemError> {
-    let base = base_name(file);
-    let out_dir = output
-        .cloned()
-        .unwrap_or_else(|| PathBuf::from("out").join(&base));
-    let (input, mut model) = fem::prepare_writing_to(file, Some(&out_dir))?;
-    let fingerprint = fem::input_fingerprint(file, &input)?;
+    let mut options = run_options(file, output, max_steps, resume, cli);
+    let (input, mut model) = fem::prepare_writing_to(file, Some(&options.out_dir))?;
+    options.fingerprint = fem::input_fingerprint(file, &input)?;
     let grid = model.grid();
     if grid.dt_adjusted() {
         log::warn!(
@@ -239,23 +292,14 @@ fn cmd_run(
             grid.n_steps()
         );
     }
-    let options = RunOptions {
-        out_dir,
-        base,
-        every: input.output.every,
-        history_every: input.output.history_every,
-        compression: fem::model::build::compression(input.output.compression),
-        progress: progress_mode(cli),
-        max_steps,
-        checkpoint: match input.output.checkpoint_every {
-            Some(n) => CheckpointCadence::Steps(n),
-            None => CheckpointCadence::WallTime(std::time::Duration::from_secs(600)),
-        },
-        resume,
-        fingerprint,
-        model_name: input.model.name().to_string(),
-        interrupt: Some(interrupt_flag()),
+    options.every = input.output.every;
+    options.history_every = input.output.history_every;
+    options.compression = fem::model::build::compression(input.output.compression);
+    options.checkpoint = match input.output.checkpoint_every {
+        Some(n) => CheckpointCadence::Steps(n),
+        None => CheckpointCadence::WallTime(std::time::Duration::from_secs(600)),
     };
+    options.model_name = input.model.name().to_string();
     let summary = drive(model.as_mut(), &options)?;
     report(&summary, cli);
     Ok(())
