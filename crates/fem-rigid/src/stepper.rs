@@ -615,7 +615,7 @@ impl fem_time::Stepper for RigidStepper {
         // A rotation must be one (orthonormal, det +1) to the precision the schemes keep.
         for (k, r) in rotation.chunks_exact(9).enumerate() {
             let defect = orthonormality_defect(r);
-            if !(defect <= 1e-9) {
+            if defect.is_nan() || defect > 1e-9 {
                 return Err(StepError::InvalidParameter {
                     name: "rotation",
                     value: defect,
