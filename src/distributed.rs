@@ -16,7 +16,7 @@ use fem_mpi::MpiProcesses;
 use fem_mpi::mpi::traits::Communicator;
 
 use crate::error::FemError;
-use crate::input::ModelInput;
+use crate::input::{Input, ModelRegistry};
 
 /// What [`run`] did: the summary and the process's rank, or nothing (the caller runs the input
 /// serially).
@@ -32,9 +32,9 @@ pub enum Outcome {
     },
 }
 
-/// Runs `file` on the processes of `MPI_COMM_WORLD` with `options` (its fingerprint and model
-/// name are filled here).
-pub fn run(file: &Path, mut options: RunOptions) -> Outcome {
+/// Runs `file` (its model one of the registry `M`'s) on the processes of `MPI_COMM_WORLD` with
+/// `options` (its fingerprint, model name and output settings are filled here).
+pub fn run<M: ModelRegistry>(file: &Path, mut options: RunOptions) -> Outcome {
     let Some(universe) = fem_mpi::mpi::initialize() else {
         return Outcome::Distributed {
             rank: 0,
@@ -49,18 +49,22 @@ pub fn run(file: &Path, mut options: RunOptions) -> Outcome {
     let rank = processes.rank();
     let size = processes.size();
     let result = (|| {
-        let input = crate::load(file)?;
-        let section = match &input.model {
-            ModelInput::Solid(s) if size > 1 || is_explicit(&input) => s.as_ref(),
+        let input = crate::load_with::<M>(file)?;
+        let solid = input
+            .model
+            .section()
+            .downcast_ref::<fem_solid::SolidSection>();
+        let section = match solid {
+            Some(s) if size > 1 || is_explicit(&input) => s,
             _ if size == 1 => return Ok(None),
-            other => {
+            _ => {
                 return Err(FemError::Input {
                     path: file.to_path_buf(),
                     source: fem_model::InputError::invalid(
                         "model",
                         format!(
                             "model.{}: only the solid (model.solid, time.scheme: def_exp) runs on more than one MPI process; start this input without mpirun",
-                            other.name()
+                            input.model.name()
                         ),
                     ),
                 });
@@ -97,7 +101,7 @@ pub fn run(file: &Path, mut options: RunOptions) -> Outcome {
 }
 
 /// Whether the input asks for the explicit solid (the one scheme that runs distributed).
-fn is_explicit(input: &crate::input::Input) -> bool {
+fn is_explicit<M>(input: &Input<M>) -> bool {
     input
         .time
         .scheme
