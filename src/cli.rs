@@ -240,6 +240,7 @@ fn run_options(
 
 /// `fem run` under an MPI launcher: the distributed run (a build with the feature `mpi`), or
 /// a refusal when this build cannot run on several processes. `None`: run serially.
+#[cfg_attr(not(feature = "mpi"), allow(clippy::extra_unused_type_parameters))]
 fn run_under_mpirun<M: ModelRegistry>(
     file: &std::path::Path,
     options: RunOptions,
