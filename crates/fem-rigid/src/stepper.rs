@@ -24,8 +24,8 @@
 //! - `step`: the step above; [`fem_time::StepReport::iterations`] and `residual` are RIG_IMP's
 //!   largest Newton iteration count and final relative residual over the bodies (0 for
 //!   RIG_POS and RIG_NEG); `constraint_violation` is 0 (a fixed point is kept exactly, by
-//!   `x = p + Λ X_c`). A failed step is [`fem_time::StepError::Failed`] with the step, its
-//!   start time and the body.
+//!   `x = p + Λ X_c`). A failed step is [`fem_time::StepError::Model`] holding the
+//!   [`RigidError`], which names the step, its start time and the body.
 //! - `energy`: kinetic plus gravity potential ([`Observables`]), with the work of the applied
 //!   loads as `external_work` and nothing dissipated.
 //! - `invariant`: [`fem_time::Invariant::Truncation`] for all three schemes. None conserves
