@@ -182,7 +182,7 @@ impl<S: SecondOrderSystem> NodalStepper for StormerVerlet<S> {
     fn position(&self) -> &[f64] {
         &self.x
     }
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.v)
     }
 }

@@ -156,7 +156,7 @@ impl Model for ChainModel {
         Ok(())
     }
     fn energy(&self) -> Option<Energy> {
-        let v = self.stepper.velocity();
+        let v = self.stepper.velocity_at_step();
         let kinetic = 0.5 * self.stepper.system().mass().norm_squared(&v);
         let mut e = Energy::new(kinetic, self.spring_energy());
         e.external_work = self.follower_work;
@@ -175,7 +175,7 @@ impl Model for ChainModel {
     }
     fn frame(&mut self) -> Frame<'_> {
         let u = self.stepper.position().to_vec();
-        let v = self.stepper.velocity().into_owned();
+        let v = self.stepper.velocity_at_step().into_owned();
         for i in 0..u.len() {
             self.displacement[3 * i + 1] = u[i];
             self.velocity[3 * i + 1] = v[i];

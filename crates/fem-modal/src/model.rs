@@ -310,7 +310,8 @@ impl ModalStringModel {
         let setup = |e: fem_time::StepError| invalid("model.modal_string", e.to_string());
         let n_modes = modes.n_modes();
         let mut stepper =
-            ModalMoreauJean::new(system, grid.dt(), grid.t0(), &q0, &v0).map_err(setup)?;
+            ModalMoreauJean::from_physical_state(system, grid.dt(), grid.t0(), &q0, &v0)
+                .map_err(setup)?;
         if let Some(c) = input.contact {
             let contacts = UnilateralContacts::from_dense(
                 n_modes,
@@ -445,7 +446,7 @@ impl Model for ModalStringModel {
     }
     fn frame(&mut self) -> Frame<'_> {
         let n_modes = self.modes.n_modes();
-        let (q, v) = (self.stepper.position(), self.stepper.velocity());
+        let (q, v) = (self.stepper.position(), self.stepper.velocity_at_step());
         for (i, row) in self.sample_rows.chunks(n_modes).enumerate() {
             self.displacement[3 * i + 1] = dot(row, q);
             self.velocity[3 * i + 1] = dot(row, &v);

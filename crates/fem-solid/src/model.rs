@@ -180,7 +180,7 @@ impl Model for SolidModel {
 
     fn frame(&mut self) -> Frame<'_> {
         let position = self.stepper.position().to_vec();
-        let velocity = self.stepper.velocity().into_owned();
+        let velocity = self.stepper.velocity_at_step().into_owned();
         self.output.update(&position, &velocity);
         let o = &self.output;
         let mut frame = Frame::new(&o.points, &o.cells)

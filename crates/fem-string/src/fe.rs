@@ -409,7 +409,7 @@ impl Model for StringModel {
     }
     fn frame(&mut self) -> Frame<'_> {
         let x = self.stepper.position().to_vec();
-        let v: Cow<'_, [f64]> = self.stepper.velocity();
+        let v: Cow<'_, [f64]> = self.stepper.velocity_at_step();
         let v = v.into_owned();
         self.spread_to_points(&x, false);
         self.spread_to_points(&v, true);

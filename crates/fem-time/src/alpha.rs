@@ -842,7 +842,7 @@ impl<S: SecondOrderSystem> NodalStepper for AlphaScheme<S> {
     fn position(&self) -> &[f64] {
         &self.x
     }
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         if self.clock.step() == 0 {
             return Cow::Borrowed(&self.v0);
         }

@@ -522,7 +522,7 @@ impl<S: ConservationFormSystem> NodalStepper for ConservationFormScheme<S> {
         &self.q
     }
     /// `(3q^n − 4q^{n−1} + q^{n−2}) / (2Δt)`, second order (`q̇_0` at the start).
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         if self.clock.step() == 0 {
             return Cow::Owned(self.start_velocity.clone().unwrap_or_default());
         }

@@ -626,7 +626,7 @@ impl<S: SecondOrderSystem> NodalStepper for NonlinearAlphaScheme<S> {
         &self.x
     }
     /// `(d^n + δ/2)/Δt = (3x^n − 4x^{n−1} + x^{n−2})/(2Δt)`, second order (`ẋ(t0)` at the start).
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         if self.clock.step() == 0 {
             return Cow::Borrowed(&self.v0);
         }

@@ -254,8 +254,10 @@ impl StateField<'static> {
 pub trait NodalStepper: Stepper {
     /// The position `x_n`.
     fn position(&self) -> &[f64];
-    /// The velocity at `t_n`, accurate to the scheme's order.
-    fn velocity(&self) -> Cow<'_, [f64]>;
+    /// The velocity at `t_n` (the current step), accurate to the scheme's order. (Named so
+    /// since the alpha scheme's once gave the half-step velocity `(x^n − x^{n−1})/Δt`, which
+    /// is now [`crate::AlphaScheme::half_step_velocity`]: CHANGELOG.md.)
+    fn velocity_at_step(&self) -> Cow<'_, [f64]>;
 }
 
 /// The largest change of the energy balance ([`Energy::balance`]) from its first observed

@@ -233,7 +233,7 @@ fn run<S: SecondOrderSystem>(
             let scale = 1.0;
             let (x, v, a) = (
                 stepper.position()[0],
-                stepper.velocity()[0],
+                stepper.velocity_at_step()[0],
                 stepper.acceleration()[0],
             );
             match method {

@@ -370,7 +370,7 @@ impl<S: LeapFrogSystem> NodalStepper for DefExp<S> {
         &self.state.q
     }
 
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         self.state.velocity()
     }
 }

@@ -238,7 +238,7 @@ impl<S: LeapFrogSystem> NodalStepper for DefLim<S> {
         &self.state.q
     }
 
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         self.state.velocity()
     }
 }

@@ -323,9 +323,10 @@ impl ModalMoreauJean {
     /// `q̇(t0) = v0`, without contacts. Free modes are then exact at every step, for every
     /// `ωΔt`.
     ///
-    /// (Before issue 15, `v0` was the scheme's backward-difference velocity
-    /// `(q(t0) − q(t0 − Δt))/Δt`; it is now always the physical velocity.)
-    pub fn new(
+    /// (Named so since `new`'s `v0` once was the scheme's backward-difference velocity
+    /// `(q(t0) − q(t0 − Δt))/Δt` and became the physical velocity under the same signature:
+    /// CHANGELOG.md.)
+    pub fn from_physical_state(
         system: ModalSystem,
         dt: f64,
         t0: f64,
@@ -648,7 +649,7 @@ impl NodalStepper for ModalMoreauJean {
         &self.q
     }
     /// Modal velocities `u^i = q̇(t_i⁺)` (physical; exact in free flight).
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.u)
     }
 }
@@ -730,7 +731,7 @@ mod tests {
         for restitution in [0.0, 1.0] {
             let contacts =
                 UnilateralContacts::from_dense(n, &rows, vec![0.0; 40], restitution).unwrap();
-            let mut s = ModalMoreauJean::new(
+            let mut s = ModalMoreauJean::from_physical_state(
                 modes.modal_system(),
                 dt,
                 0.0,
@@ -800,7 +801,7 @@ mod tests {
                     sigma: vec![sigma],
                 };
                 let contacts = UnilateralContacts::at_dofs(1, &[0], vec![-10.0], 0.0).unwrap();
-                let s = ModalMoreauJean::new(system, dt, 0.0, &[q0], &[v0])
+                let s = ModalMoreauJean::from_physical_state(system, dt, 0.0, &[q0], &[v0])
                     .unwrap()
                     .with_contacts(contacts, Box::new(Lemke::default()))
                     .unwrap();

@@ -514,7 +514,7 @@ impl<S: SecondOrderSystem> NodalStepper for MoreauJean<S> {
     fn position(&self) -> &[f64] {
         &self.q
     }
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.v)
     }
 }
