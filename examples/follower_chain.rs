@@ -204,7 +204,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The base (dof 0) follows g(t) = 0.01 sin(2π t), by direct control.
     let shake = Prescribed::new(TimeFunction::expression("0.01*sin(2*pi*t)")?);
     let base = DirichletConditions::new(&[DirichletSet {
-        dofs: vec![0],
+        dofs: vec![fem::constraints::SystemDof::new(0)],
         signal: std::sync::Arc::new(shake),
         enforcement: Enforcement::Direct,
     }])

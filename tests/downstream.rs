@@ -57,7 +57,7 @@ fn drive(method: Enforcement) -> DirichletConditions {
     let g = Prescribed::new(TimeFunction::expression("0.2*sin(3*t)").expect("a valid expression"));
     let signal: Arc<dyn Signal> = Arc::new(g);
     DirichletConditions::new(&[DirichletSet {
-        dofs: vec![0],
+        dofs: vec![fem::constraints::SystemDof::new(0)],
         signal,
         enforcement: method,
     }])

@@ -122,6 +122,21 @@ pub fn compression(kind: CompressionKind) -> fem_io::Compression {
     }
 }
 
+/// The system dof of `component` of `node` in a model numbered by `dofmap` (its free dofs),
+/// `None` when the dof is fixed (eliminated) or not the model's.
+pub fn system_dof(
+    dofmap: &DofMap,
+    node: usize,
+    component: usize,
+) -> Option<fem_constraints::SystemDof> {
+    if component >= dofmap.n_comp() {
+        return None;
+    }
+    dofmap
+        .free(node * dofmap.n_comp() + component)
+        .map(fem_constraints::SystemDof::new)
+}
+
 /// Builds the Dirichlet conditions: locate each set's dofs, parse its functions, check them
 /// on the run's interval, and merge the sets (refusing a dof prescribed twice differently).
 ///
@@ -145,7 +160,7 @@ pub fn dirichlet_conditions(
         let global = locate_dofs(mesh, d.into(), &field, dofmap.n_comp())?;
         let mut dofs = Vec::with_capacity(global.len());
         for g in global {
-            match dofmap.free(g) {
+            match system_dof(dofmap, g / dofmap.n_comp(), g % dofmap.n_comp()) {
                 Some(f) => dofs.push(f),
                 None => {
                     return Err(invalid(

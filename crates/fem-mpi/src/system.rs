@@ -217,7 +217,7 @@ impl DistributedSolid {
             .enumerate()
             .filter(|(_, (dof, _, _))| local_of.get(*dof).is_some_and(|&l| l != usize::MAX))
             .map(|(index, (dof, _, enforcement))| DirichletSet {
-                dofs: vec![local_of[dof]],
+                dofs: vec![fem_constraints::SystemDof::new(local_of[dof])],
                 signal: whole.shared_signal(index),
                 enforcement,
             })

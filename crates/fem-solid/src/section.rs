@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use fem_assembly::{DofMap, SolidError, SolidOperator};
-use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, TimeFunction};
+use fem_constraints::{
+    DirichletConditions, DirichletSet, Enforcement, Prescribed, SystemDof, TimeFunction,
+};
 use fem_elements::solid::{FaceKind, Lumping, Material, MaterialError, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::{CellKind, Mesh};
@@ -748,7 +750,7 @@ impl SolidSection {
             .iter()
             .enumerate()
             .map(|(index, (dof, _, e))| DirichletSet {
-                dofs: vec![dof],
+                dofs: vec![SystemDof::new(dof)],
                 signal: shared.shared_signal(index),
                 enforcement: e,
             })
@@ -794,8 +796,7 @@ impl SolidSection {
             let angle = Arc::new(angle);
             for &node in &group.nodes {
                 for c in 0..3 {
-                    let g = 3 * node + c;
-                    let dof = dofmap.free(g).ok_or_else(|| {
+                    let dof = fem_model::build::system_dof(dofmap, node, c).ok_or_else(|| {
                         InputError::invalid(
                             format!("{field}.group"),
                             format!(

@@ -113,6 +113,12 @@ impl SolidSystem {
         &self.operator
     }
 
+    /// The system dof of `component` of `node` (the mesh's numbering), `None` when it is
+    /// fixed: the dofs Dirichlet sets for this system take ([`fem_constraints::SystemDof`]).
+    pub fn system_dof(&self, node: usize, component: usize) -> Option<fem_constraints::SystemDof> {
+        fem_model::build::system_dof(self.operator.dofmap(), node, component)
+    }
+
     /// The operator, shared (the frames of a model use it).
     pub fn shared_operator(&self) -> Arc<SolidOperator> {
         self.operator.clone()

@@ -136,7 +136,7 @@ fn affine_motion_is_reproduced_in_one_explicit_and_one_linearly_implicit_step() 
             let sets: Vec<DirichletSet> = (0..n_free)
                 .filter(|&g| boundary[g / 3])
                 .map(|g| DirichletSet {
-                    dofs: vec![g],
+                    dofs: vec![fem_constraints::SystemDof::new(g)],
                     signal: Arc::new(Affine {
                         x: body.points[g / 3],
                         component: g % 3,

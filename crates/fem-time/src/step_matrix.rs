@@ -509,7 +509,7 @@ mod tests {
         let diagonal: Vec<f64> = (0..n_dofs).map(|i| 1.0 + 0.1 * i as f64).collect();
         let consistent = sparse::linear_combination(&[(1e-3, &k)], Some((1.0, &diagonal)));
         let conditions = DirichletConditions::new(&[DirichletSet {
-            dofs: vec![0, 5, 17],
+            dofs: [0, 5, 17].map(fem_constraints::SystemDof::new).to_vec(),
             signal: Arc::new(Prescribed::new(TimeFunction::Constant(0.0))),
             enforcement: Enforcement::Direct,
         }])

@@ -117,7 +117,7 @@ fn signal() -> Arc<dyn Signal> {
 
 fn conditions(signal: &Arc<dyn Signal>, method: Enforcement) -> DirichletConditions {
     DirichletConditions::new(&[DirichletSet {
-        dofs: vec![0],
+        dofs: vec![fem_constraints::SystemDof::new(0)],
         signal: signal.clone(),
         enforcement: method,
     }])
