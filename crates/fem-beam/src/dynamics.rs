@@ -641,7 +641,7 @@ impl NewtonKktStepper {
                 tolerance: self.settings.step_tolerance,
             });
         }
-        let on_seabed = contact.held.iter().filter(|&&h| h).count();
+        let on_seabed = contact.nodes_on_seabed(&self.h.model);
         self.tension = tension.iter().map(|t| t / half).collect();
         let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
         self.h.advance(
@@ -697,30 +697,15 @@ impl NewtonKktStepper {
     }
 }
 
-/// The seabed's active set of a starting configuration: the nodes at (or below) the plane.
+/// The seabed's active set of a starting configuration: the conditions of
+/// [`crate::seabed`] it meets with equality (or violates).
 pub(crate) fn initial_contact(model: &BeamModel, x: &[f64]) -> ActiveSet {
-    let held = match model.seabed() {
-        Some(sb) => {
-            let n_s = model.n_scalar();
-            (0..model.n_nodes())
-                .map(|i| !model.is_fixed(2 * i) && x[sb.axis * n_s + 2 * i] <= sb.level)
-                .collect()
-        }
-        None => Vec::new(),
-    };
-    ActiveSet { held }
+    ActiveSet::of(model, x)
 }
 
-/// Keeps the held nodes of `x` (a predictor) on the seabed.
+/// Keeps `x` (a predictor) on the seabed's active conditions ([`crate::seabed::project`]).
 pub(crate) fn hold_contact(model: &BeamModel, contact: &ActiveSet, x: &mut [f64]) {
-    if let Some(sb) = model.seabed() {
-        let n_s = model.n_scalar();
-        for (i, &h) in contact.held.iter().enumerate() {
-            if h {
-                x[sb.axis * n_s + 2 * i] = sb.level;
-            }
-        }
-    }
+    crate::seabed::project_all(model, contact, x);
 }
 
 /// Parameters of the time-discretized penalty scheme (93).
@@ -1149,20 +1134,14 @@ pub(crate) fn report_from_slice(r: &[f64]) -> StepReport {
     }
 }
 
-/// The seabed's active set as numbers (1 for a held node).
+/// The seabed's active set as numbers (the bits of [`crate::seabed`]'s conditions).
 pub(crate) fn held_to_vec(contact: &ActiveSet) -> Vec<f64> {
-    contact
-        .held
-        .iter()
-        .map(|&h| f64::from(u8::from(h)))
-        .collect()
+    contact.to_numbers()
 }
 
 /// The active set from [`held_to_vec`].
-pub(crate) fn held_from_slice(contact: &mut ActiveSet, v: &[f64]) {
-    for (h, &x) in contact.held.iter_mut().zip(v) {
-        *h = x != 0.0;
-    }
+pub(crate) fn held_from_slice(model: &BeamModel, contact: &mut ActiveSet, v: &[f64]) {
+    *contact = ActiveSet::from_numbers(model, v);
 }
 
 /// Flattens `[x, y, z]` triples for a state field.
@@ -1233,8 +1212,12 @@ impl NewtonKktStepper {
         self.tension
             .copy_from_slice(fem_time::restored(fields, "tensions", n)?);
         if let Some((_, contact)) = &mut self.blocks {
-            let m = contact.held.len();
-            held_from_slice(contact, fem_time::restored(fields, "on_seabed", m)?);
+            let m = contact.active.len();
+            held_from_slice(
+                &self.h.model,
+                contact,
+                fem_time::restored(fields, "on_seabed", m)?,
+            );
         }
         Ok(())
     }

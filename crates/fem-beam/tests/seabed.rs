@@ -76,7 +76,7 @@ fn the_static_touchdown_point_converges_to_the_closed_form() {
         }
     };
     let mut rows = Vec::new();
-    for n in [36, 144, 576] {
+    for n in [36, 72, 144, 288, 576] {
         let (model, sol) = statics(n);
         assert!(
             sol.report.iterations <= 8,
@@ -112,13 +112,17 @@ fn the_static_touchdown_point_converges_to_the_closed_form() {
         );
     }
     for w in rows.windows(2) {
-        // The solution's curvature jumps at the touchdown point: second order.
-        assert!(w[0].1 / w[1].1 > 12.0, "{rows:?}");
-        assert!(w[0].2 / w[1].2 > 12.0, "{rows:?}");
-        // Contact at the nodes only: the cubic dips between them near the touchdown point, O(h²).
-        assert!(w[0].3 / w[1].3 > 12.0 && w[1].3 < 0.0, "{rows:?}");
+        // The whole curve stays above the seabed (the Bézier hull of every element does):
+        // before the contact moved from the nodes to the control points, the cubic dipped
+        // between nodes near the touchdown point (−3.3e-2 m at N = 36).
+        assert!(w[1].3 >= 0.0 && w[0].3 >= 0.0, "{rows:?}");
+        assert!(w[1].1 < w[0].1, "{rows:?}");
     }
-    assert!(rows[2].2 < 2e-4);
+    // The curvature jumps at the touchdown point: the nodal error converges at order ≈ 1.5
+    // over N = 36 … 576 (where the touchdown falls in its element changes with N).
+    let order = (rows[0].1 / rows[4].1).ln() / 16f64.ln();
+    assert!(order > 1.4, "order {order:.2}: {rows:?}");
+    assert!(rows[4].2 < 2e-4, "{rows:?}");
 }
 
 /// From the taut polyline the least-squares tensions can be compressive and the touchdown
@@ -228,7 +232,11 @@ fn lift_off_conserves_the_energy_balance_and_never_penetrates() {
     );
     assert!(2 * held < held0 + 1, "{held0} → {held}");
     assert!(last.support_work > 0.5 * e0.abs());
-    assert!(balance < 1e-12);
+    // To the Newton tolerance: a node lifting off first rolls on one control point (its
+    // height and tangent moving together), whose tangent residual is left at the tolerance
+    // like any free dof's; steps stopped after two iterations (the error an update leaves
+    // estimated from its contraction) leave up to 1e-8 J each.
+    assert!(balance < 2e-11, "{balance:e}");
     assert!(lowest >= 0.0);
 }
 
