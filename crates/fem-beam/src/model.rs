@@ -443,6 +443,16 @@ impl BeamModel {
         self.options.seabed
     }
 
+    /// The height above the seabed of the lowest Bézier control point of any element of
+    /// `state` (`None` without a seabed): every point of the curve is at least this high,
+    /// since an element's cubic lies in the convex hull of its control points
+    /// (`docs/theory/inextensible_beam.md`, (S1)). Negative: part of the hull is below.
+    pub fn seabed_clearance(&self, state: &BeamState) -> Option<f64> {
+        self.options
+            .seabed
+            .map(|_| crate::seabed::lowest_control_point(self, &state.to_columns()))
+    }
+
     /// Where `|x'| = 1` is imposed.
     pub fn constraint_points(&self) -> ConstraintPoints {
         self.options.constraint_points

@@ -682,7 +682,7 @@ impl Model for BeamRun {
         self.scheme.stepper_mut()
     }
     fn history_columns(&self) -> Vec<String> {
-        [
+        let mut columns = [
             "max_stretch_error",
             "iterations",
             "residual",
@@ -693,7 +693,11 @@ impl Model for BeamRun {
             "nodes_on_seabed",
         ]
         .map(String::from)
-        .to_vec()
+        .to_vec();
+        if self.sample_model.seabed().is_some() {
+            columns.push("seabed_clearance".into());
+        }
+        columns
     }
     fn history_values(&self, _report: &FrameworkReport, out: &mut Vec<f64>) {
         let r = self.scheme.last_report();
@@ -707,6 +711,9 @@ impl Model for BeamRun {
             r.seabed_work,
             r.nodes_on_seabed as f64,
         ]);
+        if let Some(c) = self.sample_model.seabed_clearance(&self.scheme.state()) {
+            out.push(c);
+        }
     }
     fn frame(&mut self) -> Frame<'_> {
         let samples = self
