@@ -89,9 +89,11 @@ pub struct StepReport {
     /// schemes, which do not track it).
     pub support_work: f64,
     /// Work done on the beam since `t = 0` by the seabed (J, ≤ 0): nonzero only at steps where
-    /// a node lands (a held node does not move, a node lifting off is free).
+    /// a contact condition becomes active (a landing; a held condition does not move, lifting
+    /// off is free): `Σ μ_k (L − g_k(xⁿ))`, `docs/theory/inextensible_beam.md` (S5).
     pub seabed_work: f64,
-    /// Nodes held on the seabed at `t_{n+1}` (0 without a seabed).
+    /// Nodes lying on the seabed at `t_{n+1}` (height at the level, tangent level; 0 without
+    /// a seabed).
     pub nodes_on_seabed: usize,
 }
 

@@ -124,8 +124,9 @@ pub enum ConstraintPoints {
     NodesAndMidpoints,
 }
 
-/// A horizontal seabed: the plane `x[axis] = level`, the beam's nodes kept at
-/// `x[axis] ≥ level` by frictionless unilateral contact.
+/// A horizontal seabed: the plane `x[axis] = level`, the whole beam kept at `x[axis] ≥ level`
+/// by frictionless unilateral contact of the Bézier control points of its elements
+/// (`docs/theory/inextensible_beam.md`, (S1)–(S5)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Seabed {
     /// The vertical component (0, 1 or 2); gravity should point along `−e_axis`.
@@ -139,7 +140,7 @@ pub struct Seabed {
 pub struct BeamOptions {
     /// Where `|x'| = 1` is imposed (default: 2 Gauss points per element).
     pub constraint_points: ConstraintPoints,
-    /// An optional seabed (unilateral contact at the nodes).
+    /// An optional seabed (unilateral contact of the whole curve).
     pub seabed: Option<Seabed>,
 }
 
