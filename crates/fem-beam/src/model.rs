@@ -787,6 +787,103 @@ impl BeamModel {
         }
         out
     }
+
+    /// Where `state` passes through itself, if it does: the arc lengths `(s₁, s₂)` of two
+    /// points of the curve closer than `10⁻⁹ L` that are not neighbours along it, found on the
+    /// polyline of `per_element` samples per element (two of its segments that share no
+    /// sample). An inextensible beam cannot pass through itself, so such a shape — a loop
+    /// Newton may converge to from some starts — is not a physical equilibrium.
+    ///
+    /// The segments are bucketed in a uniform grid of cells as large as the longest segment
+    /// (a hash map of the occupied cells), so the search is linear in the number of samples
+    /// for a curve that does not pile many segments into one cell.
+    pub fn self_crossing(&self, state: &BeamState, per_element: usize) -> Option<(f64, f64)> {
+        let samples = self.sample(state, per_element);
+        let n_seg = samples.len().saturating_sub(1);
+        if n_seg < 3 {
+            return None;
+        }
+        let tol = 1e-9 * self.length();
+        let seg = |i: usize| (samples[i].position, samples[i + 1].position);
+        let cell = (0..n_seg)
+            .map(|i| {
+                let (a, b) = seg(i);
+                dist(a, b)
+            })
+            .fold(tol, f64::max);
+        if !cell.is_finite() {
+            return None;
+        }
+        let index = |v: f64| (v / cell).floor() as i64;
+        let mut grid: std::collections::HashMap<[i64; 3], Vec<usize>> =
+            std::collections::HashMap::new();
+        for i in 0..n_seg {
+            let (a, b) = seg(i);
+            let lo: [i64; 3] = std::array::from_fn(|c| index(a[c].min(b[c]) - tol));
+            let hi: [i64; 3] = std::array::from_fn(|c| index(a[c].max(b[c]) + tol));
+            for x in lo[0]..=hi[0] {
+                for y in lo[1]..=hi[1] {
+                    for z in lo[2]..=hi[2] {
+                        grid.entry([x, y, z]).or_default().push(i);
+                    }
+                }
+            }
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for list in grid.values() {
+            for (k, &i) in list.iter().enumerate() {
+                for &j in &list[k + 1..] {
+                    let (i, j) = (i.min(j), i.max(j));
+                    if j < i + 2 || best.is_some_and(|b| (i, j) >= b) {
+                        continue;
+                    }
+                    let ((p0, p1), (q0, q1)) = (seg(i), seg(j));
+                    if segment_distance(p0, p1, q0, q1) < tol {
+                        best = Some((i, j));
+                    }
+                }
+            }
+        }
+        best.map(|(i, j)| (samples[i].s, samples[j].s))
+    }
+}
+
+/// The distance between the segments `[p0, p1]` and `[q0, q1]` (closest points clamped to
+/// both segments; Ericson, *Real-Time Collision Detection*, 5.1.9).
+fn segment_distance(p0: [f64; 3], p1: [f64; 3], q0: [f64; 3], q1: [f64; 3]) -> f64 {
+    let (d1, d2, r) = (sub(p1, p0), sub(q1, q0), sub(p0, q0));
+    let (a, e, f) = (dot(d1, d1), dot(d2, d2), dot(d2, r));
+    let (mut s, mut t);
+    if a <= f64::MIN_POSITIVE && e <= f64::MIN_POSITIVE {
+        return norm(r);
+    }
+    if a <= f64::MIN_POSITIVE {
+        s = 0.0;
+        t = (f / e).clamp(0.0, 1.0);
+    } else {
+        let c = dot(d1, r);
+        if e <= f64::MIN_POSITIVE {
+            t = 0.0;
+            s = (-c / a).clamp(0.0, 1.0);
+        } else {
+            let b = dot(d1, d2);
+            let denom = a * e - b * b;
+            s = if denom > 0.0 {
+                ((b * f - c * e) / denom).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            t = (b * s + f) / e;
+            if t < 0.0 {
+                t = 0.0;
+                s = (-c / a).clamp(0.0, 1.0);
+            } else if t > 1.0 {
+                t = 1.0;
+                s = ((b - c) / a).clamp(0.0, 1.0);
+            }
+        }
+    }
+    norm(sub(add(p0, scale(d1, s)), add(q0, scale(d2, t))))
 }
 
 /// One sample of the Hermite interpolation.
