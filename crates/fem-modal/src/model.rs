@@ -6,7 +6,8 @@
 //! contact points as vertices, placed at their obstacle's height (point data
 //! `contact_force`, the impulse over the step divided by Δt); `history.csv` has
 //! `step,t,kinetic,potential,total,n_active,lcp_iterations,lcp_residual,min_gap,
-//! contact_force_total`, `total` the physical energy `½ Σ m (q̇² + ω² q²)`, which the scheme
+//! contact_force_total` (the contact columns only with a `contact` section: without one the
+//! string rings freely), `total` the physical energy `½ Σ m (q̇² + ω² q²)`, which the scheme
 //! conserves to round-off in free flight and through elastic impacts (`e = 1`) and never
 //! increases through an impact with `e < 1`; `probes.csv` has `t` and the displacement at each
 //! `output.probes` position, every step.
@@ -116,6 +117,9 @@ pub struct ModalStringModel {
     force: Vec<f64>,
     /// The smallest gap at `t0` (the history's first row).
     initial_min_gap: f64,
+    /// Whether the input has a `contact` section: without one the string rings freely and
+    /// the history has no contact columns (a gap to no obstacle is not a number).
+    has_contact: bool,
 }
 
 impl ModalStringModel {
@@ -379,6 +383,7 @@ impl ModalStringModel {
             velocity: vec![0.0; 3 * n_points],
             force: vec![0.0; n_points],
             initial_min_gap,
+            has_contact: !contact_points.is_empty(),
             modes,
             stepper,
             grid,
@@ -415,6 +420,9 @@ impl Model for ModalStringModel {
         &mut self.stepper
     }
     fn history_columns(&self) -> Vec<String> {
+        if !self.has_contact {
+            return Vec::new();
+        }
         [
             "n_active",
             "lcp_iterations",
@@ -426,6 +434,9 @@ impl Model for ModalStringModel {
         .to_vec()
     }
     fn history_values(&self, _report: &StepReport, out: &mut Vec<f64>) {
+        if !self.has_contact {
+            return;
+        }
         let r = self.stepper.last_contact();
         let min_gap = if self.stepper.step_index() == 0 {
             self.initial_min_gap
