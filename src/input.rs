@@ -56,6 +56,7 @@ impl Input {
             time: &self.time,
             output: &self.output,
             budget,
+            scheme: None,
         }
     }
 

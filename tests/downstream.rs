@@ -9,8 +9,8 @@ use fem::constraints::{
 };
 use fem::nalgebra::DMatrix;
 use fem::time::{
-    AlphaScheme, BackwardEuler, Mass, Matrix, NewtonSettings, NodalStepper, SecondOrderSystem,
-    StepSettings, Stepper,
+    AlphaScheme, BackwardEuler, EvalError, Mass, Matrix, NewtonSettings, NodalStepper,
+    SecondOrderSystem, StepSettings, Stepper, TangentKind,
 };
 
 /// Two masses on a nonlinear (stiffening) spring, the first one driven:
@@ -28,16 +28,24 @@ impl SecondOrderSystem for DrivenPair {
     fn mass(&self) -> &Mass {
         &self.mass
     }
-    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
         let s = x[0] - x[1];
         let spring = self.k * s + self.kappa * s.powi(3);
         f[0] = spring;
         f[1] = -spring;
+        Ok(())
     }
-    fn tangent(&self, x: &[f64]) -> Matrix {
+    fn tangent_kind(&self) -> TangentKind {
+        TangentKind::Symmetric
+    }
+    fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
         let s = x[0] - x[1];
         let kt = self.k + 3.0 * self.kappa * s * s;
-        Matrix::Dense(DMatrix::from_row_slice(2, 2, &[kt, -kt, -kt, kt]))
+        Ok(Matrix::Dense(DMatrix::from_row_slice(
+            2,
+            2,
+            &[kt, -kt, -kt, kt],
+        )))
     }
     fn potential_energy(&self, x: &[f64]) -> Option<f64> {
         let s = x[0] - x[1];

@@ -15,7 +15,7 @@
 use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts};
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
-use fem_model::input::{InitialField, LcpSolverKind, SchemeKind};
+use fem_model::input::{InitialField, LcpSolverKind, OfferedScheme};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
@@ -87,7 +87,10 @@ impl ModelSection for ModalStringSection {
             exact_start: true,
             probes: true,
             samples: true,
-            schemes: &[SchemeKind::ModalMoreauJean],
+            schemes: &[OfferedScheme {
+                name: fem_time::nonsmooth::modal::NAME,
+                settings: &[],
+            }],
         }
     }
 

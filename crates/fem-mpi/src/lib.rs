@@ -6,7 +6,7 @@
 //! | [`partition`] | recursive coordinate bisection of the cells (deterministic, no library) |
 //! | [`subdomain`] | one rank's cells and nodes (owned, ghost) and the exchange plan whose fixed-order sums are the serial gather's |
 //! | `collective` (feature `mpi`) | agreement between ranks on a failure, so that all stop together |
-//! | `system` (feature `mpi`) | `DistributedSolid`: a subdomain as a `fem_solid::LeapFrogSystem`, so `fem_solid::DefExp` runs on it unchanged |
+//! | `system` (feature `mpi`) | `DistributedSolid`: a subdomain as a `fem_time::LeapFrogSystem`, so `fem_time::DefExp` runs on it unchanged |
 //! | `run` (feature `mpi`) | `DistributedSolidRun`: set-up on every rank, the step loop, pieces, `.pvtu`, `.pvd`, history and per-rank checkpoints |
 //!
 //! Without the feature `mpi` the crate holds the MPI-free parts (tested in the default build);

@@ -22,9 +22,9 @@ use fem_io::{
     Checkpoint, CheckpointArray, Compression, Field, Frame, HistoryWriter, OutputError, PvdWriter,
     VtkCells, write_pvtu, write_vtu,
 };
-use fem_model::input::SchemeKind;
 use fem_model::{InputError, ModelSection, Sections};
-use fem_solid::{DefExp, LeapFrogSystem, SolidSection};
+use fem_solid::SolidSection;
+use fem_time::{DefExp, LeapFrogSystem};
 use fem_time::{
     EnergyBalanceTracker, Invariant, NodalStepper, StateField, StateKind, StepError, StepSettings,
     Stepper, TimeGrid,
@@ -175,17 +175,21 @@ impl DistributedSolidRun {
         section: &SolidSection,
         input: &Sections<'_>,
     ) -> Result<Self, InputError> {
-        fem_model::check_uses(SolidSection::NAME, &section.uses(), input)?;
-        if input.time.scheme != SchemeKind::DefExp {
+        let scheme = fem_model::check_uses(SolidSection::NAME, &section.uses(), input)?;
+        if scheme.name != fem_time::leapfrog::def_exp::NAME {
             return Err(InputError::invalid(
                 "time.scheme",
                 format!(
                     "a run on {} MPI processes needs the explicit scheme 'def_exp' (DEF_EXP); '{}' runs on one process: start it without mpirun",
                     world.size(),
-                    input.time.scheme.name()
+                    scheme.name
                 ),
             ));
         }
+        let input = &Sections {
+            scheme: Some(scheme),
+            ..*input
+        };
         let setup = section.setup(input)?;
         let n = setup.kind.n_nodes();
         let size = world.size() as usize;
@@ -220,7 +224,7 @@ impl DistributedSolidRun {
         let x0 = vec![0.0; v0.len()];
         let critical = system
             .critical_step(&x0)
-            .map_err(|m| InputError::invalid("mesh", m))?;
+            .map_err(|e| InputError::invalid("mesh", e.to_string()))?;
         let (grid, scheme_line) = section.time_grid(input, setup.grid, critical.dt)?;
         let dirichlet = system.dirichlet(&setup.dirichlet);
         let settings = StepSettings::new(grid.dt())
@@ -280,7 +284,7 @@ impl DistributedSolidRun {
         self.stepper
             .step()
             .map(|_| ())
-            .map_err(|e| DistributedError::Run(format!("the run failed: {e}")))
+            .map_err(|e| step_failure(&self.world, e))
     }
 
     /// Steps to the end of the grid (or `options.max_steps`), writing the outputs. Collective.
@@ -328,7 +332,7 @@ impl DistributedSolidRun {
         for n in first_step + 1..=n_steps {
             self.stepper
                 .step()
-                .map_err(|e| DistributedError::Run(format!("the run failed: {e}")))?;
+                .map_err(|e| step_failure(&self.world, e))?;
             // On the cadence of an uninterrupted run, and the last step of a cut-short one
             // (which a checkpoint does not count: a resumed run writes what the whole run
             // would).
@@ -525,6 +529,21 @@ struct Outputs {
     last_time: f64,
     /// The energy balance at the rows written.
     balance: EnergyBalanceTracker,
+}
+
+/// A step failed on every rank together (the steppers agree on failures): the failure as the
+/// lowest rank that met it names it (with its rank), on every rank. Collective.
+fn step_failure(world: &SimpleCommunicator, e: StepError) -> DistributedError {
+    let met_here = !matches!(
+        e,
+        StepError::Evaluation {
+            source: fem_time::EvalError::Elsewhere,
+            ..
+        }
+    );
+    let mine = met_here.then(|| format!("rank {}: {e}", world.rank()));
+    let message = first_message(world, mine).unwrap_or_else(|| e.to_string());
+    DistributedError::Run(format!("the run failed: {message}"))
 }
 
 fn agreed(world: &SimpleCommunicator, mine: Option<String>) -> Result<(), DistributedError> {

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use common::*;
 use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Signal};
 use fem_elements::solid::{MaterialModel, SolidKind};
-use fem_solid::{CriticalStepCheck, DefExp, DefLim, SolidMass, SolidSystem};
+use fem_solid::{SolidMass, SolidSystem};
+use fem_time::{CriticalStepCheck, DefExp, DefLim};
 use fem_time::{NodalStepper, StateField, StepError, StepSettings, Stepper};
 
 fn column() -> (SolidSystem, Vec<f64>) {
