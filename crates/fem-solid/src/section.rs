@@ -28,11 +28,38 @@ use crate::system::{SolidMass, SolidSystem};
 use fem_time::DefLim;
 use fem_time::{CriticalStepCheck, DefExp};
 
-/// The model's own bytes per mesh node, for the memory budget checked before the mesh is
-/// built: the cells' geometry (≈ 0.6–1.6 kB a cell, 1–6 cells a node), the tangent's pattern
-/// and values (≈ 81 entries a row, 3 rows a node, 16 bytes an entry) and the state vectors.
-/// A DEF_LIM factor's fill grows faster than the node count and is not counted here.
+/// The model's own bytes per mesh node with an implicit scheme (DEF_LIM, alpha, backward
+/// Euler), for the memory budget checked before the mesh is built: the cells' geometry
+/// (≈ 0.6–1.6 kB a cell, 1–6 cells a node), the tangent's pattern and values (≈ 81 entries a
+/// row, 3 rows a node, 16 bytes an entry) and the state vectors. A DEF_LIM factor's fill grows
+/// faster than the node count and is not counted here.
 const BYTES_PER_NODE: f64 = 8192.0;
+
+/// DEF_EXP's own bytes per mesh node and per cell, besides the mesh's
+/// ([`fem_model::resources::mesh_bytes`]): fitted to the peak resident memory of `fem run`
+/// on boxes of hex8 (10³ … 60³ cells), tet4 (10³ … 40³) and tet10 (20³, 30³), frame 0 written
+/// and three steps taken, so that the estimate is above every measured peak and within 1.5×
+/// of it (`tests/solid_memory.rs`; the figures in `docs/performance.md`). An explicit run keeps
+/// no tangent: per node the lumped mass, the state and force vectors and the gather plan, per
+/// cell its compact geometry and force slots.
+const EXPLICIT_BYTES_PER_NODE: f64 = 2300.0;
+/// See [`EXPLICIT_BYTES_PER_NODE`].
+const EXPLICIT_BYTES_PER_CELL: f64 = 500.0;
+
+/// The model's own bytes per mesh node for the memory estimate of [`build_mesh`]: with
+/// DEF_EXP, [`EXPLICIT_BYTES_PER_NODE`] plus [`EXPLICIT_BYTES_PER_CELL`] times the cells per
+/// node of a generated box (exact), or of a mesh file's worst case, tet4's 6 (its cell kind is
+/// not known before its header is read); with an implicit scheme, [`BYTES_PER_NODE`].
+fn model_bytes_per_node(scheme: &str, mesh: &fem_model::input::MeshInput) -> f64 {
+    if scheme != def_exp::NAME {
+        return BYTES_PER_NODE;
+    }
+    let cells_per_node = match fem_model::build::generated_mesh_counts(mesh) {
+        Some((nodes, cells, _)) if nodes > 0.0 => cells / nodes,
+        _ => 6.0,
+    };
+    EXPLICIT_BYTES_PER_NODE + EXPLICIT_BYTES_PER_CELL * cells_per_node
+}
 
 const SECTION: &str = "model.solid";
 
@@ -455,7 +482,7 @@ impl SolidSection {
                 "a solid needs a volume mesh: 'file' or 'box'".into(),
             )
         })?;
-        let mesh = build_mesh(input, mesh_input, BYTES_PER_NODE)?;
+        let mesh = build_mesh(input, mesh_input, model_bytes_per_node(scheme, mesh_input))?;
         let (material, density) = material(&self.material)?;
         let cells = solid_cells(&mesh, &self.region)?;
         // The output, before the operator is built (with `auto_dt` checked again once the
