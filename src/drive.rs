@@ -159,13 +159,13 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// The process exit code: 2 when nothing was run (the output location, or an initial
-    /// state that is not finite), 1 otherwise.
+    /// The process exit code: 2 when nothing was run (the output location), 1 otherwise —
+    /// also for a value that is not finite at step 0: the input passed the checks `fem check`
+    /// makes (which refuse an initial energy that is not a number, naming the key), so what
+    /// fails there is the run.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::OutputLocation(_)
-            | RunError::Checkpoint(_)
-            | RunError::NonFinite { step: 0, .. } => 2,
+            RunError::OutputLocation(_) | RunError::Checkpoint(_) => 2,
             _ => 1,
         }
     }

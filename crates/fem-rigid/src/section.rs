@@ -573,6 +573,40 @@ fn add_body(
             "an angular velocity",
         )?),
     };
+    // The energies of the initial state must be numbers (an angular velocity of 1e200 passed
+    // `fem check` and stopped the run at step 0 with an infinite kinetic energy).
+    let omega = match angular_velocity {
+        AngularVelocity::Body(w) | AngularVelocity::Spatial(w) => w,
+    };
+    let spin: f64 = (0..3)
+        .map(|r| omega[r] * (0..3).map(|c| props.inertia[r][c] * omega[c]).sum::<f64>())
+        .sum();
+    let gravity_scale = norm(set.gravity());
+    for (key, value) in [
+        ("angular_velocity", 0.5 * spin),
+        (
+            "velocity",
+            0.5 * props.mass * crate::mat3::dot(velocity, velocity),
+        ),
+        (
+            if fixed_point.is_some() {
+                "fixed_point"
+            } else {
+                "position"
+            },
+            props.mass * gravity_scale * norm(position),
+        ),
+    ] {
+        if !value.is_finite() {
+            return Err(InputError::invalid(
+                at(key),
+                format!(
+                    "too large: the body's energy from it is not a finite number ({value}); give a \
+                     value whose energy can be computed"
+                ),
+            ));
+        }
+    }
     let body = RigidBody {
         mass: props.mass,
         inertia: props.inertia,
