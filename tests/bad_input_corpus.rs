@@ -276,6 +276,26 @@ fn made_cases() -> Vec<Case> {
         .expect("a CSV file"),
     );
 
+    // An expression of 3 million terms (issue 28: 1.8 GB and not done in 400 s): refused by
+    // its length before it is built.
+    std::fs::write(
+        dir.join("expression_3e6_terms.yaml"),
+        format!(
+            "mesh: {{ line: {{ length: 1.0, cells: 10 }} }}\nmodel:\n  string: {{ density: 1, tension: 1 }}\n\
+             dirichlet:\n  - {{ nodes: [0], value: \"{}\" }}\nfixed:\n  - {{ nodes: [10] }}\n\
+             time: {{ scheme: alpha, dt: 0.01, t_end: 1.0 }}\n",
+            vec!["t"; 3_000_000].join("+")
+        ),
+    )
+    .unwrap();
+    cases.push(
+        Case::new(
+            &["check", &at("expression_3e6_terms.yaml")],
+            "expression_3e6_terms.yaml",
+        )
+        .expect("at most 4096"),
+    );
+
     // Output locations that cannot be written: exit 2, the run has not started.
     let good = root()
         .join("inputs/string_pluck.yaml")
