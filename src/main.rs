@@ -156,7 +156,7 @@ fn main() -> ExitCode {
             max_steps,
             resume,
         } => cmd_run(file, output.as_ref(), *max_steps, *resume, &cli),
-        Command::Check { file } => cmd_check(file),
+        Command::Check { file } => cmd_check(file, &cli),
         Command::Mesh { file } => cmd_mesh(file),
     };
     match result {
@@ -228,7 +228,8 @@ fn cmd_run(
     let out_dir = output
         .cloned()
         .unwrap_or_else(|| PathBuf::from("out").join(&base));
-    let (input, mut model) = fem::prepare_writing_to(file, Some(&out_dir))?;
+    let (input, mut model) =
+        with_setup_reports(cli, || fem::prepare_writing_to(file, Some(&out_dir)))?;
     let fingerprint = fem::input_fingerprint(file, &input)?;
     let grid = model.grid();
     if grid.dt_adjusted() {
@@ -277,8 +278,40 @@ fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
-fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
-    let (input, model) = fem::prepare(file)?;
+/// Runs a model's set-up (`f`), telling on standard error what it is doing once it has taken
+/// more than 2 s (or `FEM_PROGRESS_AFTER` seconds): [`fem::model::progress`]. Silent with `-q`.
+fn with_setup_reports<T>(cli: &Cli, f: impl FnOnce() -> T) -> T {
+    use fem::model::progress;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+    if cli.quiet {
+        return f();
+    }
+    let after = std::env::var("FEM_PROGRESS_AFTER")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map_or(Duration::from_secs(2), Duration::from_secs_f64);
+    progress::report_after(after);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let beat = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                progress::heartbeat();
+            }
+        })
+    };
+    let out = f();
+    progress::done();
+    stop.store(true, Ordering::Relaxed);
+    let _ = beat.join();
+    out
+}
+
+fn cmd_check(file: &std::path::Path, cli: &Cli) -> Result<(), FemError> {
+    let (input, model) = with_setup_reports(cli, || fem::prepare(file))?;
     say!("{}: ok", file.display());
     for line in model.describe() {
         say!("{line}");

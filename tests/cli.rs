@@ -244,3 +244,38 @@ fn a_thousand_element_cable_starts_by_uzawa() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("Uzawa iterations"), "{}", text(&out));
 }
+
+/// A long set-up says what it is doing (issue 28, item 13: `fem check` of 10⁶ beam elements or
+/// of 10⁴ modes against 10⁴ contact points computed for minutes without a word). Phases are
+/// told on standard error once the set-up has taken 2 s; `FEM_PROGRESS_AFTER=0` tells every
+/// one (so this test need not wait), and `-q` none.
+#[test]
+fn a_slow_set_up_says_what_it_is_doing() {
+    let check = |input: &str, quiet: bool| {
+        let mut args = vec!["check", input];
+        if quiet {
+            args.insert(0, "-q");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_fem"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("FEM_PROGRESS_AFTER", "0")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let beam = check("inputs/beam_fall_kkt.yaml", false);
+    assert!(
+        beam.contains("fem: the beam's static start: Newton on the KKT system on 20 elements"),
+        "{beam}"
+    );
+    let modal = check("inputs/string_obstacle_point.yaml", false);
+    assert!(
+        modal.contains("the modal string's contact matrices: 1 contact points over 1000 modes"),
+        "{modal}"
+    );
+    let solid = check("inputs/solid_rotating_bar.yaml", false);
+    assert!(solid.contains("the solid's critical step"), "{solid}");
+    assert!(check("inputs/beam_fall_kkt.yaml", true).is_empty());
+}

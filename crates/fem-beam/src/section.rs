@@ -601,6 +601,14 @@ impl BeamRun {
                 format!("the static start did not converge: {e}"),
             )
         };
+        fem_model::progress::phase(format!(
+            "the beam's static start: {} on {} elements",
+            match static_solver {
+                StaticSolverInput::Uzawa => "Uzawa",
+                StaticSolverInput::Newton => "Newton on the KKT system",
+            },
+            b.elements
+        ));
         let (sol, static_report) = match static_solver {
             StaticSolverInput::Uzawa => {
                 if static_model.seabed().is_some() {

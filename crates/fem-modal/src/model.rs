@@ -316,6 +316,13 @@ impl ModalStringModel {
         let mut stepper =
             ModalMoreauJean::new(system, grid.dt(), grid.t0(), &q0, &v0).map_err(setup)?;
         if let Some(c) = input.contact {
+            let m = contact_points.len() as f64;
+            fem_model::progress::phase(format!(
+                "the modal string's contact matrices: {} contact points over {n_modes} modes \
+                 (about {:.1e} multiply-adds)",
+                contact_points.len(),
+                m * m * n_modes as f64
+            ));
             let contacts = UnilateralContacts::from_dense(
                 n_modes,
                 &modes.point_rows(&contact_points),

@@ -588,6 +588,8 @@ impl SolidSection {
         };
         let dofmap = setup.dofmap.clone();
         let mesh = &setup.mesh;
+        let n_cells = cells.connectivity.len() / cells.kind.n_nodes().max(1);
+        fem_model::progress::phase(format!("the solid's operator: {n_cells} cells"));
         let operator = SolidOperator::new(
             cells.kind,
             &mesh.points,
@@ -644,6 +646,9 @@ impl SolidSection {
                 n_prescribed
             ),
         ];
+        fem_model::progress::phase(format!(
+            "the solid's critical step: the largest eigenvalue of each of its {n_cells} cells"
+        ));
         let critical = system
             .critical_step(&x0)
             .map_err(|e| setup.operator_error(e))?;
