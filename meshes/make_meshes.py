@@ -342,6 +342,9 @@ $EndElements
 # An element refers to node tag 9, which does not exist.
 MISSING_NODE = INVERTED_TET.replace("1 2 1 3 4", "1 1 2 3 9")
 
+# Corrupt bytes where a node block's parametric flag belongs (7): not a parametric mesh.
+CORRUPT_PARAMETRIC_FLAG = INVERTED_TET.replace("3 1 0 4", "3 1 7 4")
+
 
 def bad_files():
     os.makedirs(BAD, exist_ok=True)
@@ -401,6 +404,7 @@ def bad_files():
     write_text(os.path.join(BAD, "empty.msh"), "")
     write_text(os.path.join(BAD, "inverted_tet.msh"), INVERTED_TET)
     write_text(os.path.join(BAD, "missing_node.msh"), MISSING_NODE)
+    write_text(os.path.join(BAD, "corrupt_parametric_flag.msh"), CORRUPT_PARAMETRIC_FLAG)
 
 
 def main():

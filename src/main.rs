@@ -234,9 +234,9 @@ fn cmd_run(
     let grid = model.grid();
     if grid.dt_adjusted() {
         log::warn!(
-            "time.dt = {} does not divide t_end - t0; using dt = {:e} ({} steps)",
-            grid.requested_dt(),
-            grid.dt(),
+            "time.dt = {} does not divide t_end - t0; using dt = {} ({} steps)",
+            fem::model::number::shown(grid.requested_dt()),
+            fem::model::number::shown(grid.dt()),
             grid.n_steps()
         );
     }
@@ -320,7 +320,7 @@ fn cmd_check(file: &std::path::Path, cli: &Cli) -> Result<(), FemError> {
     if grid.dt_adjusted() {
         say!(
             "  warning: time.dt = {} does not divide t_end - t0; dt is shortened to land on t_end",
-            grid.requested_dt()
+            fem::model::number::shown(grid.requested_dt())
         );
     }
     let every = input.output.every;

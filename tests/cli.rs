@@ -279,3 +279,39 @@ fn a_slow_set_up_says_what_it_is_doing() {
     assert!(solid.contains("the solid's critical step"), "{solid}");
     assert!(check("inputs/beam_fall_kkt.yaml", true).is_empty());
 }
+
+/// `fem check` reports in a person's terms (issue 28, item 14): no Rust `Debug` text
+/// (`AugmentedLagrangian { augmentation: 100000.0, … }`, `Ellipse(EllipseConstraint { … })`)
+/// and numbers rounded to at most six significant digits (not `9.000000000000001e-3`).
+#[test]
+fn check_reports_have_no_debug_text_and_rounded_numbers() {
+    for file in yaml_files("inputs") {
+        let out = fem(&["check", file.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        for debug in ["{", "}", "::", "Some(", "None", "(Ellipse", "Constraint"] {
+            assert!(
+                !report.contains(debug),
+                "{}: '{debug}' in\n{report}",
+                file.display()
+            );
+        }
+        for token in report.split(|c: char| !(c.is_ascii_alphanumeric() || ".-+".contains(c))) {
+            let t = token.trim_matches(|c: char| c == '.' || c == '-' || c == '+');
+            if !(t.contains('.') || t.contains('e')) || t.parse::<f64>().is_err() {
+                continue;
+            }
+            let mantissa = t.split(['e', 'E']).next().unwrap_or("");
+            let digits = mantissa
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect::<String>();
+            let significant = digits.trim_start_matches('0').len();
+            assert!(
+                significant <= 6,
+                "{}: the number {t} in\n{report}",
+                file.display()
+            );
+        }
+    }
+}

@@ -315,7 +315,7 @@ impl BeamModel {
                 return Err(BeamError::InvalidParameter {
                     name: "point_loads.node",
                     value: load.node as f64,
-                    expected: "a node index 0..=n_elements and a finite force",
+                    expected: "a node index from 0 to the number of elements, and a finite force",
                 });
             }
         }

@@ -13,7 +13,7 @@
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
 use fem_model::input::{OfferedScheme, TimeSetting};
-use fem_model::number::strict;
+use fem_model::number::{shown, strict};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{StepReport as FrameworkReport, Stepper, TimeGrid};
@@ -459,7 +459,7 @@ impl BeamRun {
             return Err(invalid(
                 "model.beam.point_loads",
                 format!(
-                    "node {} must be in 0..={} with a finite force",
+                    "node {} must be one of the nodes 0 to {} (the last) with a finite force",
                     l.node, b.elements
                 ),
             ));
@@ -714,15 +714,36 @@ impl BeamRun {
             ),
             format!("  static start: {static_report}"),
             format!(
-                "  time: {}, dt = {:e}, {} steps to {}",
+                "  time: {}, dt = {}, {} steps to {}",
                 match b.solver {
                     BeamSolverInput::EnergyConserving =>
                         "energy-conserving constrained midpoint rule".to_string(),
-                    other => format!("{other:?}, alpha = {alpha}"),
+                    BeamSolverInput::AugmentedLagrangian {
+                        augmentation,
+                        anderson,
+                    } => format!(
+                        "augmented Lagrangian (97) by Uzawa (augmentation r = {}{}), alpha = {}",
+                        shown(augmentation),
+                        if anderson {
+                            ", Anderson-accelerated"
+                        } else {
+                            ""
+                        },
+                        shown(alpha)
+                    ),
+                    BeamSolverInput::NewtonKkt => format!(
+                        "augmented Lagrangian (97) by Newton on its KKT system, alpha = {}",
+                        shown(alpha)
+                    ),
+                    BeamSolverInput::Penalty { epsilon } => format!(
+                        "time-discretized penalty (93), epsilon = {}, alpha = {}",
+                        shown(epsilon),
+                        shown(alpha)
+                    ),
                 },
-                grid.dt(),
+                shown(grid.dt()),
                 grid.n_steps(),
-                grid.t_end()
+                shown(grid.t_end())
             ),
         ];
         let k = b.samples_per_element;

@@ -313,6 +313,9 @@ fn corrupt_files_are_parse_errors() {
         "garbage_after_header.msh",
         "empty.msh",
         "missing_node.msh",
+        // A parametric flag of 7 is corrupt bytes, not a parametric mesh (issue 28: it was
+        // reported as "parametric node coordinates").
+        "corrupt_parametric_flag.msh",
     ] {
         let e = read_err(name);
         assert!(matches!(e, MeshError::Parse { .. }), "{name}: {e:?}");

@@ -342,18 +342,18 @@ impl ModalStringModel {
         let top = stepper.system().omega.last().copied().unwrap_or(0.0);
         let describe = vec![
             format!(
-                "  model: modal string, {n_modes} modes, highest {:.1} Hz, omega_max dt = {:.3e}",
-                top / (2.0 * std::f64::consts::PI),
-                top * grid.dt()
+                "  model: modal string, {n_modes} modes, highest {} Hz, omega_max dt = {}",
+                fem_model::number::shown(top / (2.0 * std::f64::consts::PI)),
+                fem_model::number::shown(top * grid.dt())
             ),
             format!("  contact: {} points", contact_points.len()),
             format!(
-                "  time: exact modal Moreau-Jean, dt = {:e} (fs = {:.0} Hz), {} steps from {} to {}",
-                grid.dt(),
-                1.0 / grid.dt(),
+                "  time: exact modal Moreau-Jean, dt = {} (fs = {} Hz), {} steps from {} to {}",
+                fem_model::number::shown(grid.dt()),
+                fem_model::number::shown(1.0 / grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                fem_model::number::shown(grid.t0()),
+                fem_model::number::shown(grid.t_end())
             ),
             "  stability: unconditional (exact for free modes at any omega dt)".to_string(),
         ];
@@ -529,7 +529,7 @@ fn modal_shape(
             if s.mode == 0 || s.mode as usize > n || s.component != 0 || !s.amplitude.is_finite() {
                 return Err(invalid(
                     ".sine",
-                    format!("expected a mode in 1..={n}, component 0 and a finite amplitude"),
+                    format!("expected a mode from 1 to {n}, component 0 and a finite amplitude"),
                 ));
             }
             // u = a sin(jπx/L) = q_j φ_j with φ_j(x) = shape(j, x).

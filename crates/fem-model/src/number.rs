@@ -241,3 +241,11 @@ mod shown_tests {
         }
     }
 }
+
+/// A vector as a message shows it: `[0, 0, -9.8696]` ([`shown`] for each entry).
+pub fn shown_list(v: &[f64]) -> String {
+    format!(
+        "[{}]",
+        v.iter().map(|&x| shown(x)).collect::<Vec<_>>().join(", ")
+    )
+}

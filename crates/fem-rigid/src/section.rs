@@ -633,7 +633,7 @@ fn add_body(
             let lengths = vec3(&at("draw.box"), lengths, "three edge lengths")?;
             (
                 drawing.push_box(index, centre, lengths, &IDENTITY),
-                format!("a box {lengths:?}"),
+                format!("a box {}", fem_model::number::shown_list(&lengths)),
             )
         }
         Some(DrawInput::Mesh(file)) => {
@@ -666,15 +666,19 @@ fn add_body(
             let lengths = equivalent_box(props.mass, props.moments);
             (
                 drawing.push_box(index, centre, lengths, &props.axes),
-                format!("the box of its mass and moments, {lengths:.3?}"),
+                format!(
+                    "the box of its mass and moments, {}",
+                    fem_model::number::shown_list(&lengths)
+                ),
             )
         }
     };
     shape.map_err(|e| InputError::invalid(at("draw"), e.to_string()))?;
     let support = match fixed_point {
         Some(p) => format!(
-            "on the fixed point {p:?} (arm {:.6})",
-            norm(sub(position, p))
+            "on the fixed point {} (arm {})",
+            fem_model::number::shown_list(&p),
+            fem_model::number::shown(norm(sub(position, p)))
         ),
         None => "free".to_string(),
     };

@@ -15,6 +15,7 @@ use fem_model::build::{
     time_function,
 };
 use fem_model::input::{EnforcementKind, FunctionInput, MassKind, OfferedScheme, TimeSetting};
+use fem_model::number::shown;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::leapfrog::{def_exp, def_lim};
@@ -494,6 +495,14 @@ impl SolidSection {
             Some(LumpingInput::RowSum) => Lumping::RowSum,
             Some(LumpingInput::Hrz) => Lumping::Hrz,
         };
+        if self.mass == MassKind::Consistent && scheme == def_exp::NAME {
+            return Err(invalid(
+                &at("mass"),
+                "the scheme def_exp steps explicitly with a lumped mass (it solves no linear system): \
+                 use mass: lumped, or the scheme def_lim for a consistent mass"
+                    .into(),
+            ));
+        }
         if self.lumping.is_some() && self.mass == MassKind::Consistent {
             return Err(invalid(
                 &at("lumping"),
@@ -624,11 +633,11 @@ impl SolidSection {
                 cells.kind
             ),
             format!(
-                "  material: {} E = {:e}, nu = {}, rho = {:e}; mass {}{}",
+                "  material: {} E = {}, nu = {}, rho = {}; mass {}{}",
                 material.model(),
-                material.young(),
-                material.poisson(),
-                density,
+                shown(material.young()),
+                shown(material.poisson()),
+                shown(density),
                 match self.mass {
                     MassKind::Lumped => "lumped",
                     MassKind::Consistent => "consistent",
@@ -699,8 +708,9 @@ impl SolidSection {
         let mut describe = describe_model;
         describe.push(choice.describe);
         describe.push(format!(
-            "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (cell {})",
-            critical.dt, critical.cell
+            "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (cell {})",
+            shown(critical.dt),
+            critical.cell
         ));
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
@@ -730,35 +740,48 @@ impl SolidSection {
                         ));
                     }
                     let dt = (safety * critical).min(time.dt);
+                    if !(dt > 0.0 && dt.is_finite()) {
+                        return Err(InputError::invalid(
+                            format!("{SECTION}.auto_dt"),
+                            format!(
+                                "the critical step 2/sqrt(lambda_max) is {} s, so auto_dt = {} of it gives \
+                                 no usable step ({dt:e} s): the cells are too small or too stiff for \
+                                 their density to be stepped explicitly",
+                                fem_model::number::shown(critical),
+                                fem_model::number::shown(safety),
+                            ),
+                        ));
+                    }
                     grid = TimeGrid::new(time.t0, time.t_end, dt)
                         .map_err(|e| InputError::invalid("time", e.to_string()))?;
                 }
                 format!(
-                    "  time: DEF_EXP (explicit leap-frog, lumped mass), dt = {:e}{}, {} steps from {} to {}",
-                    grid.dt(),
+                    "  time: DEF_EXP (explicit leap-frog, lumped mass), dt = {}{}, {} steps from {} to {}",
+                    shown(grid.dt()),
                     self.auto_dt.map_or(String::new(), |s| format!(
-                        " ({s} of the critical step, at most time.dt)"
+                        " ({} of the critical step, at most time.dt)",
+                        shown(s)
                     )),
                     grid.n_steps(),
-                    grid.t0(),
-                    grid.t_end()
+                    shown(grid.t0()),
+                    shown(grid.t_end())
                 )
             }
             def_lim::NAME => format!(
-                "  time: DEF_LIM (linearly implicit leap-frog, one Cholesky solve per step), eta = {}, dt = {:e}, {} steps from {} to {}",
-                self.damping.unwrap_or(0.0),
-                grid.dt(),
+                "  time: DEF_LIM (linearly implicit leap-frog, one Cholesky solve per step), eta = {}, dt = {}, {} steps from {} to {}",
+                shown(self.damping.unwrap_or(0.0)),
+                shown(grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                shown(grid.t0()),
+                shown(grid.t_end())
             ),
             other => format!(
-                "  time: {} (Newton on the solid), dt = {:e}, {} steps from {} to {}",
+                "  time: {} (Newton on the solid), dt = {}, {} steps from {} to {}",
                 other,
-                grid.dt(),
+                shown(grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                shown(grid.t0()),
+                shown(grid.t_end())
             ),
         };
         Ok(SchemeChoice { grid, describe })
@@ -1012,6 +1035,19 @@ fn operator_error(e: SolidError, kind: SolidKind, lumping: Lumping) -> InputErro
         ),
         SolidError::Density { .. } => {
             InputError::invalid(format!("{SECTION}.material.density"), e.to_string())
+        }
+        // Coordinates so large (or a cell so small) that its volume element is not a number:
+        // not an inverted cell.
+        SolidError::InvertedCell { kind, cell, source } if !source.det.is_finite() => {
+            InputError::invalid(
+                "mesh",
+                format!(
+                    "{kind} cell {cell} (counted within the solid) is too large to compute with: \
+                     its volume element is {} at quadrature point {}; use coordinates of a \
+                     moderate size (metres, millimetres)",
+                    source.det, source.point
+                ),
+            )
         }
         _ => InputError::invalid("mesh", format!("{e} (cells counted within the solid)")),
     }
