@@ -469,7 +469,7 @@ impl BlockKkt {
             }
         };
         let shift = self.shift[k / 2];
-        if shift != 0.0 && k % 2 == 0 {
+        if shift != 0.0 && k.is_multiple_of(2) {
             raw(k) - shift * raw(k + 1)
         } else {
             raw(k)

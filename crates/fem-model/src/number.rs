@@ -218,6 +218,14 @@ pub fn shown(x: f64) -> String {
     }
 }
 
+/// A vector as a message shows it: `[0, 0, -9.8696]` ([`shown`] for each entry).
+pub fn shown_list(v: &[f64]) -> String {
+    format!(
+        "[{}]",
+        v.iter().map(|&x| shown(x)).collect::<Vec<_>>().join(", ")
+    )
+}
+
 #[cfg(test)]
 mod shown_tests {
     use super::shown;
@@ -240,12 +248,4 @@ mod shown_tests {
             assert_eq!(shown(x), s, "{x:e}");
         }
     }
-}
-
-/// A vector as a message shows it: `[0, 0, -9.8696]` ([`shown`] for each entry).
-pub fn shown_list(v: &[f64]) -> String {
-    format!(
-        "[{}]",
-        v.iter().map(|&x| shown(x)).collect::<Vec<_>>().join(", ")
-    )
 }

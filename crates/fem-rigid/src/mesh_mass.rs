@@ -1,7 +1,7 @@
 //! Mass, centre of mass and inertia of a rigid body from a volume mesh and a density.
 //!
 //! Every volume block of the mesh (tet4, hex8, tet10, in any mix) is integrated by
-//! [`fem_elements::solid::mass_properties`], whose rules are exact for each element's
+//! [`fem_elements::solid::mass_properties()`], whose rules are exact for each element's
 //! geometry (the mapped `r_i r_j det J`: affine tet4, trilinear hex8, quadratic tet10 with its
 //! cubic `det J`), each block about its own centre; the blocks are then combined about the
 //! common centre by the parallel-axis theorem,

@@ -24,7 +24,7 @@
 //! - `step`: the step above; [`fem_time::StepReport::iterations`] and `residual` are RIG_IMP's
 //!   largest Newton iteration count and final relative residual over the bodies (0 for
 //!   RIG_POS and RIG_NEG); `constraint_violation` is 0 (a fixed point is kept exactly, by
-//!   `x = p + Λ X_c`). A failed step is [`fem_time::StepError::Failed`] with the step, its
+//!   `x = p + Λ X_c`). A failed step is a [`fem_time::StepError`] (`StepError::model`) with the step, its
 //!   start time and the body.
 //! - `energy`: kinetic plus gravity potential ([`Observables`]), with the work of the applied
 //!   loads as `external_work` and nothing dissipated.
