@@ -12,7 +12,7 @@
 //! eigenvalue over all ranks), the strain and kinetic energies and the work terms (exactly
 //! rounded sums of the owned terms, [`ExactSum`]), and the agreement on a failure.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use fem_assembly::{DofMap, ExactSum, SolidError, SolidOperator, StableStep};
 use fem_constraints::{DirichletConditions, DirichletSet};
@@ -47,7 +47,7 @@ struct Scratch {
 pub struct DistributedSolid {
     world: SimpleCommunicator,
     sub: Subdomain,
-    operator: SolidOperator,
+    operator: Arc<SolidOperator>,
     mass: Mass,
     /// Body force and dead tractions on this subdomain's free dofs.
     loads: DeadLoads,
@@ -152,7 +152,7 @@ impl DistributedSolid {
         let mut system = Self {
             world,
             sub,
-            operator,
+            operator: Arc::new(operator),
             mass: Mass::Lumped(Vec::new()),
             loads: DeadLoads::new(dofmap.n_free()),
             owned_dof,
@@ -238,6 +238,11 @@ impl DistributedSolid {
     /// The subdomain's operator (its cells, local node numbering).
     pub fn operator(&self) -> &SolidOperator {
         &self.operator
+    }
+
+    /// The subdomain's operator, shared (the frames of the model use it).
+    pub fn shared_operator(&self) -> Arc<SolidOperator> {
+        Arc::clone(&self.operator)
     }
 
     /// The communicator.

@@ -27,7 +27,7 @@ use crate::bodies::{AngularVelocity, RigidBodies, RigidBody};
 use crate::drawing::{Drawing, equivalent_box};
 use crate::error::RigidError;
 use crate::mat3::{IDENTITY, Mat3, add, mat_mul_t, mat_vec, norm, sub};
-use crate::model::{HISTORY_COLUMNS, RigidModel};
+use crate::model::{BodySummary, HISTORY_COLUMNS, RigidModel};
 use crate::rotation::exp_map;
 use crate::scheme::{NewtonSettings, Scheme};
 use crate::stepper::RigidStepper;
@@ -145,15 +145,6 @@ impl ModelSection for RigidBodiesSection {
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
         Ok(Box::new(self.model(input)?))
     }
-}
-
-/// What `fem check` says about one body.
-#[derive(Clone, Debug)]
-pub(crate) struct BodySummary {
-    pub mass: f64,
-    pub moments: [f64; 3],
-    pub support: String,
-    pub drawing: String,
 }
 
 const SECTION: &str = "model.rigid_bodies";

@@ -24,8 +24,8 @@
 //! - `step`: the step above; [`fem_time::StepReport::iterations`] and `residual` are RIG_IMP's
 //!   largest Newton iteration count and final relative residual over the bodies (0 for
 //!   RIG_POS and RIG_NEG); `constraint_violation` is 0 (a fixed point is kept exactly, by
-//!   `x = p + Λ X_c`). A failed step is a [`fem_time::StepError`] (`StepError::model`) with the step, its
-//!   start time and the body.
+//!   `x = p + Λ X_c`). A failed step is [`fem_time::StepError::Model`] holding the
+//!   [`RigidError`], which names the step, its start time and the body.
 //! - `energy`: kinetic plus gravity potential ([`Observables`]), with the work of the applied
 //!   loads as `external_work` and nothing dissipated.
 //! - `invariant`: [`fem_time::Invariant::Truncation`] for all three schemes. None conserves
@@ -612,6 +612,21 @@ impl fem_time::Stepper for RigidStepper {
         let rotation = restored(fields, "rotation", 9 * n)?;
         let omega = restored(fields, "angular_velocity", 3 * n)?;
         let work = restored(fields, "external_work", 1)?;
+        // A rotation must be one (orthonormal, det +1) to the precision the schemes keep.
+        for (k, r) in rotation.chunks_exact(9).enumerate() {
+            let defect = orthonormality_defect(r);
+            if defect.is_nan() || defect > 1e-9 {
+                return Err(StepError::InvalidParameter {
+                    name: "rotation",
+                    value: defect,
+                    expected: if k == 0 {
+                        "an orthonormal rotation matrix (defect |R^T R - I| below 1e-9) for every body"
+                    } else {
+                        "an orthonormal rotation matrix for every body (a later body's is not)"
+                    },
+                });
+            }
+        }
         let b = &mut self.bodies;
         b.position.as_flattened_mut().copy_from_slice(position);
         b.velocity.as_flattened_mut().copy_from_slice(velocity);
@@ -646,4 +661,24 @@ fn step_error(e: RigidError) -> StepError {
         _ => (0, 0.0),
     };
     StepError::model(step, t, e)
+}
+
+/// `max |RᵀR − I|` and `|det R − 1|` of a row-major 3×3 matrix (NaN when it has one).
+fn orthonormality_defect(r: &[f64]) -> f64 {
+    let mut defect = 0.0f64;
+    for i in 0..3 {
+        for j in 0..3 {
+            let dot: f64 = (0..3).map(|k| r[3 * k + i] * r[3 * k + j]).sum();
+            let expected = if i == j { 1.0 } else { 0.0 };
+            defect = defect.max((dot - expected).abs());
+        }
+    }
+    let det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6])
+        + r[2] * (r[3] * r[7] - r[4] * r[6]);
+    let det_defect = (det - 1.0).abs();
+    if det_defect.is_nan() || defect.is_nan() {
+        f64::NAN
+    } else {
+        defect.max(det_defect)
+    }
 }

@@ -714,7 +714,7 @@ impl SolidSection {
         ));
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
-        let output = SolidOutput::new(setup.mesh.points, vtk, system);
+        let output = SolidOutput::new(setup.mesh.points, vtk, system.shared_operator());
         Ok(SolidModel::new(stepper, choice.grid, describe, output))
     }
 

@@ -113,6 +113,11 @@ impl SolidSystem {
         &self.operator
     }
 
+    /// The operator, shared (the frames of a model use it).
+    pub fn shared_operator(&self) -> Arc<SolidOperator> {
+        self.operator.clone()
+    }
+
     /// The reference position of the node of each free dof (three dofs share a point).
     pub fn dof_points(&self) -> Vec<[f64; 3]> {
         self.operator
