@@ -41,7 +41,7 @@ pub enum Placement {
     /// A fixed point.
     Fixed([f64; 3]),
     /// A point moving in time, `t ↦ x(t)` (for example three
-    /// [`fem_constraints::Prescribed`] signals wrapped in a closure).
+    /// `fem_constraints::Prescribed` signals wrapped in a closure).
     Moving(Arc<dyn Fn(f64) -> [f64; 3] + Send + Sync>),
 }
 
