@@ -152,7 +152,7 @@ pub fn main<M: ModelRegistry>() -> ExitCode {
             max_steps,
             resume,
         } => cmd_run::<M>(file, output.as_ref(), *max_steps, *resume, &cli),
-        Command::Check { file } => cmd_check::<M>(file),
+        Command::Check { file } => cmd_check::<M>(file, &cli),
         Command::Mesh { file } => cmd_mesh(file),
     };
     match result {
@@ -289,14 +289,15 @@ fn cmd_run<M: ModelRegistry>(
     cli: &Cli,
 ) -> Result<(), FemError> {
     let mut options = run_options(file, output, max_steps, resume, cli);
-    let (input, mut model) = fem::prepare_with::<M>(file, Some(&options.out_dir))?;
+    let (input, mut model) =
+        with_setup_reports(cli, || fem::prepare_with::<M>(file, Some(&options.out_dir)))?;
     options.fingerprint = fem::input_fingerprint(file, &input)?;
     let grid = model.grid();
     if grid.dt_adjusted() {
         log::warn!(
-            "time.dt = {} does not divide t_end - t0; using dt = {:e} ({} steps)",
-            grid.requested_dt(),
-            grid.dt(),
+            "time.dt = {} does not divide t_end - t0; using dt = {} ({} steps)",
+            fem::model::number::shown(grid.requested_dt()),
+            fem::model::number::shown(grid.dt()),
             grid.n_steps()
         );
     }
@@ -329,8 +330,39 @@ fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
-fn cmd_check<M: ModelRegistry>(file: &std::path::Path) -> Result<(), FemError> {
-    let (input, model) = fem::prepare_with::<M>(file, None)?;
+/// Runs a model's set-up (`f`), telling on standard error what it is doing once it has taken
+/// more than 2 s (or `FEM_PROGRESS_AFTER` seconds): [`fem::model::progress`]. Silent with `-q`.
+fn with_setup_reports<T>(cli: &Cli, f: impl FnOnce() -> T) -> T {
+    use fem::model::progress;
+    use std::time::Duration;
+    if cli.quiet {
+        return f();
+    }
+    let after = std::env::var("FEM_PROGRESS_AFTER")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map_or(Duration::from_secs(2), Duration::from_secs_f64);
+    progress::report_after(after);
+    let stop = Arc::new(AtomicBool::new(false));
+    let beat = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                progress::heartbeat();
+            }
+        })
+    };
+    let out = f();
+    progress::done();
+    stop.store(true, Ordering::Relaxed);
+    let _ = beat.join();
+    out
+}
+
+fn cmd_check<M: ModelRegistry>(file: &std::path::Path, cli: &Cli) -> Result<(), FemError> {
+    let (input, model) = with_setup_reports(cli, || fem::prepare_with::<M>(file, None))?;
     say!("{}: ok", file.display());
     for line in model.describe() {
         say!("{line}");
@@ -339,7 +371,7 @@ fn cmd_check<M: ModelRegistry>(file: &std::path::Path) -> Result<(), FemError> {
     if grid.dt_adjusted() {
         say!(
             "  warning: time.dt = {} does not divide t_end - t0; dt is shortened to land on t_end",
-            grid.requested_dt()
+            fem::model::number::shown(grid.requested_dt())
         );
     }
     let every = input.output.every;

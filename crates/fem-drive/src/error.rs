@@ -74,13 +74,12 @@ pub enum RunError {
 
 impl RunError {
     /// The process exit code: 2 when nothing was run (the output location, a checkpoint that
-    /// cannot be resumed, an initial state that is not finite), 1 otherwise.
+    /// cannot be resumed), 1 otherwise — also for a value that is not finite at step 0: the
+    /// input passed the checks `fem check` makes (which refuse an initial energy that is not
+    /// a number, naming the key: `fem_model::build`), so what fails there is the run.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::OutputLocation(_)
-            | RunError::InUse { .. }
-            | RunError::Checkpoint(_)
-            | RunError::NonFinite { step: 0, .. } => 2,
+            RunError::OutputLocation(_) | RunError::InUse { .. } | RunError::Checkpoint(_) => 2,
             RunError::OnProcess { code, .. } => *code,
             _ => 1,
         }

@@ -443,8 +443,8 @@ pub fn locate_dofs(
                 return Err(invalid(
                     ".nodes",
                     format!(
-                        "node {bad} does not exist: the mesh has nodes 0..{}",
-                        mesh.n_nodes()
+                        "node {bad} does not exist: the mesh has nodes 0 to {}",
+                        mesh.n_nodes().saturating_sub(1)
                     ),
                 ));
             }
@@ -463,7 +463,8 @@ pub fn locate_dofs(
                 return Err(invalid(
                     ".components",
                     format!(
-                        "component {bad} is out of range: the model has components 0..{n_comp}"
+                        "component {bad} is out of range: the model has components 0 to {}",
+                        n_comp.saturating_sub(1)
                     ),
                 ));
             }

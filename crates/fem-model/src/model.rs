@@ -228,10 +228,38 @@ pub fn build<M: ModelSection>(
     input: &Sections<'_>,
 ) -> Result<Box<dyn Model>, InputError> {
     let scheme = check_uses(M::NAME, &section.uses(), input)?;
-    section.build(&Sections {
+    let model = section.build(&Sections {
         scheme: Some(scheme),
         ..*input
-    })
+    })?;
+    check_initial_energy(M::NAME, model.as_ref())?;
+    Ok(model)
+}
+
+/// Refuses an initial state whose energy is not a number: an initial value so large that its
+/// energy overflows (an angular velocity of 1e200) would otherwise pass `fem check` and stop
+/// `fem run` at step 0.
+fn check_initial_energy(name: &str, model: &dyn Model) -> Result<(), InputError> {
+    let Some(e) = model.stepper().energy() else {
+        return Ok(());
+    };
+    for (what, v) in [
+        ("kinetic", e.kinetic),
+        ("potential", e.potential),
+        ("total", e.total),
+    ] {
+        if !v.is_finite() {
+            return Err(InputError::invalid(
+                format!("model.{name}"),
+                format!(
+                    "the initial state's {what} energy is not a finite number ({v}): an initial \
+                     value (a velocity, an angular velocity, a displacement) is too large to compute \
+                     with"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses every section and setting a model does not read; returns the scheme `time.scheme`

@@ -471,14 +471,15 @@ impl CollidingStringsModel {
             .collect();
         let describe = vec![
             format!(
-                "  model: two P1 strings, I = {} cells each, u >= v by the time-discretized penalty, epsilon = {:e}",
-                n, m.epsilon
+                "  model: two P1 strings, I = {} cells each, u >= v by the time-discretized penalty, epsilon = {}",
+                n,
+                fem_model::number::shown(m.epsilon)
             ),
             format!(
-                "  time: nonlinear alpha scheme (63), alpha = {alpha}, dt = {:e}, {} steps to {}",
-                grid.dt(),
+                "  time: nonlinear alpha scheme (63), alpha = {alpha}, dt = {}, {} steps to {}",
+                fem_model::number::shown(grid.dt()),
                 grid.n_steps(),
-                grid.t_end()
+                fem_model::number::shown(grid.t_end())
             ),
         ];
         Ok(Self {

@@ -309,11 +309,11 @@ impl StringModel {
                 dofmap.n_comp()
             ),
             format!(
-                "  time: {scheme}, dt = {:e}, {} steps from {} to {}",
-                grid.dt(),
+                "  time: {scheme}, dt = {}, {} steps from {} to {}",
+                fem_model::number::shown(grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                fem_model::number::shown(grid.t0()),
+                fem_model::number::shown(grid.t_end())
             ),
             format!("  stability: {stability}"),
         ];
@@ -638,7 +638,11 @@ fn initial_field(
             if p.component >= n_comp {
                 return Err(invalid(
                     ".pluck.component",
-                    format!("expected a component in 0..{n_comp}, got {}", p.component),
+                    format!(
+                        "expected a component from 0 to {}, got {}",
+                        n_comp - 1,
+                        p.component
+                    ),
                 ));
             }
             for (node, point) in mesh.points.iter().enumerate() {
@@ -668,7 +672,11 @@ fn initial_field(
             if m.component >= n_comp {
                 return Err(invalid(
                     ".sine.component",
-                    format!("expected a component in 0..{n_comp}, got {}", m.component),
+                    format!(
+                        "expected a component from 0 to {}, got {}",
+                        n_comp - 1,
+                        m.component
+                    ),
                 ));
             }
             for (node, point) in mesh.points.iter().enumerate() {
