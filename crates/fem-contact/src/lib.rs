@@ -1,0 +1,26 @@
+//! The contact layer of `fem`: the velocity-level Signorini–Coulomb law with Newton
+//! restitution and bilateral constraints, the interface a body offers to it, the assembly
+//! of the local problem `u = W r + q`, the nonsmooth block Gauss–Seidel solver with
+//! Siconos' and Solfec's error measures, detection (over `parry3d-f64`), and a reader of
+//! FCLIB's problems. It knows no body kind: rigid bodies and solids implement
+//! [`body::ContactBody`].
+//!
+//! Equations: docs/theory/contact.md (numbers (C1)–(C14) are cited in the doc comments).
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`cone`] | Coulomb's cone, its projection, contact frames |
+//! | [`law`] | surface-pair materials and the law of a point (contact or bilateral) |
+//! | [`local`] | the 3×3 local solver: closed forms, Alart–Curnier semismooth Newton, fallback |
+//! | [`problem`] | the block-sparse local problem and the error measures |
+//! | [`nsgs`] | nonsmooth block Gauss–Seidel |
+
+pub mod cone;
+pub mod law;
+pub mod local;
+pub mod nsgs;
+pub mod problem;
+
+pub use law::{Law, LawError, SurfaceMaterial};
+pub use nsgs::{CapPolicy, NsgsReport, NsgsSettings, SolveError, SweepOrder, solve};
+pub use problem::{Problem, ProblemError};
