@@ -14,8 +14,10 @@
 //! | [`local`] | the 3×3 local solver: closed forms, Alart–Curnier semismooth Newton, fallback |
 //! | [`problem`] | the block-sparse local problem and the error measures |
 //! | [`nsgs`] | nonsmooth block Gauss–Seidel |
+//! | [`fclib`] | FCLIB's HDF5 problems (local, and global reduced to local) |
 
 pub mod cone;
+pub mod fclib;
 pub mod law;
 pub mod local;
 pub mod nsgs;

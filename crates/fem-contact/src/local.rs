@@ -14,7 +14,7 @@
 //!
 //! Bilateral points are linear: `r = −W⁻¹q` (3 rows) or `r_N = −q_N/W_NN`, `r_T = 0` (1 row).
 
-use nalgebra::{Matrix2x3, Matrix3, Vector2, Vector3};
+use nalgebra::{Matrix3, Vector2, Vector3};
 
 use crate::cone::project_on_cone;
 use crate::law::Law;
@@ -111,10 +111,13 @@ pub fn solve_point(
     }
 }
 
-/// `−W⁻¹ q` by Cholesky when `W` is positive definite, else by LU, else (a singular block)
-/// the least-squares solution by the SVD.
+/// `−W⁻¹ q` by Cholesky when `W` is symmetric positive definite, else by LU, else (a
+/// singular block) the least-squares solution by the SVD. (Blocks assembled from data, such
+/// as FCLIB's, need not be exactly symmetric.)
 fn solve3(w: &Matrix3<f64>, q: &Vector3<f64>) -> Vector3<f64> {
-    if let Some(c) = w.cholesky() {
+    if *w == w.transpose()
+        && let Some(c) = w.cholesky()
+    {
         return -c.solve(q);
     }
     if let Some(x) = w.lu().solve(q)
@@ -173,9 +176,7 @@ pub fn solve_coulomb(
     if r.iter().any(|v| !v.is_finite()) || (r[0] <= 0.0 && r[1] == 0.0 && r[2] == 0.0) {
         *r = project_on_cone(&stick, mu);
     }
-    let rho_n = if wnn > 0.0 { 1.0 / wnn } else { 1.0 };
-    let wtt = 0.5 * (w[(1, 1)] + w[(2, 2)]);
-    let rho_t = if wtt > 0.0 { 1.0 / wtt } else { rho_n };
+    let (rho_n, rho_t) = rho_of(w);
     let scale_q = rho_n * q.norm();
     let mut outcome = LocalOutcome {
         state: PointState::Slip,
@@ -208,7 +209,60 @@ pub fn solve_coulomb(
     outcome
 }
 
-/// The Alart–Curnier function (C7) and its generalized Jacobian at `r`.
+/// The Alart–Curnier function (C7) of one point at `(r, u)` and the blocks of its
+/// generalized Jacobian: `∂F/∂r` and `∂F/∂u` (so that with `u = W r + q` the Jacobian in `r`
+/// is `D_r + D_u W`, for one point or for the whole problem, eq. (C9)).
+pub fn alart_curnier(
+    r: &Vector3<f64>,
+    u: &Vector3<f64>,
+    mu: f64,
+    rho_n: f64,
+    rho_t: f64,
+    jacobian: Option<(&mut Matrix3<f64>, &mut Matrix3<f64>)>,
+) -> Vector3<f64> {
+    let dn = r[0] - rho_n * u[0];
+    let dt = Vector2::new(r[1] - rho_t * u[1], r[2] - rho_t * u[2]);
+    let radius = mu * dn.max(0.0);
+    let ndt = dt.norm();
+    let slip = ndt > radius;
+    let pt = if slip { dt * (radius / ndt) } else { dt };
+    let f = Vector3::new(r[0] - dn.max(0.0), r[1] - pt[0], r[2] - pt[1]);
+    if let Some((dr, du)) = jacobian {
+        let active = dn > 0.0;
+        // ∂P/∂d_T (2×2) and ∂P/∂α (2), with α = μ max(0, d_N).
+        let (dp_dt, dp_da) = if slip {
+            let t = dt / ndt;
+            (
+                (radius / ndt) * (nalgebra::Matrix2::identity() - t * t.transpose()),
+                t,
+            )
+        } else {
+            (nalgebra::Matrix2::identity(), Vector2::zeros())
+        };
+        let a = if active { mu } else { 0.0 };
+        dr.fill(0.0);
+        du.fill(0.0);
+        // Normal row: F_N = r_N − max(0, r_N − ρ_N u_N).
+        if active {
+            du[(0, 0)] = rho_n;
+        } else {
+            dr[(0, 0)] = 1.0;
+        }
+        // Tangent rows: F_T = r_T − P(d_T, α); ∂d_T = (I, −ρ_T I), ∂α = a (e_N, −ρ_N e_N).
+        for k in 0..2 {
+            dr[(k + 1, k + 1)] += 1.0;
+            for c in 0..2 {
+                dr[(k + 1, c + 1)] -= dp_dt[(k, c)];
+                du[(k + 1, c + 1)] += dp_dt[(k, c)] * rho_t;
+            }
+            dr[(k + 1, 0)] -= dp_da[k] * a;
+            du[(k + 1, 0)] += dp_da[k] * a * rho_n;
+        }
+    }
+    f
+}
+
+/// The Alart–Curnier function of one point with `u = W r + q`, and its Jacobian in `r`.
 fn ac_function(
     w: &Matrix3<f64>,
     q: &Vector3<f64>,
@@ -219,49 +273,26 @@ fn ac_function(
     jacobian: Option<&mut Matrix3<f64>>,
 ) -> Vector3<f64> {
     let u = w * r + q;
-    let dn = r[0] - rho_n * u[0];
-    let dt = Vector2::new(r[1] - rho_t * u[1], r[2] - rho_t * u[2]);
-    let radius = mu * dn.max(0.0);
-    let ndt = dt.norm();
-    let fn_ = r[0] - dn.max(0.0);
-    let pt = if ndt <= radius {
-        dt
-    } else {
-        dt * (radius / ndt)
-    };
-    let f = Vector3::new(fn_, r[1] - pt[0], r[2] - pt[1]);
-    if let Some(j) = jacobian {
-        // ∂d_N/∂r = e_Nᵀ − ρ_N W_N,: ; ∂d_T/∂r = E_T − ρ_T W_T,:
-        let ddn = Vector3::new(1.0, 0.0, 0.0).transpose() - rho_n * w.row(0);
-        let mut ddt = Matrix2x3::new(0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
-        for a in 0..2 {
-            for c in 0..3 {
-                ddt[(a, c)] -= rho_t * w[(a + 1, c)];
-            }
+    match jacobian {
+        None => alart_curnier(r, &u, mu, rho_n, rho_t, None),
+        Some(j) => {
+            let (mut dr, mut du) = (Matrix3::zeros(), Matrix3::zeros());
+            let f = alart_curnier(r, &u, mu, rho_n, rho_t, Some((&mut dr, &mut du)));
+            *j = dr + du * w;
+            f
         }
-        let jn = if dn > 0.0 {
-            Vector3::new(1.0, 0.0, 0.0).transpose() - ddn
-        } else {
-            Vector3::new(1.0, 0.0, 0.0).transpose()
-        };
-        let dp: Matrix2x3<f64> = if ndt <= radius {
-            ddt
-        } else {
-            let t = dt / ndt;
-            let proj = nalgebra::Matrix2::identity() - t * t.transpose();
-            let mut m = (radius / ndt) * proj * ddt;
-            if dn > 0.0 {
-                m += t * (mu * ddn);
-            }
-            m
-        };
-        let et = Matrix2x3::new(0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
-        let jt = et - dp;
-        j.set_row(0, &jn);
-        j.set_row(1, &jt.row(0));
-        j.set_row(2, &jt.row(1));
     }
-    f
+}
+
+/// The Alart–Curnier parameters `(ρ_N, ρ_T)` of a diagonal block: `1/W_NN` and the inverse
+/// of the mean tangential diagonal entry (a scalar `ρ_T`, so that the disc projection keeps
+/// maximal dissipation).
+pub fn rho_of(w: &Matrix3<f64>) -> (f64, f64) {
+    let wnn = w[(0, 0)];
+    let rho_n = if wnn > 0.0 { 1.0 / wnn } else { 1.0 };
+    let wtt = 0.5 * (w[(1, 1)] + w[(2, 2)]);
+    let rho_t = if wtt > 0.0 { 1.0 / wtt } else { rho_n };
+    (rho_n, rho_t)
 }
 
 /// Newton iterations with backtracking; returns (converged, iterations).
@@ -419,5 +450,64 @@ mod tests {
             assert_eq!(r, Vector3::new(-0.5, 0.0, 0.0));
             assert_eq!((w * r + q)[0], 0.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod jacobian_tests {
+    use super::*;
+
+    /// The generalized Jacobian agrees with central differences away from the kinks, in the
+    /// open, stick and slip regions.
+    #[test]
+    fn alart_curnier_jacobian_matches_finite_differences() {
+        let a = Matrix3::new(1.0, 0.3, -0.2, 0.1, 0.8, 0.4, -0.3, 0.2, 1.1);
+        let w = a * a.transpose() + Matrix3::identity() * 0.1;
+        let (rn, rt) = rho_of(&w);
+        for (r, q, mu) in [
+            (
+                Vector3::new(1.0, 0.2, -0.1),
+                Vector3::new(-2.0, 0.5, 0.3),
+                0.6,
+            ),
+            (
+                Vector3::new(1.0, 0.9, -0.4),
+                Vector3::new(-2.0, 3.0, 1.0),
+                0.3,
+            ),
+            (
+                Vector3::new(0.5, 0.1, 0.1),
+                Vector3::new(3.0, 0.5, 0.3),
+                0.3,
+            ),
+        ] {
+            let mut j = Matrix3::zeros();
+            ac_function(&w, &q, mu, rn, rt, &r, Some(&mut j));
+            let h = 1e-6;
+            for c in 0..3 {
+                let mut e = Vector3::zeros();
+                e[c] = h;
+                let fd = (ac_function(&w, &q, mu, rn, rt, &(r + e), None)
+                    - ac_function(&w, &q, mu, rn, rt, &(r - e), None))
+                    / (2.0 * h);
+                assert!(
+                    (fd - j.column(c)).norm() < 1e-8,
+                    "{fd:?} vs {:?}",
+                    j.column(c)
+                );
+            }
+        }
+    }
+
+    /// A block that is not exactly symmetric (as FCLIB data are) is solved by LU, not by a
+    /// Cholesky factorization that would read one triangle only.
+    #[test]
+    fn unsymmetric_block_sticks_exactly() {
+        let w = Matrix3::new(1.63, -0.293, 0.872, -0.287, 3.55, 0.402, 0.874, 0.392, 2.48);
+        let q = Vector3::new(-0.057, 0.0131, -0.0392);
+        let mut r = Vector3::zeros();
+        let o = solve_coulomb(&w, &q, 0.7, &mut r, &LocalSettings::default());
+        assert_eq!(o.state, PointState::Stick);
+        assert!((w * r + q).norm() < 1e-16);
     }
 }

@@ -266,7 +266,10 @@ impl Problem {
                     bottom += 0.5 * self.q[i][0] * self.q[i][0] / w[(0, 0)];
                 }
                 _ => {
-                    let (a, b) = match w.cholesky() {
+                    // The quadratic form of the symmetric part (a block read from data need not
+                    // be exactly symmetric).
+                    let sym = 0.5 * (w + w.transpose());
+                    let (a, b) = match sym.cholesky() {
                         Some(c) => (p.dot(&c.solve(&p)), self.q[i].dot(&c.solve(&self.q[i]))),
                         None => (
                             p.norm_squared() / w[(0, 0)],
