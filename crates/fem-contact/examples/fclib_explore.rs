@@ -78,6 +78,40 @@ fn main() {
                 println!("  resolve {:?} -> {:?}", o, r2);
             }
         }
+        if let Ok(k) = std::env::var("POLISH") {
+            let k: u64 = k.parse().unwrap();
+            let mut rr = vec![Vector3::zeros(); n];
+            let mut s2 = s;
+            s2.max_sweeps = k;
+            let t = std::time::Instant::now();
+            let rep = solve(&p.problem, &mut rr, &s2).unwrap();
+            let t_gs = t.elapsed();
+            let shift: f64 = std::env::var("SHIFT")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1.0);
+            let its: u32 = std::env::var("ITS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(30);
+            let nr = fem_contact::newton::polish(
+                &p.problem,
+                &mut rr,
+                &fem_contact::newton::NewtonSettings {
+                    shift,
+                    max_iterations: its,
+                    ..Default::default()
+                },
+            );
+            println!(
+                "  polish after {} sweeps (err {:.2e}, {:.1?}): {:?} total {:.1?}",
+                rep.sweeps,
+                rep.error,
+                t_gs,
+                nr,
+                t.elapsed()
+            );
+        }
         let t1 = std::time::Instant::now();
         let rep = solve(&p.problem, &mut r, &s).unwrap();
         let ts = t1.elapsed();

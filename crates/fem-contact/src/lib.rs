@@ -14,12 +14,14 @@
 //! | [`local`] | the 3×3 local solver: closed forms, Alart–Curnier semismooth Newton, fallback |
 //! | [`problem`] | the block-sparse local problem and the error measures |
 //! | [`nsgs`] | nonsmooth block Gauss–Seidel |
+//! | [`newton`] | a global semismooth Newton polish on the Alart–Curnier function |
 //! | [`fclib`] | FCLIB's HDF5 problems (local, and global reduced to local) |
 
 pub mod cone;
 pub mod fclib;
 pub mod law;
 pub mod local;
+pub mod newton;
 pub mod nsgs;
 pub mod problem;
 
