@@ -9,6 +9,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`body`] | the body interface, constraint points, the assembly of `W` and `q` |
 //! | [`cone`] | Coulomb's cone, its projection, contact frames |
 //! | [`law`] | surface-pair materials and the law of a point (contact or bilateral) |
 //! | [`local`] | the 3×3 local solver: closed forms, Alart–Curnier semismooth Newton, fallback |
@@ -17,6 +18,7 @@
 //! | [`newton`] | a global semismooth Newton polish on the Alart–Curnier function |
 //! | [`fclib`] | FCLIB's HDF5 problems (local, and global reduced to local) |
 
+pub mod body;
 pub mod cone;
 pub mod fclib;
 pub mod law;
