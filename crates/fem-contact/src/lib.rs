@@ -16,10 +16,12 @@
 //! | [`problem`] | the block-sparse local problem and the error measures |
 //! | [`nsgs`] | nonsmooth block Gauss–Seidel |
 //! | [`newton`] | a global semismooth Newton polish on the Alart–Curnier function |
+//! | [`detect`] | shapes, obstacles, broad and narrow phase (parry3d-f64), materials by pair |
 //! | [`fclib`] | FCLIB's HDF5 problems (local, and global reduced to local) |
 
 pub mod body;
 pub mod cone;
+pub mod detect;
 pub mod fclib;
 pub mod law;
 pub mod local;
