@@ -112,6 +112,59 @@ fn main() {
                 t.elapsed()
             );
         }
+        if let Ok(sig) = std::env::var("PROX") {
+            let sig: f64 = sig.parse().unwrap();
+            let inner: u64 = std::env::var("INNER")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(50);
+            let mean: f64 = (0..n)
+                .map(|i| p.problem.diagonal(i).trace() / 3.0)
+                .sum::<f64>()
+                / n as f64;
+            let sigma = sig * mean;
+            let w = p.problem.dense_w();
+            let m = 3 * n;
+            let mut trip = Vec::new();
+            for i in 0..n {
+                for j in 0..n {
+                    let b = nalgebra::Matrix3::from_fn(|a, c| w[(3 * i + a) * m + 3 * j + c]);
+                    if b != nalgebra::Matrix3::zeros() || i == j {
+                        trip.push((
+                            i,
+                            j,
+                            if i == j {
+                                b + nalgebra::Matrix3::identity() * sigma
+                            } else {
+                                b
+                            },
+                        ));
+                    }
+                }
+            }
+            let mut rr = vec![Vector3::zeros(); n];
+            let t = std::time::Instant::now();
+            let mut total = 0;
+            for k in 0..2000 {
+                let q2: Vec<Vector3<f64>> =
+                    (0..n).map(|i| p.problem.q()[i] - sigma * rr[i]).collect();
+                let pp =
+                    fem_contact::Problem::from_blocks(p.problem.laws().to_vec(), q2, trip.clone())
+                        .unwrap();
+                let mut s2 = s;
+                s2.max_sweeps = inner;
+                s2.tolerance = 1e-30;
+                let rep = solve(&pp, &mut rr, &s2).unwrap();
+                total += rep.sweeps;
+                let e = p.problem.fc3d_error(&rr);
+                if k % 20 == 0 || e < 1e-8 {
+                    println!("  prox {k}: sweeps {total} err {e:.3e} {:.1?}", t.elapsed());
+                }
+                if e < 1e-8 {
+                    break;
+                }
+            }
+        }
         let t1 = std::time::Instant::now();
         let rep = solve(&p.problem, &mut r, &s).unwrap();
         let ts = t1.elapsed();

@@ -214,6 +214,11 @@ pub fn polish(
             break;
         }
         report.error = problem.fc3d_error_with(r, &u);
+        log::trace!(
+            "newton {}: step {t}, shift {lambda:.2e}, |F| {norm_f:.3e}, error {:.3e}",
+            report.iterations,
+            report.error
+        );
         if report.error < best_error {
             best_error = report.error;
             best.copy_from_slice(r);

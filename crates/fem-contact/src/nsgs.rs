@@ -14,6 +14,7 @@ use nalgebra::Vector3;
 use crate::cone::project_on_cone;
 use crate::law::Law;
 use crate::local::{LocalSettings, solve_point};
+use crate::newton::{NewtonSettings, polish};
 use crate::problem::Problem;
 
 /// What to do when the sweep cap is reached before the tolerance.
@@ -55,6 +56,11 @@ pub struct NsgsSettings {
     pub local: LocalSettings,
     /// Policy at the cap.
     pub on_cap: CapPolicy,
+    /// A global Newton polish ([`crate::newton::polish`]) tried once after this many sweeps
+    /// if the tolerance is not reached by then (`None`: never).
+    pub polish_after: Option<u64>,
+    /// Settings of the polish (its tolerance is the solve's).
+    pub polish: NewtonSettings,
 }
 
 impl Default for NsgsSettings {
@@ -67,6 +73,8 @@ impl Default for NsgsSettings {
             check_every: 10,
             local: LocalSettings::default(),
             on_cap: CapPolicy::WarnAndContinue,
+            polish_after: None,
+            polish: NewtonSettings::default(),
         }
     }
 }
@@ -88,6 +96,8 @@ pub struct NsgsReport {
     pub fallbacks: u64,
     /// Full error evaluations.
     pub error_checks: u64,
+    /// Iterations of the global Newton polish (0 if it did not run).
+    pub polish_iterations: u32,
 }
 
 /// A failed solve.
@@ -179,9 +189,25 @@ pub fn solve(
     }
     let omega = settings.relaxation;
     let mut since_check = 0;
+    let mut polished = false;
     loop {
         if report.sweeps >= settings.max_sweeps {
             break;
+        }
+        if !polished && settings.polish_after.is_some_and(|k| report.sweeps >= k) {
+            polished = true;
+            let newton = polish(
+                problem,
+                r,
+                &NewtonSettings {
+                    tolerance: settings.tolerance,
+                    ..settings.polish
+                },
+            );
+            report.polish_iterations = newton.iterations;
+            if newton.converged {
+                break;
+            }
         }
         let backward = settings.order == SweepOrder::Symmetric && report.sweeps % 2 == 1;
         let mut change = 0.0;
