@@ -35,6 +35,9 @@ pub struct FclibProblem {
     pub solution: Option<Vec<Vector3<f64>>>,
     /// The first guess (`/guesses/1/r`), if the file has one.
     pub guess: Option<Vec<Vector3<f64>>>,
+    /// Whether `W` was stored by compressed rows (`nz = −2`), which a reader taking
+    /// compressed storage as columns would read transposed.
+    pub compressed_rows: bool,
 }
 
 /// Why a file could not be read.
@@ -95,6 +98,7 @@ struct Reader<'a> {
 struct Triplets {
     m: usize,
     n: usize,
+    nz: i64,
     entries: Vec<(usize, usize, f64)>,
 }
 
@@ -242,7 +246,7 @@ impl Reader<'_> {
         if let Some(&(r, c, _)) = entries.iter().find(|e| !e.2.is_finite()) {
             return Err(self.layout(group, format!("finite values; entry ({r}, {c}) is not")));
         }
-        Ok(Triplets { m, n, entries })
+        Ok(Triplets { m, n, nz, entries })
     }
 
     fn vectors3(&self, name: &str, points: usize) -> Result<Option<Vec<Vector3<f64>>>, FclibError> {
@@ -310,6 +314,7 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<FclibProblem, FclibError> {
     let mu = rd.f64s(&format!("{root}/vectors/mu"))?;
     let nc = mu.len();
     let rows = 3 * nc;
+    let mut compressed_rows = false;
     let (q, w) = if global {
         reduce_global(&rd, rows)?
     } else {
@@ -326,6 +331,7 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<FclibProblem, FclibError> {
                 ),
             ));
         }
+        compressed_rows = w.nz == -2;
         (q, w.entries)
     };
     let mut blocks: BTreeMap<(usize, usize), Matrix3<f64>> = BTreeMap::new();
@@ -364,6 +370,7 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<FclibProblem, FclibError> {
         title,
         solution: rd.vectors3("solution/r", nc)?,
         guess: rd.vectors3("guesses/1/r", nc)?,
+        compressed_rows,
     })
 }
 

@@ -191,9 +191,6 @@ pub fn solve(
     let mut since_check = 0;
     let mut polished = false;
     loop {
-        if report.sweeps >= settings.max_sweeps {
-            break;
-        }
         if !polished && settings.polish_after.is_some_and(|k| report.sweeps >= k) {
             polished = true;
             let newton = polish(
@@ -208,6 +205,9 @@ pub fn solve(
             if newton.converged {
                 break;
             }
+        }
+        if report.sweeps >= settings.max_sweeps {
+            break;
         }
         let backward = settings.order == SweepOrder::Symmetric && report.sweeps % 2 == 1;
         let mut change = 0.0;

@@ -284,6 +284,32 @@ impl Problem {
         if bottom > 0.0 { top / bottom } else { top }
     }
 
+    /// The same points with `Wᵀ` in place of `W` (blocks `W_ji ᵀ`), same `q` and laws.
+    pub fn transposed(&self) -> Self {
+        let mut triplets: Vec<(usize, usize, Matrix3<f64>)> = (0..self.len())
+            .map(|i| (i, i, self.diag[i].transpose()))
+            .collect();
+        for i in 0..self.len() {
+            for (j, b) in self.row_blocks(i) {
+                triplets.push((j, i, b.transpose()));
+            }
+        }
+        Self::from_blocks(self.laws.clone(), self.q.clone(), triplets)
+            .expect("the transpose of a valid problem is valid")
+    }
+
+    /// Whether `W` is exactly symmetric.
+    pub fn is_symmetric(&self) -> bool {
+        (0..self.len()).all(|i| {
+            self.diag[i] == self.diag[i].transpose()
+                && self.row_blocks(i).all(|(j, b)| {
+                    self.row_blocks(j)
+                        .find(|&(c, _)| c == i)
+                        .is_some_and(|(_, bt)| *bt == b.transpose())
+                })
+        })
+    }
+
     /// The dense `W` (3n × 3n, row-major), for tests and small problems.
     pub fn dense_w(&self) -> Vec<f64> {
         let n = 3 * self.len();
