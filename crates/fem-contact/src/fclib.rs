@@ -94,6 +94,9 @@ struct Reader<'a> {
     limit: u64,
 }
 
+/// Matrix entries `(row, column, value)`.
+type Entries = Vec<(usize, usize, f64)>;
+
 /// A sparse matrix as triplets.
 struct Triplets {
     m: usize,
@@ -375,10 +378,7 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<FclibProblem, FclibError> {
 }
 
 /// `W = Hᵀ M⁻¹ H` (as triplets, zeros dropped) and `q = Hᵀ M⁻¹ f + w` (C13).
-fn reduce_global(
-    rd: &Reader,
-    rows: usize,
-) -> Result<(Vec<f64>, Vec<(usize, usize, f64)>), FclibError> {
+fn reduce_global(rd: &Reader, rows: usize) -> Result<(Vec<f64>, Entries), FclibError> {
     let m = rd.matrix("fclib_global/M")?;
     let h = rd.matrix("fclib_global/H")?;
     let f = rd.f64s("fclib_global/vectors/f")?;

@@ -146,7 +146,7 @@ impl Problem {
             if !(mu >= 0.0 && mu.is_finite()) {
                 return Err(ProblemError::Friction { point: i, mu });
             }
-            if !(self.diag[i][(0, 0)] > 0.0) {
+            if self.diag[i][(0, 0)].partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                 return Err(ProblemError::DiagonalNotPositive {
                     point: i,
                     value: self.diag[i][(0, 0)],
