@@ -84,8 +84,10 @@ impl Default for NsgsSettings {
 pub struct NsgsReport {
     /// Sweeps done.
     pub sweeps: u64,
-    /// Siconos' error (C11) at the end.
+    /// Siconos' error relative to `‖q‖` (C11) at the end: the stopping test.
     pub error: f64,
+    /// The same residual as Siconos 4.4 scales it (C11'), never above `error`.
+    pub siconos_error: f64,
     /// Solfec's energy ratio (C12) at the end.
     pub energy_ratio: f64,
     /// Whether `error ≤ tolerance`.
@@ -257,6 +259,7 @@ pub fn solve(
     }
     problem.velocity(r, &mut u);
     report.error = problem.fc3d_error_with(r, &u);
+    report.siconos_error = problem.siconos_error_with(r, &u);
     report.energy_ratio = problem.energy_ratio_with(r, &u);
     report.converged = report.error <= settings.tolerance;
     if !report.converged {

@@ -229,25 +229,42 @@ impl Problem {
         }
     }
 
-    /// Siconos' error (C11): `sqrt(Σ_i ‖r_i − P_K(r_i − u_i − μ‖u_{T,i}‖e_N)‖²) / ‖q‖`
-    /// (not divided when `‖q‖ ≤ ε_machine`), with `u = W r + q` computed here.
+    /// Siconos' error relative to `‖q‖` (C11), the solver's stopping test:
+    /// `sqrt(Σ_i ‖r_i − P_K(r_i − u_i − μ‖u_{T,i}‖e_N)‖²) / ‖q‖` (not divided when
+    /// `‖q‖ ≤ ε_machine`), with `u = W r + q` computed here. It is never below
+    /// [`Problem::siconos_error_with`], so a problem solved to `τ` by this measure is solved to
+    /// `τ` by Siconos 4.4's.
     pub fn fc3d_error(&self, r: &[Vector3<f64>]) -> f64 {
         let mut u = vec![Vector3::zeros(); self.len()];
         self.velocity(r, &mut u);
         self.fc3d_error_with(r, &u)
     }
 
+    /// The absolute residual `sqrt(Σ_i ‖P_i‖²)` of (C10)–(C11).
+    pub fn absolute_residual(&self, r: &[Vector3<f64>], u: &[Vector3<f64>]) -> f64 {
+        (0..self.len())
+            .map(|i| self.point_residual(i, &r[i], &u[i]).norm_squared())
+            .sum::<f64>()
+            .sqrt()
+    }
+
     /// [`Problem::fc3d_error`] with `u = W r + q` given.
     pub fn fc3d_error_with(&self, r: &[Vector3<f64>], u: &[Vector3<f64>]) -> f64 {
-        let sum: f64 = (0..self.len())
-            .map(|i| self.point_residual(i, &r[i], &u[i]).norm_squared())
-            .sum();
-        let e = sum.sqrt();
+        let e = self.absolute_residual(r, u);
         if self.norm_q > f64::EPSILON {
             e / self.norm_q
         } else {
             e
         }
+    }
+
+    /// The same residual as Siconos 4.4's `fc3d_compute_error` scales it (C11'):
+    /// divided by `max(‖q‖, ‖r‖, ‖u‖)` (not divided when that is at most ε_machine).
+    pub fn siconos_error_with(&self, r: &[Vector3<f64>], u: &[Vector3<f64>]) -> f64 {
+        let norm = |v: &[Vector3<f64>]| v.iter().map(|x| x.norm_squared()).sum::<f64>().sqrt();
+        let scale = self.norm_q.max(norm(r)).max(norm(u));
+        let e = self.absolute_residual(r, u);
+        if scale > f64::EPSILON { e / scale } else { e }
     }
 
     /// Solfec's energy ratio (C12): `Σ_i ½ P_iᵀ W_ii⁻¹ P_i / Σ_i ½ q_iᵀ W_ii⁻¹ q_i`, the

@@ -46,6 +46,7 @@ fn four_problems_solved_to_1e_8() {
         .unwrap();
         assert!(rep.converged, "{name}: {rep:?}");
         assert!(p.problem.fc3d_error(&r) <= 1e-8);
+        assert!(rep.siconos_error <= rep.error);
         assert!(rep.energy_ratio < 1e-12, "{name}: {rep:?}");
         // Every impulse admissible.
         for (ri, law) in r.iter().zip(p.problem.laws()) {
@@ -133,6 +134,14 @@ fn error_measure_is_siconos_one() {
     .unwrap();
     let e = p.fc3d_error(&[Vector3::new(0.5, -0.1, 0.0)]);
     assert!((e - 0.06448982442674686).abs() < 1e-15, "{e}");
+    // Siconos 4.4 divides by max(‖q‖, ‖r‖, ‖u‖): for r = (1000, 0, 0) it returned
+    // 0.5002501069103176 (relative to ‖q‖ alone the same residual is 880).
+    let r = [Vector3::new(1000.0, 0.0, 0.0)];
+    let mut u = [Vector3::zeros()];
+    p.velocity(&r, &mut u);
+    let s = p.siconos_error_with(&r, &u);
+    assert!((s - 0.5002501069103176).abs() < 1e-15, "{s}");
+    assert!((p.fc3d_error_with(&r, &u) - 1000.0 / p.norm_q()).abs() < 1e-12);
 }
 
 #[test]
