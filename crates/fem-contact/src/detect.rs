@@ -469,7 +469,11 @@ pub fn detect(
                     first: i,
                     second: other,
                 })?;
-            let mut out = Vec::new();
+            let mut out: Vec<Detected> = Vec::new();
+            // Points closer than this to one already taken in the same pair are the same point
+            // (two coincident faces give each corner twice): keep the first.
+            let extent = aabbs[i].extents().length();
+            let same = 1e-9 * extent.max(f64::MIN_POSITIVE);
             for m in &manifolds {
                 let sub1 = m.subshape_pos1().copied().unwrap_or(Pose::IDENTITY);
                 let sub2 = m.subshape_pos2().copied().unwrap_or(Pose::IDENTITY);
@@ -481,10 +485,14 @@ pub fn detect(
                     }
                     let p1 = (pose1 * sub1).transform_point(c.local_p1);
                     let p2 = (pose2 * sub2).transform_point(c.local_p2);
+                    let point = (nv(p1) + nv(p2)) * 0.5;
+                    if out.iter().any(|d| (d.point - point).norm() <= same) {
+                        continue;
+                    }
                     out.push(Detected {
                         first: i,
                         second: other,
-                        point: (nv(p1) + nv(p2)) * 0.5,
+                        point,
                         normal,
                         gap: c.dist,
                     });

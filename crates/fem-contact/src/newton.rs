@@ -227,6 +227,15 @@ pub fn polish(
             break;
         }
     }
+    // Newton's iterates satisfy the cone only up to round-off: project them back, so that
+    // every impulse returned is admissible, and measure again.
+    for (ri, law) in best.iter_mut().zip(problem.laws()) {
+        if let Law::Contact { friction, .. } = law {
+            *ri = crate::cone::project_on_cone(ri, *friction);
+        }
+    }
+    problem.velocity(&best, &mut u);
+    best_error = problem.fc3d_error_with(&best, &u);
     r.copy_from_slice(&best);
     report.error = best_error;
     report.converged = best_error <= settings.tolerance;

@@ -57,7 +57,8 @@ pub struct NsgsSettings {
     /// Policy at the cap.
     pub on_cap: CapPolicy,
     /// A global Newton polish ([`crate::newton::polish`]) tried once after this many sweeps
-    /// if the tolerance is not reached by then (`None`: never).
+    /// if the tolerance is not reached by then (`None`: never). Default 100 (measured on the
+    /// FCLIB problems and on stacks: docs/performance.md).
     pub polish_after: Option<u64>,
     /// Settings of the polish (its tolerance is the solve's).
     pub polish: NewtonSettings,
@@ -73,7 +74,7 @@ impl Default for NsgsSettings {
             check_every: 10,
             local: LocalSettings::default(),
             on_cap: CapPolicy::WarnAndContinue,
-            polish_after: None,
+            polish_after: Some(100),
             polish: NewtonSettings::default(),
         }
     }
