@@ -16,7 +16,8 @@ use nalgebra::{Matrix3, Vector3};
 /// `[max(x_N, 0), 0, 0]`.
 pub fn project_on_cone(x: &Vector3<f64>, mu: f64) -> Vector3<f64> {
     let nt = x[1].hypot(x[2]);
-    if nt <= mu * x[0] {
+    // (x_N ≥ 0 guards μ = 0, x_T = 0, x_N < 0, where `0 ≤ 0·x_N = −0` holds.)
+    if nt <= mu * x[0] && x[0] >= 0.0 {
         return *x;
     }
     if mu * nt <= -x[0] {
@@ -110,6 +111,15 @@ mod tests {
         assert_eq!(
             project_on_cone(&Vector3::new(2.0, 1.0, 0.0), 0.0),
             Vector3::new(2.0, 0.0, 0.0)
+        );
+        // μ = 0, on the negative normal axis: the projection is 0 (not x: 0 ≤ 0·x_N = −0).
+        assert_eq!(
+            project_on_cone(&Vector3::new(-1.5, 0.0, 0.0), 0.0),
+            Vector3::zeros()
+        );
+        assert_eq!(
+            project_on_cone(&Vector3::new(-1.5, 0.0, 0.0), 0.3),
+            Vector3::zeros()
         );
     }
 

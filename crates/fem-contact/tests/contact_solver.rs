@@ -432,3 +432,106 @@ fn bitwise_equal_on_one_and_two_threads() {
     assert_eq!(one.1.to_bits(), two.1.to_bits());
     assert_eq!(one.2, two.2);
 }
+
+/// A point above a plane at gap `g` with detection at mid-step (`γ = 2/h`, (C2b)): no impulse
+/// while the approach cannot close the gap by the end of the step; otherwise exactly the
+/// impulse that closes it.
+#[test]
+fn positive_gap_admits_exactly_the_approach_that_closes_it() {
+    let (h, g, m) = (1e-3, 1e-3, 2.0);
+    let settings_gap = AssemblySettings { gap_rate: 2.0 / h };
+    let law = Law::Contact {
+        friction: 0.0,
+        restitution: 0.5,
+    };
+    for v in [-0.5, -5.0] {
+        let mut p = Particle::new(m, Vector3::zeros(), [0.0, 0.0, v], [0.0, 0.0, v]);
+        let mut c = contact(0, None, Vector3::zeros(), Vector3::z(), law);
+        c.gap = g;
+        let a = assemble(&[c], &[&p as &dyn ContactBody], &settings_gap).unwrap();
+        let mut r = vec![Vector3::zeros()];
+        let rep = solve(&a.problem, &mut r, &settings()).unwrap();
+        assert!(rep.converged, "v = {v}: {rep:?} {:?}", a.problem.q());
+        a.apply(&r, &mut [&mut p as &mut dyn ContactBody]);
+        let end_gap = g + 0.5 * h * p.velocity[2];
+        if v * h / 2.0 + g > 0.0 {
+            assert_eq!(r[0], Vector3::zeros(), "v = {v}");
+            assert_eq!(p.velocity[2], v);
+        } else {
+            // No restitution before the impact: the gap closes to zero, no bounce.
+            assert!(end_gap.abs() < 1e-15, "v = {v}: end gap {end_gap}");
+        }
+    }
+}
+
+/// A rigid link between two particles keeps their distance at velocity level: the relative
+/// velocity along the link vanishes, the rest is untouched, momentum is kept.
+#[test]
+fn rigid_link_between_two_bodies() {
+    let (ma, mb) = (1.0, 3.0);
+    let mut a_ = Particle::new(ma, Vector3::zeros(), [1.0, 0.5, 0.0], [1.0, 0.5, 0.0]);
+    let mut b_ = Particle::new(
+        mb,
+        Vector3::new(2.0, 0.0, 0.0),
+        [-1.0, 0.0, 0.25],
+        [-1.0, 0.0, 0.25],
+    );
+    let link = Constraint {
+        first: 1,
+        second: Some(0),
+        point: Vector3::new(2.0, 0.0, 0.0),
+        point_second: Vector3::zeros(),
+        frame: frame_from_normal(&Vector3::x()),
+        gap: 0.0,
+        law: Law::RigidLink,
+    };
+    let asm = assemble(
+        &[link],
+        &[&a_ as &dyn ContactBody, &b_ as &dyn ContactBody],
+        &AssemblySettings::default(),
+    )
+    .unwrap();
+    let mut r = vec![Vector3::zeros()];
+    assert!(solve(&asm.problem, &mut r, &settings()).unwrap().converged);
+    asm.apply(
+        &r,
+        &mut [
+            &mut a_ as &mut dyn ContactBody,
+            &mut b_ as &mut dyn ContactBody,
+        ],
+    );
+    assert!((b_.velocity[0] - a_.velocity[0]).abs() < 1e-15);
+    assert_eq!((a_.velocity[1], b_.velocity[2]), (0.5, 0.25));
+    let px = ma * a_.velocity[0] + mb * b_.velocity[0];
+    assert!((px - (ma * 1.0 - mb * 1.0)).abs() < 1e-15);
+    // The common velocity is the centre of mass's: (1 − 3)/4.
+    assert!((a_.velocity[0] + 0.5).abs() < 1e-15);
+}
+
+/// Assembly refuses constraints naming missing bodies or joining a body to itself.
+#[test]
+fn assembly_refuses_bad_constraints() {
+    let p = Particle::new(1.0, Vector3::zeros(), [0.0; 3], [0.0; 3]);
+    let law = Law::Contact {
+        friction: 0.1,
+        restitution: 0.0,
+    };
+    let bad = contact(0, Some(3), Vector3::zeros(), Vector3::z(), law);
+    assert!(matches!(
+        assemble(
+            &[bad],
+            &[&p as &dyn ContactBody],
+            &AssemblySettings::default()
+        ),
+        Err(fem_contact::body::AssemblyError::Body { body: 3, .. })
+    ));
+    let selfc = contact(0, Some(0), Vector3::zeros(), Vector3::z(), law);
+    assert!(matches!(
+        assemble(
+            &[selfc],
+            &[&p as &dyn ContactBody],
+            &AssemblySettings::default()
+        ),
+        Err(fem_contact::body::AssemblyError::SelfContact(0))
+    ));
+}
