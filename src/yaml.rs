@@ -10,12 +10,12 @@ use std::path::Path;
 
 use serde_saphyr::{Error, MessageFormatter};
 
-use crate::input::Input;
+use crate::input::{Input, ModelRegistry};
 
 /// Parses an input file's text; the error is the message to show (line, column, what was
 /// expected, a snippet of the file).
-pub(crate) fn parse(text: &str, path: &Path) -> Result<Input, String> {
-    serde_saphyr::from_str::<Input>(text).map_err(|e| {
+pub(crate) fn parse<M: ModelRegistry>(text: &str, path: &Path) -> Result<Input<M>, String> {
+    serde_saphyr::from_str::<Input<M>>(text).map_err(|e| {
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

@@ -244,3 +244,68 @@ fn a_thousand_element_cable_starts_by_uzawa() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("Uzawa iterations"), "{}", text(&out));
 }
+
+/// A second run into a folder where a live run writes is refused (exit 2, the lock named);
+/// a lock left by a run that no longer runs is taken over.
+#[test]
+fn a_folder_in_use_by_a_live_run_is_refused() {
+    let dir = scratch("folder_in_use");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut live = Command::new("sleep").arg("60").spawn().expect("sleep runs");
+    std::fs::write(dir.join(".fem.lock"), format!("{}\n", live.id())).unwrap();
+    let out = fem(&[
+        "run",
+        "inputs/string_pluck.yaml",
+        "-o",
+        dir.to_str().unwrap(),
+        "--max-steps",
+        "5",
+        "-q",
+    ]);
+    let _ = live.kill();
+    let _ = live.wait();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("in use by another run") && said.contains(".fem.lock"),
+        "{said}"
+    );
+    assert!(!dir.join("history.csv").exists(), "nothing was written");
+    // The same lock, its process gone: the run takes the folder and releases it.
+    let out = fem(&[
+        "run",
+        "inputs/string_pluck.yaml",
+        "-o",
+        dir.to_str().unwrap(),
+        "--max-steps",
+        "5",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(dir.join("history.csv").exists());
+    assert!(!dir.join(".fem.lock").exists(), "the lock is released");
+}
+
+/// This build has no MPI: started by an MPI launcher on several processes it refuses, rather
+/// than run copies of the same run into the same folder.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn the_serial_build_under_an_mpi_launcher_refuses() {
+    let dir = scratch("serial_under_mpirun");
+    let out = Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args([
+            "run",
+            "inputs/string_pluck.yaml",
+            "-o",
+            dir.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PMI_RANK", "1")
+        .env("PMI_SIZE", "2")
+        .output()
+        .expect("the fem binary runs");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("built without MPI support"), "{said}");
+    assert!(!dir.exists(), "nothing was written");
+}

@@ -1039,25 +1039,16 @@ macro_rules! framework_stepper {
             fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
                 let t = self.time();
                 let step = self.step_index() + 1;
-                let r = <$stepper>::step(self).map_err(|e| fem_time::StepError::Failed {
-                    step,
-                    t,
-                    message: e.to_string(),
-                })?;
+                let r =
+                    <$stepper>::step(self).map_err(|e| fem_time::StepError::model(step, t, e))?;
                 Ok(fem_time::StepReport {
                     iterations: r.iterations,
                     residual: r.residual,
                     constraint_violation: r.max_stretch_error,
                 })
             }
-            fn time(&self) -> f64 {
-                <$stepper>::time(self)
-            }
-            fn step_index(&self) -> u64 {
-                <$stepper>::step_index(self)
-            }
-            fn dt(&self) -> f64 {
-                self.h.time.dt
+            fn clock(&self) -> fem_time::Clock {
+                fem_time::Clock::at(0.0, self.h.time.dt, self.h.step)
             }
             fn energy(&self) -> Option<fem_time::Energy> {
                 Some(framework_energy(&self.h.last))

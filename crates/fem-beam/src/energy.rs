@@ -372,25 +372,16 @@ impl EnergyConservingStepper {
 impl fem_time::Stepper for EnergyConservingStepper {
     fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
         let (t, step) = (self.time(), self.step_index() + 1);
-        let r = EnergyConservingStepper::step(self).map_err(|e| fem_time::StepError::Failed {
-            step,
-            t,
-            message: e.to_string(),
-        })?;
+        let r = EnergyConservingStepper::step(self)
+            .map_err(|e| fem_time::StepError::model(step, t, e))?;
         Ok(fem_time::StepReport {
             iterations: r.iterations,
             residual: r.residual,
             constraint_violation: r.max_stretch_error,
         })
     }
-    fn time(&self) -> f64 {
-        EnergyConservingStepper::time(self)
-    }
-    fn step_index(&self) -> u64 {
-        EnergyConservingStepper::step_index(self)
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> fem_time::Clock {
+        fem_time::Clock::at(0.0, self.dt, self.step)
     }
     fn energy(&self) -> Option<fem_time::Energy> {
         Some(crate::dynamics::framework_energy(&self.last))

@@ -12,7 +12,7 @@
 
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
-use fem_model::input::SchemeKind;
+use fem_model::input::{OfferedScheme, TimeSetting};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
@@ -302,7 +302,10 @@ impl ModelSection for BeamSection {
 
     fn uses(&self) -> Uses {
         Uses {
-            schemes: &[SchemeKind::Alpha],
+            schemes: &[OfferedScheme {
+                name: fem_time::alpha::NAME,
+                settings: &[TimeSetting::Alpha, TimeSetting::Newton],
+            }],
             ..Uses::OWN_GEOMETRY
         }
     }

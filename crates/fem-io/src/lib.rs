@@ -35,6 +35,7 @@ pub mod history;
 pub mod pvd;
 pub mod pvtu;
 pub mod series;
+pub mod sink;
 pub mod vtu;
 
 pub use checkpoint::{Checkpoint, CheckpointArray, CheckpointError, fingerprint};
@@ -44,4 +45,5 @@ pub use numfmt::format_f64;
 pub use pvd::PvdWriter;
 pub use pvtu::write_pvtu;
 pub use series::FrameSeries;
+pub use sink::{FrameSink, PartitionedSeries, piece_name, pvtu_name};
 pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};

@@ -14,7 +14,7 @@
 use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts};
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
-use fem_model::input::{InitialField, LcpSolverKind, SchemeKind};
+use fem_model::input::{InitialField, LcpSolverKind, OfferedScheme};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
@@ -86,7 +86,10 @@ impl ModelSection for ModalStringSection {
             exact_start: true,
             probes: true,
             samples: true,
-            schemes: &[SchemeKind::ModalMoreauJean],
+            schemes: &[OfferedScheme {
+                name: fem_time::nonsmooth::modal::NAME,
+                settings: &[],
+            }],
         }
     }
 
@@ -307,7 +310,8 @@ impl ModalStringModel {
         let setup = |e: fem_time::StepError| invalid("model.modal_string", e.to_string());
         let n_modes = modes.n_modes();
         let mut stepper =
-            ModalMoreauJean::new(system, grid.dt(), grid.t0(), &q0, &v0).map_err(setup)?;
+            ModalMoreauJean::from_physical_state(system, grid.dt(), grid.t0(), &q0, &v0)
+                .map_err(setup)?;
         if let Some(c) = input.contact {
             let contacts = UnilateralContacts::from_dense(
                 n_modes,
@@ -442,7 +446,7 @@ impl Model for ModalStringModel {
     }
     fn frame(&mut self) -> Frame<'_> {
         let n_modes = self.modes.n_modes();
-        let (q, v) = (self.stepper.position(), self.stepper.velocity());
+        let (q, v) = (self.stepper.position(), self.stepper.velocity_at_step());
         for (i, row) in self.sample_rows.chunks(n_modes).enumerate() {
             self.displacement[3 * i + 1] = dot(row, q);
             self.velocity[3 * i + 1] = dot(row, &v);

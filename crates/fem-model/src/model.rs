@@ -16,8 +16,8 @@ use serde::de::DeserializeOwned;
 
 use crate::error::InputError;
 use crate::input::{
-    ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, SchemeKind,
-    TimeInput,
+    ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OfferedScheme, OutputInput,
+    TimeInput, TimeSetting,
 };
 use crate::resources::{BASE_MEMORY, Budget, check_output};
 
@@ -96,8 +96,8 @@ pub struct Uses {
     pub probes: bool,
     /// `output.samples`.
     pub samples: bool,
-    /// The time schemes the model can be stepped by.
-    pub schemes: &'static [SchemeKind],
+    /// The time schemes the model can be stepped by; the first is the default.
+    pub schemes: &'static [OfferedScheme],
 }
 
 impl Uses {
@@ -111,7 +111,7 @@ impl Uses {
         exact_start: false,
         probes: false,
         samples: false,
-        schemes: &[SchemeKind::Alpha],
+        schemes: &[],
     };
 
     /// A model that builds its own geometry and takes its initial state in its own section.
@@ -124,23 +124,8 @@ impl Uses {
         exact_start: false,
         probes: false,
         samples: false,
-        schemes: &[SchemeKind::Alpha],
+        schemes: &[],
     };
-}
-
-/// Which settings of the `time` section a scheme reads.
-fn scheme_settings(scheme: SchemeKind) -> (bool, bool, bool) {
-    // (alpha, theta, newton)
-    match scheme {
-        SchemeKind::Alpha => (true, false, true),
-        SchemeKind::BackwardEuler => (false, false, true),
-        SchemeKind::ModalMoreauJean => (false, false, false),
-        SchemeKind::ConservationForm => (false, false, true),
-        SchemeKind::MoreauJean => (false, true, true),
-        SchemeKind::RigPos | SchemeKind::RigNeg => (false, false, false),
-        SchemeKind::RigImp => (false, false, true),
-        SchemeKind::DefExp | SchemeKind::DefLim => (false, false, false),
-    }
 }
 
 /// Everything in an input file but the model's own section.
@@ -165,9 +150,34 @@ pub struct Sections<'a> {
     /// The memory and disk the run may claim; every count is checked against it before it
     /// is allocated.
     pub budget: Budget,
+    /// The scheme the run is stepped by, once [`check_uses`] has resolved `time.scheme`
+    /// against the model's list (`None` before).
+    pub scheme: Option<&'static OfferedScheme>,
 }
 
 impl Sections<'_> {
+    /// The name of the scheme the run is stepped by: the one [`check_uses`] resolved (the
+    /// model's default when `time.scheme` is not given), else `time.scheme` as written.
+    pub fn scheme_name(&self) -> &str {
+        match (self.scheme, &self.time.scheme) {
+            (Some(s), _) => s.name,
+            (None, Some(name)) => name,
+            (None, None) => "",
+        }
+    }
+
+    /// The error of a scheme a model's build does not handle although its `uses` lists it (a
+    /// programming error of the model, reported rather than panicking).
+    pub fn unhandled_scheme(&self, model: &str) -> InputError {
+        InputError::invalid(
+            "time.scheme",
+            format!(
+                "model.{model} lists the scheme '{}' but does not build it",
+                self.scheme_name()
+            ),
+        )
+    }
+
     /// The folder relative file names are resolved from.
     pub fn base_dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
@@ -217,12 +227,20 @@ pub fn build<M: ModelSection>(
     section: &M,
     input: &Sections<'_>,
 ) -> Result<Box<dyn Model>, InputError> {
-    check_uses(M::NAME, &section.uses(), input)?;
-    section.build(input)
+    let scheme = check_uses(M::NAME, &section.uses(), input)?;
+    section.build(&Sections {
+        scheme: Some(scheme),
+        ..*input
+    })
 }
 
-/// Refuses every section and setting a model does not read.
-pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), InputError> {
+/// Refuses every section and setting a model does not read; returns the scheme `time.scheme`
+/// names among the model's (its first when not given).
+pub fn check_uses(
+    name: &str,
+    uses: &Uses,
+    input: &Sections<'_>,
+) -> Result<&'static OfferedScheme, InputError> {
     let not_for = |field: &str| {
         InputError::invalid(
             field,
@@ -271,31 +289,15 @@ pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), I
     if !uses.samples && input.output.samples.is_some() {
         return Err(not_for("output.samples"));
     }
-    let scheme = input.time.scheme;
-    if !uses.schemes.contains(&scheme) {
-        let names: Vec<&str> = uses.schemes.iter().map(|s| s.name()).collect();
-        return Err(InputError::invalid(
-            "time.scheme",
-            format!(
-                "model.{name} is stepped by {}; '{}' does not apply to it",
-                names.join(" or "),
-                scheme.name()
-            ),
-        ));
-    }
-    let (alpha, theta, newton) = scheme_settings(scheme);
-    let time = input.time;
-    for (given, used, field) in [
-        (time.alpha.is_some(), alpha, "time.alpha"),
-        (time.theta.is_some(), theta, "time.theta"),
-        (time.newton.is_some(), newton, "time.newton"),
-    ] {
-        if given && !used {
+    let scheme = resolve_scheme(name, uses, input.time)?;
+    for setting in TimeSetting::ALL {
+        if setting.is_given(input.time) && !scheme.settings.contains(&setting) {
+            let field = setting.key();
             return Err(InputError::invalid(
                 field,
                 format!(
                     "the scheme '{}' has no such setting: remove '{field}'",
-                    scheme.name()
+                    scheme.name
                 ),
             ));
         }
@@ -318,5 +320,38 @@ pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), I
             "expected a positive number of steps between rows, got 0",
         ));
     }
-    Ok(())
+    Ok(scheme)
+}
+
+/// The scheme `time.scheme` names among the model's, or the model's first.
+fn resolve_scheme(
+    name: &str,
+    uses: &Uses,
+    time: &TimeInput,
+) -> Result<&'static OfferedScheme, InputError> {
+    let listed = || {
+        let names: Vec<&str> = uses.schemes.iter().map(|s| s.name).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    };
+    match &time.scheme {
+        None => uses.schemes.first().ok_or_else(|| {
+            InputError::invalid("time.scheme", format!("model.{name} offers no time scheme"))
+        }),
+        Some(given) => uses
+            .schemes
+            .iter()
+            .find(|s| s.name == given)
+            .ok_or_else(|| {
+                InputError::invalid(
+                    "time.scheme",
+                    format!(
+                        "model.{name} is stepped by {}; '{given}' does not apply to it",
+                        listed()
+                    ),
+                )
+            }),
+    }
 }

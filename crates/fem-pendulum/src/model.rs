@@ -9,7 +9,7 @@
 
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{newton_settings, time_grid};
-use fem_model::input::SchemeKind;
+use fem_model::input::{OfferedScheme, TimeSetting};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
@@ -108,7 +108,10 @@ impl ModelSection for DoublePendulumSection {
 
     fn uses(&self) -> Uses {
         Uses {
-            schemes: &[SchemeKind::ConservationForm],
+            schemes: &[OfferedScheme {
+                name: fem_time::conservation_form::NAME,
+                settings: &[TimeSetting::Newton],
+            }],
             ..Uses::OWN_GEOMETRY
         }
     }

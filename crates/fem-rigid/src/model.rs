@@ -18,8 +18,16 @@ use fem_time::{Energy, StateField, StepError, StepReport, Stepper, TimeGrid};
 
 use crate::bodies::Observables;
 use crate::drawing::Drawing;
-use crate::section::BodySummary;
 use crate::stepper::RigidStepper;
+
+/// What `fem check` says about one body.
+#[derive(Clone, Debug)]
+pub(crate) struct BodySummary {
+    pub mass: f64,
+    pub moments: [f64; 3],
+    pub support: String,
+    pub drawing: String,
+}
 
 /// The model's own `history.csv` columns, after `step,t,kinetic,potential,total`.
 pub const HISTORY_COLUMNS: [&str; 9] = [

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use fem_constraints::TimeFunction;
 use fem_model::build::{msh_memory, time_function, time_grid};
-use fem_model::input::{FunctionInput, SchemeKind};
+use fem_model::input::{FunctionInput, OfferedScheme, TimeSetting};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use serde::Deserialize;
@@ -27,7 +27,7 @@ use crate::bodies::{AngularVelocity, RigidBodies, RigidBody};
 use crate::drawing::{Drawing, equivalent_box};
 use crate::error::RigidError;
 use crate::mat3::{IDENTITY, Mat3, add, mat_mul_t, mat_vec, norm, sub};
-use crate::model::{HISTORY_COLUMNS, RigidModel};
+use crate::model::{BodySummary, HISTORY_COLUMNS, RigidModel};
 use crate::rotation::exp_map;
 use crate::scheme::{NewtonSettings, Scheme};
 use crate::stepper::RigidStepper;
@@ -124,7 +124,20 @@ impl ModelSection for RigidBodiesSection {
 
     fn uses(&self) -> Uses {
         Uses {
-            schemes: &[SchemeKind::RigPos, SchemeKind::RigNeg, SchemeKind::RigImp],
+            schemes: &[
+                OfferedScheme {
+                    name: crate::scheme::RIG_POS,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: crate::scheme::RIG_NEG,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: crate::scheme::RIG_IMP,
+                    settings: &[TimeSetting::Newton],
+                },
+            ],
             ..Uses::OWN_GEOMETRY
         }
     }
@@ -132,15 +145,6 @@ impl ModelSection for RigidBodiesSection {
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
         Ok(Box::new(self.model(input)?))
     }
-}
-
-/// What `fem check` says about one body.
-#[derive(Clone, Debug)]
-pub(crate) struct BodySummary {
-    pub mass: f64,
-    pub moments: [f64; 3],
-    pub support: String,
-    pub drawing: String,
 }
 
 const SECTION: &str = "model.rigid_bodies";
@@ -187,10 +191,10 @@ impl RigidBodiesSection {
 /// The scheme `time.scheme` names, with RIG_IMP's Newton settings from `time.newton` (its own
 /// defaults, 1e-14 and 20 iterations, without that section).
 fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
-    Ok(match input.time.scheme {
-        SchemeKind::RigPos => Scheme::RigPos,
-        SchemeKind::RigNeg => Scheme::RigNeg,
-        SchemeKind::RigImp => {
+    Ok(match input.scheme_name() {
+        crate::scheme::RIG_POS => Scheme::RigPos,
+        crate::scheme::RIG_NEG => Scheme::RigNeg,
+        crate::scheme::RIG_IMP => {
             let settings = match input.time.newton {
                 None => NewtonSettings::default(),
                 Some(n) => NewtonSettings {
@@ -204,15 +208,7 @@ fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
                 .map_err(|e| InputError::invalid("time.newton", e.to_string()))?;
             Scheme::RigImp(settings)
         }
-        other => {
-            return Err(InputError::invalid(
-                "time.scheme",
-                format!(
-                    "model.rigid_bodies is stepped by rig_pos, rig_neg or rig_imp, not '{}'",
-                    other.name()
-                ),
-            ));
-        }
+        _ => return Err(input.unhandled_scheme(RigidBodiesSection::NAME)),
     })
 }
 

@@ -14,18 +14,19 @@ use fem_model::build::{
     DofLocation, alpha, build_mesh, dirichlet_conditions, group_list, locate_dofs, newton_settings,
     time_function,
 };
-use fem_model::input::{EnforcementKind, FunctionInput, MassKind, SchemeKind};
+use fem_model::input::{EnforcementKind, FunctionInput, MassKind, OfferedScheme, TimeSetting};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
+use fem_time::leapfrog::{def_exp, def_lim};
 use fem_time::{AlphaScheme, BackwardEuler, NodalStepper, StepError, StepSettings, TimeGrid};
 use serde::Deserialize;
 
-use crate::def_exp::{CriticalStepCheck, DefExp};
-use crate::def_lim::DefLim;
 use crate::initial::{InitialVelocity, parse_expression};
 use crate::model::{SolidModel, SolidOutput};
 use crate::rotation::RotationSignal;
 use crate::system::{SolidMass, SolidSystem};
+use fem_time::DefLim;
+use fem_time::{CriticalStepCheck, DefExp};
 
 /// The model's own bytes per mesh node, for the memory budget checked before the mesh is
 /// built: the cells' geometry (≈ 0.6–1.6 kB a cell, 1–6 cells a node), the tangent's pattern
@@ -176,10 +177,22 @@ impl ModelSection for SolidSection {
         Uses {
             initial: false,
             schemes: &[
-                SchemeKind::DefExp,
-                SchemeKind::DefLim,
-                SchemeKind::Alpha,
-                SchemeKind::BackwardEuler,
+                OfferedScheme {
+                    name: def_exp::NAME,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: def_lim::NAME,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: fem_time::alpha::NAME,
+                    settings: &[TimeSetting::Alpha, TimeSetting::Newton],
+                },
+                OfferedScheme {
+                    name: fem_time::backward_euler::NAME,
+                    settings: &[TimeSetting::Newton],
+                },
             ],
             ..Uses::ON_A_MESH
         }
@@ -420,24 +433,18 @@ impl SolidSection {
     pub fn setup(&self, input: &Sections<'_>) -> Result<SolidSetup, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
         let at = |key: &str| format!("{SECTION}.{key}");
-        let scheme = input.time.scheme;
+        let scheme = input.scheme_name();
         let grid = fem_model::build::time_grid(input.time)?;
         for (given, key, only) in [
-            (self.damping.is_some(), "damping", SchemeKind::DefLim),
-            (self.auto_dt.is_some(), "auto_dt", SchemeKind::DefExp),
-            (
-                self.recheck_every.is_some(),
-                "recheck_every",
-                SchemeKind::DefExp,
-            ),
+            (self.damping.is_some(), "damping", def_lim::NAME),
+            (self.auto_dt.is_some(), "auto_dt", def_exp::NAME),
+            (self.recheck_every.is_some(), "recheck_every", def_exp::NAME),
         ] {
             if given && scheme != only {
                 return Err(invalid(
                     &at(key),
                     format!(
-                        "'{key}' is a setting of the scheme '{}', not of '{}': remove it",
-                        only.name(),
-                        scheme.name()
+                        "'{key}' is a setting of the scheme '{only}', not of '{scheme}': remove it",
                     ),
                 ));
             }
@@ -544,7 +551,6 @@ impl SolidSection {
     pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
         let at = |key: &str| format!("{SECTION}.{key}");
-        let scheme = input.time.scheme;
         let setup = self.setup(input)?;
         let grid = setup.grid;
         let (material, density, lumping) = (setup.material, setup.density, setup.lumping);
@@ -622,8 +628,8 @@ impl SolidSection {
             .starting_at(choice.grid.t0())
             .with_dirichlet(dirichlet);
         let step_error = |e: StepError| invalid("time", e.to_string());
-        let stepper: Box<dyn NodalStepper> = match scheme {
-            SchemeKind::DefExp => {
+        let stepper: Box<dyn NodalStepper> = match input.scheme_name() {
+            def_exp::NAME => {
                 let check = self.critical_step_check();
                 let s = DefExp::with_bound_at(system.clone(), settings, &x0, &v0, check, critical)
                     .map_err(|e| match e {
@@ -632,7 +638,7 @@ impl SolidSection {
                     })?;
                 Box::new(s)
             }
-            SchemeKind::DefLim => {
+            def_lim::NAME => {
                 let eta = self.damping.unwrap_or(0.0);
                 if !(eta >= 0.0 && eta.is_finite()) {
                     return Err(invalid(
@@ -642,7 +648,7 @@ impl SolidSection {
                 }
                 Box::new(DefLim::new(system.clone(), eta, settings, &x0, &v0).map_err(step_error)?)
             }
-            SchemeKind::Alpha => {
+            fem_time::alpha::NAME => {
                 let alpha = alpha(input.time)?;
                 let settings = settings.with_newton(newton_settings(input.time)?);
                 Box::new(
@@ -650,13 +656,13 @@ impl SolidSection {
                         .map_err(step_error)?,
                 )
             }
-            SchemeKind::BackwardEuler => {
+            fem_time::backward_euler::NAME => {
                 let settings = settings.with_newton(newton_settings(input.time)?);
                 Box::new(
                     BackwardEuler::new(system.clone(), settings, &x0, &v0).map_err(step_error)?,
                 )
             }
-            other => unreachable!("refused by the model's uses: {other:?}"),
+            _ => return Err(input.unhandled_scheme(SolidSection::NAME)),
         };
         let mut describe = describe_model;
         describe.push(choice.describe);
@@ -666,7 +672,7 @@ impl SolidSection {
         ));
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
-        let output = SolidOutput::new(setup.mesh.points, vtk, system);
+        let output = SolidOutput::new(setup.mesh.points, vtk, system.shared_operator());
         Ok(SolidModel::new(stepper, choice.grid, describe, output))
     }
 
@@ -680,8 +686,8 @@ impl SolidSection {
     ) -> Result<SchemeChoice, InputError> {
         let time = input.time;
         let mut grid = grid;
-        let describe = match time.scheme {
-            SchemeKind::DefExp => {
+        let describe = match input.scheme_name() {
+            def_exp::NAME => {
                 if let Some(safety) = self.auto_dt {
                     if !(safety > 0.0 && safety <= 1.0) {
                         return Err(InputError::invalid(
@@ -706,7 +712,7 @@ impl SolidSection {
                     grid.t_end()
                 )
             }
-            SchemeKind::DefLim => format!(
+            def_lim::NAME => format!(
                 "  time: DEF_LIM (linearly implicit leap-frog, one Cholesky solve per step), eta = {}, dt = {:e}, {} steps from {} to {}",
                 self.damping.unwrap_or(0.0),
                 grid.dt(),
@@ -716,7 +722,7 @@ impl SolidSection {
             ),
             other => format!(
                 "  time: {} (Newton on the solid), dt = {:e}, {} steps from {} to {}",
-                other.name(),
+                other,
                 grid.dt(),
                 grid.n_steps(),
                 grid.t0(),

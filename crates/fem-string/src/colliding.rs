@@ -31,7 +31,7 @@ use fem_constraints::Penalty;
 use fem_elements::StringMaterial;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{alpha, newton_settings, time_grid};
-use fem_model::input::InitialField;
+use fem_model::input::{InitialField, OfferedScheme, TimeSetting};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
@@ -347,7 +347,13 @@ impl ModelSection for CollidingStringsSection {
     const NAME: &'static str = "colliding_strings";
 
     fn uses(&self) -> Uses {
-        Uses::OWN_GEOMETRY
+        Uses {
+            schemes: &[OfferedScheme {
+                name: fem_time::alpha::NAME,
+                settings: &[TimeSetting::Alpha, TimeSetting::Newton],
+            }],
+            ..Uses::OWN_GEOMETRY
+        }
     }
 
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {

@@ -38,12 +38,16 @@ use std::borrow::Cow;
 use fem_constraints::{ConstraintFunction, ConstraintSolver};
 use nalgebra::DMatrix;
 
-use crate::error::{check_dt, check_initial, check_t0};
+use crate::Clock;
+use crate::error::check_initial;
 use crate::newton::{DenseJacobian, NewtonSolver, NonlinearProblem, central_difference_jacobian};
 use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::{StepError, StepSettings};
+
+/// The name of scheme (40) in conservation form in input files (`time.scheme: conservation_form`).
+pub const NAME: &str = "conservation_form";
 
 /// A Lagrangian system in the conservation form (39): `d/dt f(q, q̇) + g(q, q̇) = Q(t)`.
 pub trait ConservationFormSystem {
@@ -152,9 +156,7 @@ pub struct ConservationStepReport {
 pub struct ConservationFormScheme<S: ConservationFormSystem> {
     system: S,
     constraint: Option<EnforcedConstraint>,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     q: Vec<f64>,
     /// `d^n = q^n − q^{n−1}`.
     d: Vec<f64>,
@@ -245,8 +247,9 @@ impl<S: ConservationFormSystem> NonlinearProblem for Equation<'_, S> {
     fn n_unknowns(&self) -> usize {
         self.q.len()
     }
-    fn residual(&mut self, y: &[f64], r: &mut [f64]) {
+    fn residual(&mut self, y: &[f64], r: &mut [f64]) -> Result<(), StepError> {
         self.eval(y, r);
+        Ok(())
     }
     fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError> {
         let j: DMatrix<f64> = central_difference_jacobian(y.len(), y, |y, r| self.eval(y, r));
@@ -274,8 +277,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             dirichlet,
             newton,
         } = settings;
-        check_dt(dt)?;
-        check_t0(t0)?;
+        let clock = Clock::new(t0, dt)?;
         if !dirichlet.is_empty() {
             return Err(StepError::BadData {
                 what: "prescribed dofs (scheme (40) takes none)",
@@ -315,9 +317,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
         Ok(Self {
             system,
             constraint,
-            dt,
-            t0,
-            step: 0,
+            clock,
             q: q0.to_vec(),
             d: v0.iter().map(|v| dt * v).collect(),
             d_prev: v0.iter().map(|v| dt * v).collect(),
@@ -333,7 +333,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
     /// Computes `q^{n+1}`.
     fn advance(&mut self) -> Result<ConservationStepReport, StepError> {
         let n = self.q.len();
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let t = self.time();
         let mut applied = vec![0.0; n];
         self.system.applied_force(t, &mut applied);
@@ -343,7 +343,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             .as_ref()
             .is_some_and(|c| c.solver.is_iterative());
         let mut report = ConservationStepReport {
-            step: self.step + 1,
+            step: self.clock.step() + 1,
             t: t + dt,
             ..Default::default()
         };
@@ -369,7 +369,9 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
                 inf(&self.prev_momentum) + dt * (inf(&self.prev_force) + inf(&applied)) + inf(&r0)
             };
             let mut eq = eq;
-            let newton = self.newton.solve(&mut eq, &mut z, scale, self.step + 1)?;
+            let newton = self
+                .newton
+                .solve(&mut eq, &mut z, scale, self.clock.step() + 1)?;
             report.newton_iterations += newton.iterations;
             let Some(constraint) = self.constraint.as_mut() else {
                 break;
@@ -382,7 +384,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             }
             if report.multiplier_iterations >= self.multiplier.max_iterations {
                 return Err(StepError::MultipliersNotConverged {
-                    step: self.step + 1,
+                    step: self.clock.step() + 1,
                     iterations: report.multiplier_iterations,
                     residual: update.residual,
                     tolerance: self.multiplier.tolerance,
@@ -409,14 +411,14 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
         report.energy = report.kinetic + report.potential;
         if y.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
-                step: self.step + 1,
+                step: self.clock.step() + 1,
                 t: t + dt,
             });
         }
         self.q = y;
         self.d_prev = std::mem::replace(&mut self.d, z);
         self.start_velocity = None;
-        self.step += 1;
+        self.clock.advance();
         self.last = report.clone();
         Ok(report)
     }
@@ -429,7 +431,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
     /// The backward difference `(q^n − q^{n−1}) / Δt` (after construction: `q̇_0`), the
     /// velocity of the half step `n − 1/2`.
     pub fn half_step_velocity(&self) -> Vec<f64> {
-        self.d.iter().map(|d| d / self.dt).collect()
+        self.d.iter().map(|d| d / self.clock.dt()).collect()
     }
     /// The system.
     pub fn system(&self) -> &S {
@@ -450,14 +452,8 @@ impl<S: ConservationFormSystem> Stepper for ConservationFormScheme<S> {
             constraint_violation: r.constraint.iter().fold(0.0f64, |m, c| m.max(c.abs())),
         })
     }
-    fn time(&self) -> f64 {
-        self.t0 + self.step as f64 * self.dt
-    }
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
     /// `T` and `V` plus the constraint's energy, at the half step `n − 1/2` (at `t0` before
     /// the first step).
@@ -516,7 +512,7 @@ impl<S: ConservationFormSystem> Stepper for ConservationFormScheme<S> {
                 .set_multipliers(restored(fields, "multipliers", m)?);
         }
         self.start_velocity = None;
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -526,15 +522,15 @@ impl<S: ConservationFormSystem> NodalStepper for ConservationFormScheme<S> {
         &self.q
     }
     /// `(3q^n − 4q^{n−1} + q^{n−2}) / (2Δt)`, second order (`q̇_0` at the start).
-    fn velocity(&self) -> Cow<'_, [f64]> {
-        if self.step == 0 {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
+        if self.clock.step() == 0 {
             return Cow::Owned(self.start_velocity.clone().unwrap_or_default());
         }
         Cow::Owned(
             self.d
                 .iter()
                 .zip(&self.d_prev)
-                .map(|(d, dp)| (1.5 * d - 0.5 * dp) / self.dt)
+                .map(|(d, dp)| (1.5 * d - 0.5 * dp) / self.clock.dt())
                 .collect(),
         )
     }
