@@ -344,6 +344,11 @@ pub struct Detected {
     pub normal: Vector3<f64>,
     /// The gap: positive apart, negative overlapping.
     pub gap: f64,
+    /// Which features touch: the sub-shapes of the two parties (a triangle of a mesh; 0 for a
+    /// single shape) and parry's packed feature ids (vertex, edge or face) on each. With
+    /// `first` and `second` it names the contact from one step to the next, for a warm start
+    /// by identity.
+    pub features: [u32; 4],
 }
 
 /// Why detection failed.
@@ -495,6 +500,7 @@ pub fn detect(
                         point,
                         normal,
                         gap: c.dist,
+                        features: [m.subshape1, m.subshape2, c.fid1.0, c.fid2.0],
                     });
                 }
             }

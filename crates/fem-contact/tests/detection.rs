@@ -47,6 +47,11 @@ fn box_flat_on_a_plane_has_four_points() {
             .collect();
         corners.sort();
         assert_eq!(corners, vec![(-1, -1), (-1, 1), (1, -1), (1, 1)]);
+        // Each corner is its own feature: the four contacts have distinct identities.
+        let mut ids: Vec<[u32; 4]> = d.iter().map(|c| c.features).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 4);
     }
     // Tilted by 0.1 rad about y, one edge down: two points, not four.
     let r = Rotation3::from_axis_angle(&Vector3::y_axis(), 0.1);
