@@ -28,6 +28,7 @@
 
 mod atomic;
 mod error;
+mod hdf5;
 mod numfmt;
 
 pub mod checkpoint;
@@ -35,6 +36,7 @@ pub mod history;
 pub mod pvd;
 pub mod pvtu;
 pub mod series;
+pub mod vtkhdf;
 pub mod vtu;
 
 pub use checkpoint::{Checkpoint, CheckpointArray, CheckpointError, fingerprint};
@@ -44,4 +46,5 @@ pub use numfmt::format_f64;
 pub use pvd::PvdWriter;
 pub use pvtu::write_pvtu;
 pub use series::FrameSeries;
+pub use vtkhdf::{Precision, VtkHdfSeries};
 pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};
