@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fem_io::{
-    Checkpoint, CheckpointArray, CheckpointError, Compression, FrameSeries, HistoryWriter,
-    OutputError,
+    Checkpoint, CheckpointArray, CheckpointError, Compression, HistoryWriter, OutputError, Series,
+    SeriesFormat,
 };
 use fem_model::Model;
 use fem_time::{
@@ -78,8 +78,8 @@ pub struct RunOptions {
     pub every: u64,
     /// A history row every this many steps (and the last step).
     pub history_every: u64,
-    /// `.vtu` compression.
-    pub compression: Compression,
+    /// How the frames are written: `.pvd` + `.vtu` (with their compression) or one `.vtkhdf`.
+    pub format: SeriesFormat,
     /// Progress reporting.
     pub progress: Progress,
     /// Stop after this many steps from the start of the run (the last one written), if fewer
@@ -105,7 +105,7 @@ impl RunOptions {
             base: base.into(),
             every: 1,
             history_every: 1,
-            compression: Compression::Lz4,
+            format: SeriesFormat::Pvd(Compression::Lz4),
             progress: Progress::Quiet,
             max_steps: None,
             checkpoint: CheckpointCadence::WallTime(Duration::from_secs(600)),
@@ -201,7 +201,7 @@ pub struct RunSummary {
     pub steps: u64,
     /// Frames written.
     pub frames: usize,
-    /// The `.pvd` file.
+    /// The file ParaView opens: the `.pvd` (or the `.vtkhdf`).
     pub pvd: PathBuf,
     /// The history file.
     pub history: PathBuf,
@@ -374,7 +374,7 @@ pub fn drive(model: &mut dyn Model, options: &RunOptions) -> Result<RunSummary, 
     Ok(RunSummary {
         steps: n_steps,
         frames: outputs.series.n_frames(),
-        pvd: outputs.series.pvd_path().to_path_buf(),
+        pvd: outputs.series.path().to_path_buf(),
         history: outputs.rows.history.path().to_path_buf(),
         energy: energy.summary(),
         wall_seconds: start.elapsed().as_secs_f64(),
@@ -385,7 +385,7 @@ pub fn drive(model: &mut dyn Model, options: &RunOptions) -> Result<RunSummary, 
 
 /// The files a run writes, and the scratch to write them.
 struct Outputs {
-    series: FrameSeries,
+    series: Series,
     rows: Rows,
     probes: Option<HistoryWriter>,
     probe_row: Vec<f64>,
@@ -399,8 +399,13 @@ impl Outputs {
     /// Opens the outputs of a fresh run: `DIR/BASE.pvd`, `DIR/history.csv`, `DIR/probes.csv`.
     fn create(model: &dyn Model, options: &RunOptions) -> Result<Self, RunError> {
         let out_dir: &Path = &options.out_dir;
-        let series = FrameSeries::create(out_dir, &options.base, options.compression)
-            .map_err(RunError::OutputLocation)?;
+        let series = Series::create(
+            out_dir,
+            &options.base,
+            options.format,
+            frame_capacity(model, options),
+        )
+        .map_err(RunError::OutputLocation)?;
         let columns = history_columns(model);
         let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
         let history = HistoryWriter::create(out_dir.join("history.csv"), &refs)
@@ -506,6 +511,14 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// The frames this run writes when it is not interrupted: frame 0, one every `every` steps and
+/// the last step (what a VTKHDF file is laid out for).
+fn frame_capacity(model: &dyn Model, options: &RunOptions) -> usize {
+    let n_steps = model.grid().n_steps();
+    let n = options.max_steps.map_or(n_steps, |m| m.min(n_steps));
+    (n.div_ceil(options.every.max(1)) + 1).min(usize::MAX as u64) as usize
 }
 
 fn history_columns(model: &dyn Model) -> Vec<String> {
@@ -623,7 +636,8 @@ fn resume(
     }
     let times = array("drive:frame_times")?;
     let out_dir: &Path = &options.out_dir;
-    let series = FrameSeries::resume(out_dir, &options.base, options.compression, &times)?;
+    let capacity = frame_capacity(model, options);
+    let series = Series::resume(out_dir, &options.base, options.format, capacity, &times)?;
     let columns = history_columns(model);
     let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
     let history_bytes = integer("history_bytes")?;

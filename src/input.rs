@@ -12,6 +12,7 @@ use fem_model::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, TimeInput,
 };
 use fem_model::resources::Budget;
+use fem_model::resources::OutputEstimate;
 use fem_model::{InputError, Model, ModelSection, Sections};
 use serde::Deserialize;
 
@@ -41,6 +42,9 @@ pub struct Input {
     /// What is written, and how often.
     #[serde(default)]
     pub output: OutputInput,
+    /// The output the model's builder estimated (not read from the file).
+    #[serde(skip)]
+    pub estimate: std::cell::Cell<Option<OutputEstimate>>,
 }
 
 impl Input {
@@ -56,6 +60,7 @@ impl Input {
             time: &self.time,
             output: &self.output,
             budget,
+            estimate: &self.estimate,
         }
     }
 

@@ -136,12 +136,25 @@ pub fn prepare_writing_to(
     path: &Path,
     output: Option<&Path>,
 ) -> Result<(Input, Box<dyn model::Model>), FemError> {
+    prepare_run(path, output, None)
+}
+
+/// Like [`prepare_writing_to`], for a run of at most `max_steps` steps (`--max-steps`): the
+/// output is estimated, and checked against the disk, for those. The estimate is left in
+/// [`Input::estimate`].
+pub fn prepare_run(
+    path: &Path,
+    output: Option<&Path>,
+    max_steps: Option<u64>,
+) -> Result<(Input, Box<dyn model::Model>), FemError> {
     let input = load(path)?;
     let input_error = |source| FemError::Input {
         path: path.to_path_buf(),
         source,
     };
-    let budget = Budget::from_machine(output).map_err(input_error)?;
+    let budget = Budget::from_machine(output)
+        .map_err(input_error)?
+        .with_steps(max_steps);
     let model = input.build_within(path, &budget).map_err(input_error)?;
     Ok((input, model))
 }

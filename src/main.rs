@@ -75,6 +75,15 @@ struct Cli {
     verbose: u8,
 }
 
+/// `fem run --format`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum FormatArg {
+    /// A .pvd collection and one .vtu file per frame.
+    Pvd,
+    /// One VTKHDF file.
+    Vtkhdf,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a simulation and write ParaView files and a CSV history.
@@ -99,11 +108,18 @@ enum Command {
         /// that of an uninterrupted run.
         #[arg(long)]
         resume: bool,
+        /// Write the frames in this format instead of the input's output.format: 'pvd' (a .pvd
+        /// and one .vtu per frame) or 'vtkhdf' (one .vtkhdf file, ParaView 5.12 or later).
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<FormatArg>,
     },
     /// Validate an input file and its mesh, and report the run it describes, without running.
     Check {
         /// The YAML input file.
         file: PathBuf,
+        /// Report the output of a run stopped after step N (as `fem run --max-steps N`).
+        #[arg(long, value_name = "N")]
+        max_steps: Option<u64>,
     },
     /// Summarise a Gmsh mesh: nodes, cells by kind, physical groups, bounding box.
     Mesh {
@@ -131,6 +147,7 @@ fn main() -> ExitCode {
         output,
         max_steps,
         resume,
+        ..
     } = &cli.command
         && fem::distributed::launched_by_mpirun()
     {
@@ -155,8 +172,9 @@ fn main() -> ExitCode {
             output,
             max_steps,
             resume,
-        } => cmd_run(file, output.as_ref(), *max_steps, *resume, &cli),
-        Command::Check { file } => cmd_check(file),
+            format,
+        } => cmd_run(file, output.as_ref(), *max_steps, *resume, *format, &cli),
+        Command::Check { file, max_steps } => cmd_check(file, *max_steps),
         Command::Mesh { file } => cmd_mesh(file),
     };
     match result {
@@ -222,13 +240,19 @@ fn cmd_run(
     output: Option<&PathBuf>,
     max_steps: Option<u64>,
     resume: bool,
+    format: Option<FormatArg>,
     cli: &Cli,
 ) -> Result<(), FemError> {
     let base = base_name(file);
     let out_dir = output
         .cloned()
         .unwrap_or_else(|| PathBuf::from("out").join(&base));
-    let (input, mut model) = fem::prepare_writing_to(file, Some(&out_dir))?;
+    let (mut input, mut model) = fem::prepare_run(file, Some(&out_dir), max_steps)?;
+    match format {
+        Some(FormatArg::Pvd) => input.output.format = fem::model::input::FormatKind::Pvd,
+        Some(FormatArg::Vtkhdf) => input.output.format = fem::model::input::FormatKind::Vtkhdf,
+        None => {}
+    }
     let fingerprint = fem::input_fingerprint(file, &input)?;
     let grid = model.grid();
     if grid.dt_adjusted() {
@@ -244,7 +268,7 @@ fn cmd_run(
         base,
         every: input.output.every,
         history_every: input.output.history_every,
-        compression: fem::model::build::compression(input.output.compression),
+        format: fem::model::build::series_format(&input.output),
         progress: progress_mode(cli),
         max_steps,
         checkpoint: match input.output.checkpoint_every {
@@ -277,8 +301,8 @@ fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
-fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
-    let (input, model) = fem::prepare(file)?;
+fn cmd_check(file: &std::path::Path, max_steps: Option<u64>) -> Result<(), FemError> {
+    let (input, model) = fem::prepare_run(file, None, max_steps)?;
     say!("{}: ok", file.display());
     for line in model.describe() {
         say!("{line}");
@@ -291,12 +315,30 @@ fn cmd_check(file: &std::path::Path) -> Result<(), FemError> {
         );
     }
     let every = input.output.every;
+    let steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
+    let format = match input.output.format {
+        fem::model::input::FormatKind::Pvd => "a .pvd and one .vtu per frame",
+        fem::model::input::FormatKind::Vtkhdf => "one .vtkhdf file",
+    };
     say!(
-        "  output: {} frames (every {} steps), a history row every {} steps",
-        grid.n_steps().div_ceil(every) + 1,
+        "  output: {} frames (every {} steps{}), a history row every {} steps, {format}",
+        steps.div_ceil(every) + 1,
         every,
+        if steps < grid.n_steps() {
+            format!(", to step {steps} of {}", grid.n_steps())
+        } else {
+            String::new()
+        },
         input.output.history_every
     );
+    if let Some(e) = input.estimate.get() {
+        say!(
+            "  output size: at most {} ({} frames and {} history rows, uncompressed, the mesh in every frame)",
+            fem::model::resources::Bytes(e.bytes),
+            e.frames,
+            e.rows
+        );
+    }
     Ok(())
 }
 

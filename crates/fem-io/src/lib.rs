@@ -45,6 +45,6 @@ pub use history::HistoryWriter;
 pub use numfmt::format_f64;
 pub use pvd::PvdWriter;
 pub use pvtu::write_pvtu;
-pub use series::FrameSeries;
+pub use series::{FrameSeries, Series, SeriesFormat};
 pub use vtkhdf::{Precision, VtkHdfSeries};
 pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};

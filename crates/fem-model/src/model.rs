@@ -19,7 +19,7 @@ use crate::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, SchemeKind,
     TimeInput,
 };
-use crate::resources::{BASE_MEMORY, Budget, check_output};
+use crate::resources::{BASE_MEMORY, Budget, OutputEstimate, check_output};
 
 /// A model being run: its stepper, and what it writes.
 pub trait Model {
@@ -165,6 +165,9 @@ pub struct Sections<'a> {
     /// The memory and disk the run may claim; every count is checked against it before it
     /// is allocated.
     pub budget: Budget,
+    /// Where [`Sections::check_output`] leaves its estimate of the output, for `fem check` to
+    /// print.
+    pub estimate: &'a std::cell::Cell<Option<OutputEstimate>>,
 }
 
 impl Sections<'_> {
@@ -181,22 +184,30 @@ impl Sections<'_> {
 
     /// Refuses an output beyond [`MAX_FRAMES`](crate::resources::MAX_FRAMES) frames or the disk
     /// budget: frames of `frame_bytes` each (see
-    /// [`frame_bytes`](crate::resources::frame_bytes)) every `output.every` steps of `grid`,
-    /// and `history.csv` rows of `columns` numbers.
+    /// [`frame_bytes`](crate::resources::frame_bytes)) every `output.every` steps of `grid`
+    /// (or of the budget's [`steps`](Budget::steps), `--max-steps`, when fewer), and
+    /// `history.csv` rows of `columns` numbers. The estimate is left in
+    /// [`estimate`](Self::estimate).
     pub fn check_output(
         &self,
         grid: &TimeGrid,
         frame_bytes: f64,
         columns: f64,
     ) -> Result<(), InputError> {
-        check_output(
+        let steps = self
+            .budget
+            .steps
+            .map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
+        let estimate = check_output(
             &self.budget,
-            grid.n_steps(),
+            steps,
             self.output.every,
             frame_bytes,
             self.output.history_every,
             columns,
-        )
+        )?;
+        self.estimate.set(Some(estimate));
+        Ok(())
     }
 }
 
@@ -310,6 +321,12 @@ pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), I
         return Err(InputError::invalid(
             "output.checkpoint_every",
             "expected a positive number of steps between checkpoints, got 0",
+        ));
+    }
+    if input.output.precision.is_some() && input.output.format != crate::input::FormatKind::Vtkhdf {
+        return Err(InputError::invalid(
+            "output.precision",
+            "the precision applies to 'format: vtkhdf' only (.vtu files are written in double precision): remove it or add 'format: vtkhdf'",
         ));
     }
     if input.output.history_every == 0 {
