@@ -444,7 +444,7 @@ impl Layout {
 
         // Addresses: headers from byte 48, the commit block on the next page, then the
         // regions, each 8-byte aligned.
-        let commit_len = commit_block(0, f).len() as u64;
+        let commit_len = commit_block(0, f, 0).len() as u64;
         let dummy = vec![Region::default(); sizes.len()];
         let zeros = vec![0u64; objects.len()];
         let first = headers(&objects, &zeros, &dummy, 0, f);
@@ -496,9 +496,9 @@ fn set_links(object: &mut Object, children: Vec<(String, usize)>) {
 
 /// The commit block: the continuation chunks of `Steps` (the attribute `NSteps = n`) and of
 /// `Steps/Values` (its dataspace, `n` of at most `capacity` times).
-fn commit_block(n: u64, capacity: u64) -> Vec<u8> {
+fn commit_block(n: u64, capacity: u64, values_at: u64) -> Vec<u8> {
     let mut out = steps_chunk(n);
-    out.extend(values_chunk(n, capacity));
+    out.extend(values_chunk(n, capacity, values_at));
     out
 }
 
@@ -511,8 +511,14 @@ fn steps_chunk(n: u64) -> Vec<u8> {
     )])
 }
 
-fn values_chunk(n: u64, capacity: u64) -> Vec<u8> {
-    hdf5::continuation_chunk(&[Message::dataspace(&[n], Some(&[capacity]))])
+/// The dataspace and the layout of `Steps/Values`: `n` times (of `capacity`), the first `8 n`
+/// bytes of its region at `values_at` (the layout's size is the dataspace's, as HDF5 readers
+/// require of contiguous data).
+fn values_chunk(n: u64, capacity: u64, values_at: u64) -> Vec<u8> {
+    hdf5::continuation_chunk(&[
+        Message::dataspace(&[n], Some(&[capacity])),
+        Message::contiguous(values_at, 8 * n),
+    ])
 }
 
 /// The object headers of `objects` at `addresses`, with their regions and the commit block
@@ -525,7 +531,7 @@ fn headers(
     capacity: u64,
 ) -> Vec<Vec<u8>> {
     let steps_len = steps_chunk(0).len() as u64;
-    let values_len = values_chunk(0, capacity).len() as u64;
+    let values_len = values_chunk(0, capacity, 0).len() as u64;
     objects
         .iter()
         .map(|o| match o {
@@ -559,8 +565,9 @@ fn headers(
                 m.push(Message::datatype(*dtype));
                 m.push(Message::fill_value());
                 let address = if r.size == 0 { UNDEF } else { r.address };
-                m.push(Message::contiguous(address, r.size));
-                if *commit {
+                if !commit {
+                    m.push(Message::contiguous(address, r.size));
+                } else {
                     m.push(Message::continuation(commit_at + steps_len, values_len));
                 }
                 hdf5::object_header(&m)
@@ -898,7 +905,7 @@ impl VtkHdfSeries {
         } else {
             // Drop the steps past the checkpoint.
             let n = self.times.len() as u64;
-            let block = commit_block(n, plan.capacity);
+            let block = commit_block(n, plan.capacity, layout.region(layout.index.values).address);
             let at = layout.commit_at;
             write_at(self.file(), &path, at, &block)?;
         }
@@ -996,7 +1003,11 @@ impl VtkHdfSeries {
             file,
             &path,
             layout.commit_at,
-            &commit_block(k + 1, plan.capacity),
+            &commit_block(
+                k + 1,
+                plan.capacity,
+                layout.region(layout.index.values).address,
+            ),
         )?;
         if self.fsync {
             file.sync_data()
@@ -1096,7 +1107,7 @@ fn write_new(
         file,
         path,
         layout.commit_at,
-        &commit_block(n, plan.capacity),
+        &commit_block(n, plan.capacity, layout.region(layout.index.values).address),
     )?;
     write_at(file, path, 0, &layout.metadata)?;
     Ok(())
@@ -1348,16 +1359,7 @@ fn read_times(file: &mut File, path: &Path) -> Result<Vec<f64>, OutputError> {
     let steps = link(&header(file, vtkhdf)?, "Steps").ok_or_else(bad)?;
     let values = link(&header(file, steps)?, "Values").ok_or_else(bad)?;
     let values = header(file, values)?;
-    let (data, _) = values
-        .iter()
-        .find_map(|(kind, b)| {
-            (*kind == 0x08 && b.len() == 18).then(|| {
-                let address = u64::from_le_bytes(b[2..10].try_into().unwrap());
-                let size = u64::from_le_bytes(b[10..18].try_into().unwrap());
-                (address, size)
-            })
-        })
-        .ok_or_else(bad)?;
+
     let (chunk, len) = values
         .iter()
         .find_map(|(kind, b)| {
@@ -1378,6 +1380,16 @@ fn read_times(file: &mut File, path: &Path) -> Result<Vec<f64>, OutputError> {
         return Err(bad());
     }
     let space = messages(&block[4..block.len() - 4]);
+    let (data, _) = space
+        .iter()
+        .find_map(|(kind, b)| {
+            (*kind == 0x08 && b.len() == 18).then(|| {
+                let address = u64::from_le_bytes(b[2..10].try_into().unwrap());
+                let size = u64::from_le_bytes(b[10..18].try_into().unwrap());
+                (address, size)
+            })
+        })
+        .ok_or_else(bad)?;
     let n = space
         .iter()
         .find_map(|(kind, b)| {
