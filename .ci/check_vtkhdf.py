@@ -3,7 +3,9 @@
 the same run written as a .pvd collection.
 
 Usage: check_vtkhdf.py RUN.vtkhdf RUN.pvd [RUN.vtkhdf RUN.pvd ...]
-       check_vtkhdf.py --min-steps N RUN.vtkhdf    (read alone: at least N steps, all finite)
+       check_vtkhdf.py --min-steps N RUN.vtkhdf    (read alone: at least N steps, all finite;
+                                                    a file of fem-io's example vtkhdf_sample is
+                                                    also checked against the formula it writes)
 
 For each pair: the file must read without any VTK error or warning; its number of steps and
 their times must be the collection's; at every step its points, cells (types and connectivity)
@@ -176,9 +178,34 @@ def compare(hdf, pvd):
     return f"{hdf}: {len(steps)} steps equal to {pvd}" + (" (single precision)" if single else "")
 
 
+def sample_formula(hdf, k, t, part):
+    """fem-io's example vtkhdf_sample writes u = (0.01 t z, 0, -0.02 t x^2) at the reference
+    point (x, y, z) and, on cell c, (c + 1)(1 + t)/3."""
+    where = f"{hdf}: step {k}"
+    p = part["points"]
+    if "moving" in os.path.basename(hdf):
+        x = p[:, 0] - t
+        z = p[:, 2] - 0.1 * t * x
+    else:
+        x, z = p[:, 0], p[:, 2]
+    u = np.stack([0.01 * t * z, 0 * x, -0.02 * t * x * x], axis=1)
+    single = part["point"]["displacement"].dtype == np.float32
+    tol = 1e-6 if single else 1e-12
+    err = float(np.max(np.abs(part["point"]["displacement"] - u), initial=0.0))
+    if err > tol * (1 + float(np.max(np.abs(u), initial=0.0))):
+        raise CheckError(f"{where}: displacement is off the written formula by {err:.3e}")
+    s = part["cell"]["von_mises"]
+    expect = (np.arange(len(s)) + 1.0) * (1.0 + t) / 3.0
+    if float(np.max(np.abs(s - expect), initial=0.0)) > tol * float(np.max(expect, initial=1.0)):
+        raise CheckError(f"{where}: von_mises is off the written formula")
+
+
 def alone(hdf, min_steps):
     n = 0
-    for k, (_, parts) in enumerate(read_hdf(hdf)):
+    for k, (t, parts) in enumerate(read_hdf(hdf)):
+        if "vtkhdf_sample" in hdf and t is not None:
+            for part in parts:
+                sample_formula(hdf, k, t, part)
         for part in parts:
             finite("points", part["points"], f"{hdf}: step {k}")
             for kind in ("point", "cell"):

@@ -1,5 +1,7 @@
 //! Writes small VTKHDF series (and the same frames as `.pvd`/`.vtu`) for VTK to read in CI:
-//! `cargo run -p fem-io --example vtkhdf_sample -- OUT_DIR [FRAMES [DELAY_MS]]`.
+//! `cargo run -p fem-io --example vtkhdf_sample -- OUT_DIR [FRAMES [DELAY_MS [NX [CASES]]]]`
+//! (`NX` cells along an edge of the block, default 3; `CASES` a comma-separated subset of
+//! `static,moving,single,parts`).
 //!
 //! `OUT_DIR/static` holds a hex8 block whose points stay (the mesh stored once),
 //! `OUT_DIR/moving` one whose points move (the points stored per step), `OUT_DIR/single` the
@@ -48,7 +50,11 @@ fn main() -> Result<(), fem_io::OutputError> {
     let out = std::path::PathBuf::from(args.next().unwrap_or_else(|| "out/vtkhdf".into()));
     let frames: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
     let delay: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    for case in ["static", "moving", "single", "parts"] {
+    let nx: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let cases = args
+        .next()
+        .unwrap_or_else(|| "static,moving,single,parts".into());
+    for case in cases.split(',') {
         let dir = out.join(case);
         let precision = if case == "single" {
             Precision::Single
@@ -58,9 +64,9 @@ fn main() -> Result<(), fem_io::OutputError> {
         let mut hdf = VtkHdfSeries::create(&dir, case, precision, frames)?;
         let mut pvd = FrameSeries::create(&dir, case, Compression::Lz4)?;
         let pieces: Vec<(Vec<[f64; 3]>, VtkCells)> = if case == "parts" {
-            vec![block(2, 0.0), block(2, 2.0)]
+            vec![block(nx.div_ceil(2), 0.0), block(nx.div_ceil(2), nx.div_ceil(2) as f64)]
         } else {
-            vec![block(3, 0.0)]
+            vec![block(nx, 0.0)]
         };
         for step in 0..frames {
             let t = 0.1 * step as f64;
@@ -85,7 +91,7 @@ fn main() -> Result<(), fem_io::OutputError> {
                     .collect();
                 let ghost: Vec<u8> = points
                     .iter()
-                    .map(|q| u8::from(p == 1 && q[0] == 2.0))
+                    .map(|q| u8::from(p == 1 && q[0] == nx.div_ceil(2) as f64))
                     .collect();
                 owned.push((moved, u, s, ghost, cells));
             }
