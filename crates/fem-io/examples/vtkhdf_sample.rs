@@ -64,7 +64,10 @@ fn main() -> Result<(), fem_io::OutputError> {
         let mut hdf = VtkHdfSeries::create(&dir, case, precision, frames)?;
         let mut pvd = FrameSeries::create(&dir, case, Compression::Lz4)?;
         let pieces: Vec<(Vec<[f64; 3]>, VtkCells)> = if case == "parts" {
-            vec![block(nx.div_ceil(2), 0.0), block(nx.div_ceil(2), nx.div_ceil(2) as f64)]
+            vec![
+                block(nx.div_ceil(2), 0.0),
+                block(nx.div_ceil(2), nx.div_ceil(2) as f64),
+            ]
         } else {
             vec![block(nx, 0.0)]
         };
