@@ -121,6 +121,11 @@ enum Command {
         #[arg(long, value_name = "N")]
         max_steps: Option<u64>,
     },
+    /// Plot a run's history: DIR/plots/energy, invariant, iterations, constraint (.png, .svg).
+    Plot {
+        /// The run's output directory (holding history.csv).
+        dir: PathBuf,
+    },
     /// Summarise a Gmsh mesh: nodes, cells by kind, physical groups, bounding box.
     Mesh {
         /// A Gmsh .msh 4.1 file (ASCII or binary).
@@ -176,6 +181,15 @@ fn main() -> ExitCode {
         } => cmd_run(file, output.as_ref(), *max_steps, *resume, *format, &cli),
         Command::Check { file, max_steps } => cmd_check(file, *max_steps),
         Command::Mesh { file } => cmd_mesh(file),
+        Command::Plot { dir } => cmd_plot(dir).map(|files| {
+            if !cli.quiet {
+                say!(
+                    "{} plots in {}",
+                    files.len() / 2,
+                    dir.join("plots").display()
+                );
+            }
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -282,6 +296,18 @@ fn cmd_run(
     };
     let summary = drive(model.as_mut(), &options)?;
     report(&summary, cli);
+    if input.output.plots {
+        // After a run, any failure to plot is an output failure (exit 1).
+        let files = fem::io::plot::plot_history(&options.out_dir)
+            .map_err(|e| FemError::Run(fem::drive::RunError::Output(e)))?;
+        if !cli.quiet {
+            say!(
+                "plots of the history: {} ({} plots, .png and .svg)",
+                options.out_dir.join("plots").display(),
+                files.len() / 2
+            );
+        }
+    }
     Ok(())
 }
 
@@ -340,6 +366,24 @@ fn cmd_check(file: &std::path::Path, max_steps: Option<u64>) -> Result<(), FemEr
         );
     }
     Ok(())
+}
+
+/// `fem plot DIR`: an unreadable history is the user's input (exit 2), a plot that cannot be
+/// written an output failure (exit 1).
+fn cmd_plot(dir: &std::path::Path) -> Result<Vec<PathBuf>, FemError> {
+    use fem::io::OutputError;
+    fem::io::plot::plot_history(dir).map_err(|e| match e {
+        OutputError::Io {
+            op: "open" | "read",
+            path,
+            source,
+        } => FemError::ReadInput { path, source },
+        OutputError::InvalidData { path, message } => FemError::ReadInput {
+            path,
+            source: std::io::Error::other(format!("it is not a history: {message}")),
+        },
+        other => FemError::Run(fem::drive::RunError::Output(other)),
+    })
 }
 
 fn cmd_mesh(file: &std::path::Path) -> Result<(), FemError> {

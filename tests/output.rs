@@ -169,3 +169,48 @@ fn a_run_in_one_format_replaces_an_older_run_in_the_other() {
     assert!(!dir.join("string_pluck.vtkhdf").exists());
     assert!(dir.join("string_pluck_000000.vtu").exists());
 }
+
+#[test]
+fn plots_of_the_history_are_written_on_request_and_by_fem_plot() {
+    let dir = scratch("plots");
+    let d = dir.to_str().unwrap();
+    // inputs/rigid_top.yaml asks for plots (output.plots: true).
+    let out = fem(
+        &["run", "inputs/rigid_top.yaml", "-o", d, "--max-steps", "40"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "plots of the history: {}",
+            dir.join("plots").display()
+        )),
+        "{}",
+        text(&out)
+    );
+    for name in ["energy", "invariant", "iterations"] {
+        for ext in ["png", "svg"] {
+            let path = dir.join("plots").join(format!("{name}.{ext}"));
+            let bytes =
+                std::fs::read(&path).unwrap_or_else(|_| panic!("{} missing", path.display()));
+            assert!(bytes.len() > 2000, "{} is nearly empty", path.display());
+        }
+    }
+    let png = std::fs::read(dir.join("plots/energy.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let svg = std::fs::read_to_string(dir.join("plots/energy.svg")).unwrap();
+    assert!(
+        svg.contains("<svg") && svg.contains("kinetic"),
+        "the legend names the series"
+    );
+    // fem plot DIR on the same run, and on a folder without a history (exit 2, naming it).
+    std::fs::remove_dir_all(dir.join("plots")).unwrap();
+    let out = fem(&["plot", d], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(dir.join("plots/invariant.png").exists());
+    let empty = scratch("plots_none");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = fem(&["plot", empty.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("history.csv"), "{}", text(&out));
+}

@@ -7,6 +7,8 @@
 //! * [`series`]: [`FrameSeries`], the convenience the run driver uses: `DIR/X_000000.vtu`,
 //!   `DIR/X_000001.vtu`, … kept in sync with `DIR/X.pvd`.
 //! * [`history`]: CSV time histories ([`HistoryWriter`]), flushed after every row.
+//! * [`vtkhdf`]: one VTKHDF file per run ([`VtkHdfSeries`]); [`Series`] is either series.
+//! * [`plot`]: PNG and SVG plots of a history ([`plot::plot_history`]).
 //!
 //! Every file that is rewritten as a whole (`.vtu`, `.pvd`) is written to `NAME.tmp` in the
 //! same directory and then renamed over `NAME`, so a half-written file never appears under its
@@ -33,6 +35,7 @@ mod numfmt;
 
 pub mod checkpoint;
 pub mod history;
+pub mod plot;
 pub mod pvd;
 pub mod pvtu;
 pub mod series;
