@@ -222,6 +222,19 @@ fn report(summary: &RunSummary, cli: &Cli) {
         summary.pvd.display(),
         summary.history.display(),
     );
+    let stem = summary
+        .pvd
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let view = summary.pvd.with_file_name(format!("{stem}_view.py"));
+    if view.is_file() {
+        say!(
+            "view: paraview --script={} (or pvpython {} --png FILE.png)",
+            view.display(),
+            view.display()
+        );
+    }
     if let Some(c) = &summary.checkpoint {
         say!("checkpoint: {} (continue with --resume)", c.display());
     }
@@ -294,7 +307,27 @@ fn cmd_run(
         model_name: input.model.name().to_string(),
         interrupt: Some(interrupt_flag()),
     };
-    let summary = drive(model.as_mut(), &options)?;
+    let result = drive(model.as_mut(), &options);
+    // The view beside the series, once the series exists (also after a failed or
+    // interrupted run, whose frames stay valid).
+    let series = match &result {
+        Ok(summary) => Some(summary.pvd.clone()),
+        Err(e) if e.exit_code() == 1 => {
+            let ext = match options.format {
+                fem::io::SeriesFormat::Pvd(_) => "pvd",
+                fem::io::SeriesFormat::VtkHdf(_) => "vtkhdf",
+            };
+            Some(options.out_dir.join(format!("{}.{ext}", options.base)))
+        }
+        Err(_) => None,
+    };
+    if let Some(series) = series.filter(|s| s.is_file()) {
+        let written = fem::io::write_view(&options.out_dir, &options.base, &series, &model.view());
+        if let Err(e) = written {
+            log::warn!("the ParaView view was not written: {e}");
+        }
+    }
+    let summary = result?;
     report(&summary, cli);
     if input.output.plots {
         // After a run, any failure to plot is an output failure (exit 1).

@@ -8,6 +8,7 @@
 //!   `DIR/X_000001.vtu`, … kept in sync with `DIR/X.pvd`.
 //! * [`history`]: CSV time histories ([`HistoryWriter`]), flushed after every row.
 //! * [`vtkhdf`]: one VTKHDF file per run ([`VtkHdfSeries`]); [`Series`] is either series.
+//! * [`view`]: the ParaView view of a run ([`write_view`]: `X_view.py`, `X_scene.vtu`).
 //! * [`plot`]: PNG and SVG plots of a history ([`plot::plot_history`]).
 //!
 //! Every file that is rewritten as a whole (`.vtu`, `.pvd`) is written to `NAME.tmp` in the
@@ -39,6 +40,7 @@ pub mod plot;
 pub mod pvd;
 pub mod pvtu;
 pub mod series;
+pub mod view;
 pub mod vtkhdf;
 pub mod vtu;
 
@@ -49,5 +51,6 @@ pub use numfmt::format_f64;
 pub use pvd::PvdWriter;
 pub use pvtu::write_pvtu;
 pub use series::{FrameSeries, Series, SeriesFormat};
+pub use view::{Plane, Scene, View, write_view};
 pub use vtkhdf::{Precision, VtkHdfSeries};
 pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};

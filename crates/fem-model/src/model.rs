@@ -66,6 +66,11 @@ pub trait Model {
     fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
         self.stepper_mut().restore(step_index, fields)
     }
+    /// How the frames are best looked at (the ParaView view written beside the series):
+    /// camera, warp, colour, obstacles and supports. By default an oblique view, no warp.
+    fn view(&self) -> fem_io::View {
+        fem_io::View::default()
+    }
 }
 
 /// Whether a model needs a mesh.
