@@ -214,3 +214,75 @@ fn plots_of_the_history_are_written_on_request_and_by_fem_plot() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("history.csv"), "{}", text(&out));
 }
+
+#[test]
+fn a_run_writes_its_view_with_the_models_choices_and_scene() {
+    let dir = scratch("view");
+    let d = dir.to_str().unwrap();
+    let out = fem(
+        &[
+            "run",
+            "inputs/cable_seabed.yaml",
+            "-o",
+            d,
+            "--max-steps",
+            "3",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let view = dir.join("cable_seabed_view.py");
+    assert!(
+        text(&out).contains(&format!("view: paraview --script={}", view.display())),
+        "{}",
+        text(&out)
+    );
+    let script = std::fs::read_to_string(&view).unwrap();
+    // The beam is drawn where it is (no warp), across its plane (x, y), gravity down.
+    for line in [
+        "SERIES = \"cable_seabed.pvd\"",
+        "SCENE = \"cable_seabed_scene.vtu\"",
+        "LOOK_ALONG = [0.0, 0.0, -1.0]",
+        "UP = [-0.0, 1.0, -0.0]",
+        "WARP_BY = None",
+        "COLOR_BY = \"tension\"",
+    ] {
+        assert!(script.contains(line), "{line} not in the view:\n{script}");
+    }
+    // The scene: the seabed (one quad at the seabed's level) and the fixed anchor.
+    let scene = vtkio::Vtk::import(dir.join("cable_seabed_scene.vtu")).unwrap();
+    let vtkio::model::DataSet::UnstructuredGrid { pieces, .. } = scene.data else {
+        panic!("not an unstructured grid")
+    };
+    let piece = pieces[0].load_piece_data(None).unwrap();
+    let types = &piece.cells.types;
+    assert_eq!(
+        types
+            .iter()
+            .filter(|t| **t == vtkio::model::CellType::Quad)
+            .count(),
+        1
+    );
+    assert!(types.contains(&vtkio::model::CellType::Vertex));
+    // A solid: warped by its displacement, coloured by von Mises, no scene.
+    let solid = scratch("view_solid");
+    let s = solid.to_str().unwrap();
+    let out = fem(
+        &[
+            "run",
+            "inputs/solid_twisted_column.yaml",
+            "-o",
+            s,
+            "--max-steps",
+            "2",
+            "-q",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let script = std::fs::read_to_string(solid.join("solid_twisted_column_view.py")).unwrap();
+    assert!(script.contains("WARP_BY = \"displacement\""));
+    assert!(script.contains("COLOR_BY = \"von_mises\""));
+    assert!(script.contains("SCENE = None"));
+    assert!(!solid.join("solid_twisted_column_scene.vtu").exists());
+}

@@ -51,6 +51,6 @@ pub use numfmt::format_f64;
 pub use pvd::PvdWriter;
 pub use pvtu::write_pvtu;
 pub use series::{FrameSeries, Series, SeriesFormat};
-pub use view::{Plane, Scene, View, write_view};
+pub use view::{Plane, Scene, View, look_across, up_against, write_view};
 pub use vtkhdf::{Precision, VtkHdfSeries};
 pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};

@@ -40,6 +40,10 @@ pub struct View {
     pub warp_scale: Option<f64>,
     /// The point or cell field to colour by (its magnitude for a vector); `None`: one colour.
     pub color_by: Option<String>,
+    /// A direction along which the picture is stretched when the body's extent along it stays
+    /// below 5 % of its size (a string's transverse motion with its obstacles at their true
+    /// heights): the whole picture, scene included, so that what touches still touches.
+    pub exaggerate: Option<[f64; 3]>,
     /// Obstacles and supports.
     pub scene: Scene,
 }
@@ -53,6 +57,7 @@ impl Default for View {
             warp_by: None,
             warp_scale: None,
             color_by: None,
+            exaggerate: None,
             scene: Scene::default(),
         }
     }
@@ -73,6 +78,37 @@ impl Scene {
     /// Whether there is nothing to draw.
     pub fn is_empty(&self) -> bool {
         self.planes.is_empty() && self.points.is_empty() && self.segments.is_empty()
+    }
+}
+
+/// The direction to look along to see `points` flat on the screen: minus the axis along which
+/// they do not extend (a body moving in a coordinate plane), if there is one.
+pub fn look_across(points: &[[f64; 3]]) -> Option<[f64; 3]> {
+    let extent = |i: usize| {
+        let (lo, hi) = points
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                (a.min(p[i]), b.max(p[i]))
+            });
+        hi - lo
+    };
+    let e = [extent(0), extent(1), extent(2)];
+    let largest = e.iter().copied().fold(0.0, f64::max);
+    let (axis, &least) = e.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
+    (largest > 0.0 && least <= 1e-9 * largest).then(|| {
+        let mut d = [0.0; 3];
+        d[axis] = -1.0;
+        d
+    })
+}
+
+/// The direction opposite to `gravity` (z when there is none): up on the screen.
+pub fn up_against(gravity: [f64; 3]) -> [f64; 3] {
+    let n = gravity.iter().map(|g| g * g).sum::<f64>().sqrt();
+    if n > 0.0 && n.is_finite() {
+        gravity.map(|g| -g / n)
+    } else {
+        [0.0, 0.0, 1.0]
     }
 }
 
@@ -106,6 +142,7 @@ pub fn write_view(
         .flatten()
         .chain(&view.up)
         .chain(view.warp_scale.iter())
+        .chain(view.exaggerate.iter().flatten())
         .chain(view.scene.planes.iter().flat_map(|p| {
             p.point
                 .iter()
@@ -239,6 +276,7 @@ fn script_text(series: &str, scene: Option<&String>, view: &View) -> String {
         .warp_scale
         .map_or_else(|| "None".to_string(), |s| format!("{s:?}"));
     let scene = scene.map_or_else(|| "None".to_string(), |s| py_str(s));
+    let exaggerate = view.exaggerate.map_or_else(|| "None".to_string(), py_vec);
     format!(
         r#"# The ParaView view of this run, written by fem.
 #   paraview --script={name}_view.py         opens it in ParaView (then press Play)
@@ -259,6 +297,7 @@ UP = {up}
 WARP_BY = {warp}
 WARP_SCALE = {scale}
 COLOR_BY = {color}
+EXAGGERATE = {exaggerate}
 
 here = os.path.dirname(os.path.abspath(__file__))
 data = OpenDataFile(os.path.join(here, SERIES))
@@ -336,6 +375,10 @@ if SCENE:
     shown_planes = Show(planes, view)
     shown_planes.ColorArrayName = ["POINTS", ""]
     shown_planes.AmbientColor = shown_planes.DiffuseColor = [0.55, 0.45, 0.3]
+    # Edges too: a plane seen edge-on (across a planar motion) still shows as a line.
+    shown_planes.SetRepresentationType("Surface With Edges")
+    shown_planes.EdgeColor = [0.45, 0.35, 0.2]
+    shown_planes.LineWidth = 3.0
     shown_planes.Opacity = 0.6
     marks = Threshold(Input=extras, Scalars=["CELLS", "kind"])
     try:
@@ -348,6 +391,29 @@ if SCENE:
     shown_marks.PointSize = 14.0
     shown_marks.LineWidth = 4.0
     shown_marks.RenderPointsAsSpheres = 1
+
+if EXAGGERATE:
+    # Stretch the picture along EXAGGERATE when the body hardly extends along it.
+    a = EXAGGERATE
+    na = sum(x * x for x in a) ** 0.5 or 1.0
+    a = [x / na for x in a]
+    along, size = 0.0, 0.0
+    for t in (times[:: max(1, len(times) // 10)] if times else [None]):
+        if t is not None:
+            body.UpdatePipeline(t)
+        b = body.GetDataInformation().GetBounds()
+        e = [b[1] - b[0], b[3] - b[2], b[5] - b[4]]
+        along = max(along, sum(abs(a[i]) * e[i] for i in range(3)))
+        size = max(size, max(e))
+    if 0.0 < along < 0.05 * size:
+        f = float("%.2g" % (0.2 * size / along))
+        stretch = [1.0 + (f - 1.0) * abs(a[i]) for i in range(3)]
+        displays = [shown]
+        if SCENE:
+            displays += [shown_planes, shown_marks]
+        for d in displays:
+            d.Scale = stretch
+        label = (label + ", " if label else "") + "stretched x %g across" % f
 
 if label:
     text = Text(Text=label)

@@ -180,4 +180,13 @@ impl Model for SolidModel {
             .with_cell_field(Field::scalar("J", &o.jacobian))
             .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density))
     }
+
+    /// Warped by `displacement`, coloured by `von_mises`, seen obliquely with z up.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            warp_by: Some("displacement".into()),
+            color_by: Some("von_mises".into()),
+            ..Default::default()
+        }
+    }
 }
