@@ -50,9 +50,10 @@ Typical use:
   fem run inputs/string_pluck.yaml -o out     run; writes out/string_pluck.pvd, one .vtu per
                                               frame and out/history.csv (energy per step)
   fem mesh meshes/string_line2.msh            what a mesh holds: nodes, cells, physical groups
+  fem plot out                                plots of out/history.csv into out/plots/
 
-Open the .pvd in ParaView (File > Open), press Play; apply 'Warp By Vector' on 'displacement'
-to see the deformed shape.
+Open the run's view: paraview --script=out/string_pluck_view.py, then press Play (it opens the
+series with the model's camera, warp, colours and its obstacles and supports).
 
 Exit codes: 0 success; 1 the run failed (numerical failure, output error: frames already
 written stay valid); 2 the input, the mesh or the output location is wrong (nothing was run).
@@ -91,7 +92,9 @@ enum Command {
         long_about = "Run a simulation.\n\nWrites DIR/NAME.pvd (a ParaView collection), DIR/NAME_000000.vtu, ... (one file per \
                       output frame) and DIR/history.csv (step, t, kinetic, potential, total, then the model's own \
                       columns), where NAME is the input file's name without .yaml. The .pvd is rewritten after \
-                      every frame, so an interrupted run still opens in ParaView."
+                      every frame, so an interrupted run still opens in ParaView. With output.format: vtkhdf (or \
+                      --format vtkhdf) the frames go to one DIR/NAME.vtkhdf instead. DIR/NAME_view.py opens the run \
+                      in ParaView (paraview --script=DIR/NAME_view.py)."
     )]
     Run {
         /// The YAML input file.
