@@ -38,7 +38,7 @@ fn main() {
              \x20   auto_dt: 0.5\n    recheck_every: 0\n\
              fixed:\n  - group: zmin\n\
              time: {{ scheme: def_exp, dt: 1.0, t_end: 100.0 }}\n\
-             output: {{ every: {every} }}\n"
+             output: {{ every: 1000000, history_every: 1000000 }}\n"
         ),
     )
     .expect("write the bench input");
