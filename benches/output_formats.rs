@@ -95,7 +95,9 @@ fn main() {
             .sum()
     };
     let reference = bytes(0) as f64;
-    println!("| format | write time (s) | per frame (s) | share of the run | bytes | against vtu LZ4 |");
+    println!(
+        "| format | write time (s) | per frame (s) | share of the run | bytes | against vtu LZ4 |"
+    );
     println!("|---|---|---|---|---|---|");
     for (i, (name, _)) in formats.iter().enumerate() {
         let b = bytes(i);

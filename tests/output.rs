@@ -241,7 +241,7 @@ fn a_run_writes_its_view_with_the_models_choices_and_scene() {
     // The beam is drawn where it is (no warp), across its plane (x, y), gravity down.
     for line in [
         "SERIES = \"cable_seabed.pvd\"",
-        "SCENE = \"cable_seabed_scene.vtu\"",
+        "SCENE = \"cable_seabed_scene.vtp\"",
         "LOOK_ALONG = [0.0, 0.0, -1.0]",
         "UP = [-0.0, 1.0, -0.0]",
         "WARP_BY = None",
@@ -250,20 +250,14 @@ fn a_run_writes_its_view_with_the_models_choices_and_scene() {
         assert!(script.contains(line), "{line} not in the view:\n{script}");
     }
     // The scene: the seabed (one quad at the seabed's level) and the fixed anchor.
-    let scene = vtkio::Vtk::import(dir.join("cable_seabed_scene.vtu")).unwrap();
-    let vtkio::model::DataSet::UnstructuredGrid { pieces, .. } = scene.data else {
-        panic!("not an unstructured grid")
+    let scene = vtkio::Vtk::import(dir.join("cable_seabed_scene.vtp")).unwrap();
+    let vtkio::model::DataSet::PolyData { pieces, .. } = scene.data else {
+        panic!("not poly data")
     };
     let piece = pieces[0].load_piece_data(None).unwrap();
-    let types = &piece.cells.types;
-    assert_eq!(
-        types
-            .iter()
-            .filter(|t| **t == vtkio::model::CellType::Quad)
-            .count(),
-        1
-    );
-    assert!(types.contains(&vtkio::model::CellType::Vertex));
+    let count = |v: &Option<vtkio::model::VertexNumbers>| v.as_ref().map_or(0, |v| v.num_cells());
+    assert_eq!(count(&piece.polys), 1, "the seabed");
+    assert!(count(&piece.verts) >= 1, "the anchor");
     // A solid: warped by its displacement, coloured by von Mises, no scene.
     let solid = scratch("view_solid");
     let s = solid.to_str().unwrap();
@@ -284,5 +278,5 @@ fn a_run_writes_its_view_with_the_models_choices_and_scene() {
     assert!(script.contains("WARP_BY = \"displacement\""));
     assert!(script.contains("COLOR_BY = \"von_mises\""));
     assert!(script.contains("SCENE = None"));
-    assert!(!solid.join("solid_twisted_column_scene.vtu").exists());
+    assert!(!solid.join("solid_twisted_column_scene.vtp").exists());
 }

@@ -8,7 +8,7 @@
 //!   `DIR/X_000001.vtu`, … kept in sync with `DIR/X.pvd`.
 //! * [`history`]: CSV time histories ([`HistoryWriter`]), flushed after every row.
 //! * [`vtkhdf`]: one VTKHDF file per run ([`VtkHdfSeries`]); [`Series`] is either series.
-//! * [`view`]: the ParaView view of a run ([`write_view`]: `X_view.py`, `X_scene.vtu`).
+//! * [`view`]: the ParaView view of a run ([`write_view`]: `X_view.py`, `X_scene.vtp`).
 //! * [`plot`]: PNG and SVG plots of a history ([`plot::plot_history`]).
 //!
 //! Every file that is rewritten as a whole (`.vtu`, `.pvd`) is written to `NAME.tmp` in the

@@ -1,6 +1,7 @@
 //! The ParaView view of a run: `DIR/X_view.py`, a ParaView Python script beside the series
-//! that opens it the way its model is best looked at, and `DIR/X_scene.vtu`, what the physics
-//! has besides the body (planes such as a seabed or a wall, fixed points and pivots).
+//! that opens it the way its model is best looked at, and the scene: what the physics
+//! has besides the body (planes such as a seabed or a wall, fixed points and pivots), as
+//! `DIR/X_scene.vtp` (VTK XML PolyData).
 //!
 //! ```sh
 //! paraview --script=out/rigid_top/rigid_top_view.py          # the view, in the ParaView window
@@ -20,10 +21,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use fem_mesh::CellKind;
-
+use crate::OutputError;
 use crate::atomic::write_atomically;
-use crate::{Compression, Field, Frame, OutputError, VtkCells, write_vtu};
 
 /// How a model's frames are best looked at.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,7 +123,7 @@ pub struct Plane {
 }
 
 /// Writes `dir/base_view.py` for the series file `series` (a `.pvd` or `.vtkhdf` in `dir`)
-/// and, when the scene has something, `dir/base_scene.vtu`. Returns the script's path.
+/// and, when the scene has something, `dir/base_scene.vtp`. Returns the script's path.
 ///
 /// # Errors
 /// [`OutputError::InvalidData`] for a view with a non-finite number or an empty field name;
@@ -157,7 +156,7 @@ pub fn write_view(
             "the view holds a number that is not finite",
         ));
     }
-    let scene_name = format!("{base}_scene.vtu");
+    let scene_name = format!("{base}_scene.vtp");
     let scene = dir.join(&scene_name);
     if view.scene.is_empty() {
         if scene.is_file() {
@@ -182,10 +181,32 @@ pub fn write_view(
     Ok(script)
 }
 
-/// The scene as one `.vtu`: planes as quads, segments as lines, points as vertices, with the
-/// cell field `kind` (0 plane, 1 segment, 2 point).
+/// The scene as one VTK XML PolyData file (`.vtp`): points as vertices, segments as lines,
+/// planes as quads, with the cell field `kind` (2 point, 1 segment, 0 plane; cells in that
+/// order, as PolyData orders them).
 fn write_scene(path: &Path, scene: &Scene) -> Result<(), OutputError> {
-    let mut points: Vec<[f64; 3]> = Vec::new();
+    use vtkio::model::{
+        Attribute, Attributes, ByteOrder, DataArray, DataSet, ElementType, IOBuffer, PolyDataPiece,
+        Version, VertexNumbers, Vtk,
+    };
+    let mut points: Vec<f64> = Vec::new();
+    let mut push = |p: [f64; 3]| {
+        points.extend(p);
+        (points.len() / 3 - 1) as u64
+    };
+    let numbers = |connectivity: Vec<u64>, per: u64| {
+        let n = connectivity.len() as u64 / per;
+        VertexNumbers::XML {
+            connectivity,
+            offsets: (1..=n).map(|i| i * per).collect(),
+        }
+    };
+    let verts: Vec<u64> = scene.points.iter().map(|&p| push(p)).collect();
+    let lines: Vec<u64> = scene
+        .segments
+        .iter()
+        .flat_map(|s| [push(s[0]), push(s[1])])
+        .collect();
     let mut quads = Vec::new();
     for p in &scene.planes {
         let n = normalized(p.normal);
@@ -198,34 +219,51 @@ fn write_scene(path: &Path, scene: &Scene) -> Result<(), OutputError> {
         let a = normalized(cross(n, helper));
         let b = cross(n, a);
         let h = p.half_size;
-        let at = points.len();
         for (sa, sb) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
-            points.push(std::array::from_fn(|i| {
+            quads.push(push(std::array::from_fn(|i| {
                 p.point[i] + h * (sa * a[i] + sb * b[i])
-            }));
+            })));
         }
-        quads.extend(at..at + 4);
     }
-    let mut lines = Vec::new();
-    for s in &scene.segments {
-        lines.extend([points.len(), points.len() + 1]);
-        points.extend(s);
-    }
-    let mut vertices = Vec::new();
-    for p in &scene.points {
-        vertices.push(points.len());
-        points.push(*p);
-    }
-    let mut cells = VtkCells::new();
-    cells.push_block(CellKind::Quad4, &quads);
-    cells.push_block(CellKind::Line2, &lines);
-    cells.push_block(CellKind::Vertex, &vertices);
-    let kind: Vec<f64> = std::iter::repeat_n(0.0, scene.planes.len())
+    let kind: Vec<f64> = std::iter::repeat_n(2.0, scene.points.len())
         .chain(std::iter::repeat_n(1.0, scene.segments.len()))
-        .chain(std::iter::repeat_n(2.0, scene.points.len()))
+        .chain(std::iter::repeat_n(0.0, scene.planes.len()))
         .collect();
-    let frame = Frame::new(&points, &cells).with_cell_field(Field::scalar("kind", &kind));
-    write_vtu(path, &frame, Compression::None)
+    let piece = PolyDataPiece {
+        points: IOBuffer::F64(points),
+        verts: (!verts.is_empty()).then(|| numbers(verts, 1)),
+        lines: (!lines.is_empty()).then(|| numbers(lines, 2)),
+        polys: (!quads.is_empty()).then(|| numbers(quads, 4)),
+        strips: None,
+        data: Attributes {
+            point: Vec::new(),
+            cell: vec![Attribute::DataArray(DataArray {
+                name: "kind".into(),
+                elem: ElementType::Scalars {
+                    num_comp: 1,
+                    lookup_table: None,
+                },
+                data: IOBuffer::F64(kind),
+            })],
+        },
+    };
+    let vtk = Vtk {
+        version: Version::new_xml(1, 0),
+        title: String::new(),
+        byte_order: ByteOrder::LittleEndian,
+        data: DataSet::inline(piece),
+        file_path: None,
+    };
+    let mut bytes = Vec::new();
+    vtk.write_xml(&mut bytes).map_err(|e| OutputError::Vtk {
+        op: "encode VTK data for",
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    write_atomically(path, false, |w, tmp| {
+        w.write_all(&bytes)
+            .map_err(|e| OutputError::io("write", tmp, e))
+    })
 }
 
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
@@ -366,7 +404,7 @@ else:
     shown.AmbientColor = shown.DiffuseColor = [0.15, 0.35, 0.75]
 
 if SCENE:
-    extras = XMLUnstructuredGridReader(FileName=[os.path.join(here, SCENE)])
+    extras = XMLPolyDataReader(FileName=[os.path.join(here, SCENE)])
     planes = Threshold(Input=extras, Scalars=["CELLS", "kind"])
     try:
         planes.LowerThreshold, planes.UpperThreshold = 0.0, 0.5

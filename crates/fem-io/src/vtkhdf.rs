@@ -812,7 +812,11 @@ impl VtkHdfSeries {
         if moved || k >= self.plan().capacity {
             let mut plan = self.plan().clone();
             plan.moving |= moved;
-            plan.capacity = plan.capacity.max(self.capacity).max(k + 1);
+            if k >= plan.capacity {
+                // More frames than announced: twice the slots, so that a caller who
+                // under-announces pays O(log) relayouts, not one per frame.
+                plan.capacity = (2 * plan.capacity).max(self.capacity).max(k + 1);
+            }
             self.relay(plan)?;
         }
         self.write_step(k, time, parts)?;
