@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fem::io::{Compression, Precision, Series, SeriesFormat};
+use fem::io::{Compression, FrameSeries, FrameSink, Precision, SeriesFormat, VtkHdfSeries};
 
 fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
@@ -55,11 +55,19 @@ fn main() {
         ("vtkhdf, double", SeriesFormat::VtkHdf(Precision::Double)),
         ("vtkhdf, single", SeriesFormat::VtkHdf(Precision::Single)),
     ];
-    let mut series: Vec<Series> = formats
+    let mut series: Vec<Box<dyn FrameSink>> = formats
         .iter()
         .enumerate()
-        .map(|(i, (_, f))| {
-            Series::create(dir.join(format!("f{i}")), "box", *f, frames).expect("a series")
+        .map(|(i, (_, f))| -> Box<dyn FrameSink> {
+            let dir = dir.join(format!("f{i}"));
+            match *f {
+                SeriesFormat::Pvd(c) => {
+                    Box::new(FrameSeries::create(dir, "box", c).expect("a series"))
+                }
+                SeriesFormat::VtkHdf(p) => {
+                    Box::new(VtkHdfSeries::create(dir, "box", p, frames).expect("a series"))
+                }
+            }
         })
         .collect();
     let mut write_time = vec![0.0; formats.len()];

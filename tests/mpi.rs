@@ -226,9 +226,43 @@ fn a_resumed_run_is_the_uninterrupted_run_file_for_file() {
         "resumed",
     );
     assert_same_files(&whole, &cut, 11, "the restart");
-    // Another process count cannot resume it.
+    // Another process count cannot resume it (nothing is run: exit 2).
     let out = mpirun(2, &["run", BOX, "-o", c, "-q", "--resume"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
+fn checkpoints_of_different_interruptions_are_refused_before_any_file_is_touched() {
+    let base = scratch("mixed_cuts");
+    let (early, late) = (base.join("early"), base.join("late"));
+    let (e, l) = (early.to_str().unwrap(), late.to_str().unwrap());
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", e, "-q", "--max-steps", "20"]),
+        "cut at 20",
+    );
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", l, "-q", "--max-steps", "40"]),
+        "cut at 40",
+    );
+    // Rank 1's checkpoint from the later interruption among the earlier one's.
+    std::fs::copy(
+        late.join("checkpoint_1_of_3.fem"),
+        early.join("checkpoint_1_of_3.fem"),
+    )
+    .unwrap();
+    let history = std::fs::read(early.join("history.csv")).unwrap();
+    let started = std::time::Instant::now();
+    let out = mpirun(3, &["run", BOX, "-o", e, "-q", "--resume"]);
+    let t = text(&out);
+    assert!(started.elapsed().as_secs() < 60, "no hang: {t}");
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
+    assert!(t.contains("rank 1") && t.contains("step 40"), "{t}");
+    assert_eq!(
+        std::fs::read(early.join("history.csv")).unwrap(),
+        history,
+        "the history was not touched"
+    );
 }
 
 /// The process ids of the ranks (`fem` itself, not the launcher) whose arguments name `dir`.

@@ -89,9 +89,11 @@ pub struct StepReport {
     /// schemes, which do not track it).
     pub support_work: f64,
     /// Work done on the beam since `t = 0` by the seabed (J, ≤ 0): nonzero only at steps where
-    /// a node lands (a held node does not move, a node lifting off is free).
+    /// a contact condition becomes active (a landing; a held condition does not move, lifting
+    /// off is free): `Σ μ_k (L − g_k(xⁿ))`, `docs/theory/inextensible_beam.md` (S5).
     pub seabed_work: f64,
-    /// Nodes held on the seabed at `t_{n+1}` (0 without a seabed).
+    /// Nodes lying on the seabed at `t_{n+1}` (height at the level, tangent level; 0 without
+    /// a seabed).
     pub nodes_on_seabed: usize,
 }
 
@@ -468,7 +470,7 @@ impl NewtonKktStepper {
         settings: NewtonKktSettings,
     ) -> Result<Self, BeamError> {
         settings.check()?;
-        let h = History::new(model, x0, v0, time)?;
+        let mut h = History::new(model, x0, v0, time)?;
         let needs_blocks = h.model.seabed().is_some()
             || h.model.constraint_points() != ConstraintPoints::Gauss
             || settings.assembly == KktAssembly::Blocks;
@@ -476,6 +478,9 @@ impl NewtonKktStepper {
             let held = initial_contact(&h.model, &h.x);
             (BlockKkt::new(&h.model), held)
         });
+        if let Some((_, contact)) = &blocks {
+            h.last.nodes_on_seabed = contact.nodes_on_seabed(&h.model);
+        }
         let solver = if needs_blocks {
             NewtonKktSolver::empty()
         } else {
@@ -595,18 +600,90 @@ impl NewtonKktStepper {
     }
 
     /// One step on the block engine ([`KktAssembly::Blocks`]): the same equations, the
-    /// seabed's active set carried from step to step.
+    /// seabed's active set carried from step to step. If Newton does not converge, the step
+    /// is retried as two half steps, recursively down to `Δt/16` ([`MAX_HALVINGS`]): the
+    /// first half restarts the scheme by its start (94) from `xⁿ` and the velocity
+    /// `(xⁿ − xⁿ⁻¹)/Δt` (`v₀` at the first step), the second is a regular step of (97) at the
+    /// half step; the next full step continues from `xⁿ` and `xⁿ⁺¹`.
     fn step_blocks(&mut self) -> Result<StepReport, BeamError> {
         let (u, w, half) = self.h.split();
-        let mut x_new = u.clone();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let dt = self.h.time.dt;
+        let t_new = (self.h.step + 1) as f64 * dt;
+        let (mut kkt, mut contact) = self.blocks.take().expect("block engine");
+        let x_n = self.h.x.clone();
+        let mut tension = self.tension.clone();
+        let mut its = 0;
+        let first = self.block_solve(
+            &mut kkt,
+            &mut contact,
+            (dt, &u, &w, half, t_new),
+            &mut tension,
+            &mut its,
+        );
+        let x_new = match first {
+            Ok(Some(x)) => Ok(x),
+            Ok(None) => {
+                let v = if self.h.step == 0 {
+                    self.h.v0.clone()
+                } else {
+                    x_n.iter()
+                        .zip(&self.h.x_prev)
+                        .map(|(a, b)| (a - b) / dt)
+                        .collect()
+                };
+                self.tension.clone_from(&tension);
+                self.halves(
+                    &mut kkt,
+                    &mut contact,
+                    (&x_n, &v),
+                    t_new - dt,
+                    dt,
+                    1,
+                    &mut tension,
+                    &mut its,
+                )
+            }
+            Err(e) => Err(e),
+        };
+        let on_seabed = contact.nodes_on_seabed(&self.h.model);
+        self.blocks = Some((kkt, contact));
+        let x_new = x_new?;
+        self.tension = tension;
+        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
+        self.h.advance(
+            x_new,
+            StepReport {
+                iterations: its,
+                residual: self.report.constraint_residual,
+                multiplier_change: self.report.multiplier_change,
+                energy,
+                kinetic_energy,
+                max_speed,
+                nodes_on_seabed: on_seabed,
+                ..StepReport::default()
+            },
+        )
+    }
+
+    /// One Newton solve of (97) on the block engine with the step `dt`, the predictor `u`,
+    /// the offset `w`, the start's factor `half` (½ at a start (94), else 1), to the time
+    /// `t_new`: `Some(x)` if it converged (`tension` then holds its tensions), `None` if not.
+    fn block_solve(
+        &mut self,
+        kkt: &mut BlockKkt,
+        contact: &mut ActiveSet,
+        (dt, u, w, half, t_new): (f64, &[f64], &[f64], f64, f64),
+        tension: &mut Vec<f64>,
+        its: &mut usize,
+    ) -> Result<Option<Vec<f64>>, BeamError> {
+        let mut x_new = u.to_vec();
         self.h.model.apply_prescribed(t_new, &mut x_new);
-        let mut tension: Vec<f64> = self.tension.iter().map(|t| t * half).collect();
+        let mut t: Vec<f64> = tension.iter().map(|t| t * half).collect();
         let form = ResidualForm {
-            mass: 1.0 / (self.h.time.dt * self.h.time.dt),
-            anchor: &u,
+            mass: 1.0 / (dt * dt),
+            anchor: u,
             bending: self.h.time.alpha,
-            offset: &w,
+            offset: w,
             load: half,
             theta: 1.0,
             reference: &[],
@@ -616,47 +693,94 @@ impl NewtonKktStepper {
             bending: form.bending,
             geometric: 1.0,
         };
-        let (kkt, contact) = self.blocks.as_mut().expect("block engine");
-        hold_contact(&self.h.model, contact, &mut x_new);
+        let mut trial = contact.clone();
+        hold_contact(&self.h.model, &trial, &mut x_new);
         let out = crate::kkt_block::newton(
             kkt,
             &self.h.model,
             &form,
             &jac,
             &mut x_new,
-            &mut tension,
-            contact,
+            &mut t,
+            &mut trial,
             &self.settings,
         )?;
         self.report = out.report;
-        if !out.converged {
-            return Err(BeamError::NewtonDiverged {
-                step: self.h.step + 1,
-                iterations: out.report.iterations,
-                residual: out
-                    .report
-                    .step_change
-                    .max(out.report.multiplier_change)
-                    .max(out.report.max_constraint_violation),
-                tolerance: self.settings.step_tolerance,
-            });
+        *its += out.report.iterations;
+        if !out.converged || x_new.iter().any(|v| !v.is_finite()) {
+            return Ok(None);
         }
-        let on_seabed = contact.held.iter().filter(|&&h| h).count();
-        self.tension = tension.iter().map(|t| t / half).collect();
-        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
-        self.h.advance(
-            x_new,
-            StepReport {
-                iterations: out.report.iterations,
-                residual: out.report.constraint_residual,
-                multiplier_change: out.report.multiplier_change,
-                energy,
-                kinetic_energy,
-                max_speed,
-                nodes_on_seabed: on_seabed,
-                ..StepReport::default()
-            },
-        )
+        *contact = trial;
+        *tension = t.iter().map(|t| t / half).collect();
+        Ok(Some(x_new))
+    }
+
+    /// The configuration at `t_a + dt` from `x_a` and the velocity `v_a` at `t_a`, by two
+    /// steps of `dt/2` (see [`NewtonKktStepper::step_blocks`]), each halved again if Newton
+    /// does not converge, `depth` halvings deep at most [`MAX_HALVINGS`].
+    #[allow(clippy::too_many_arguments)]
+    fn halves(
+        &mut self,
+        kkt: &mut BlockKkt,
+        contact: &mut ActiveSet,
+        (x_a, v_a): (&[f64], &[f64]),
+        t_a: f64,
+        dt: f64,
+        depth: usize,
+        tension: &mut Vec<f64>,
+        its: &mut usize,
+    ) -> Result<Vec<f64>, BeamError> {
+        let hs = 0.5 * dt;
+        let alpha = self.h.time.alpha;
+        let diverged = |s: &Self, its: usize| BeamError::NewtonDiverged {
+            step: s.h.step + 1,
+            iterations: its,
+            residual: s
+                .report
+                .step_change
+                .max(s.report.multiplier_change)
+                .max(s.report.max_constraint_violation),
+            tolerance: s.settings.step_tolerance,
+        };
+        // The first half: the start (94) from (x_a, v_a).
+        let u: Vec<f64> = x_a.iter().zip(v_a).map(|(x, v)| x + hs * v).collect();
+        let w: Vec<f64> = x_a
+            .iter()
+            .zip(v_a)
+            .map(|(x, v)| 0.5 * ((1.0 - 2.0 * alpha) * x - 2.0 * alpha * hs * v))
+            .collect();
+        let x_mid =
+            match self.block_solve(kkt, contact, (hs, &u, &w, 0.5, t_a + hs), tension, its)? {
+                Some(x) => x,
+                None if depth < MAX_HALVINGS => {
+                    self.halves(kkt, contact, (x_a, v_a), t_a, hs, depth + 1, tension, its)?
+                }
+                None => return Err(diverged(self, *its)),
+            };
+        // The second half: a regular step of (97) from (x_a, x_mid).
+        let u: Vec<f64> = x_mid.iter().zip(x_a).map(|(m, a)| 2.0 * m - a).collect();
+        let w: Vec<f64> = x_mid
+            .iter()
+            .zip(x_a)
+            .map(|(m, a)| (1.0 - 2.0 * alpha) * m + alpha * a)
+            .collect();
+        match self.block_solve(kkt, contact, (hs, &u, &w, 1.0, t_a + dt), tension, its)? {
+            Some(x) => Ok(x),
+            None if depth < MAX_HALVINGS => {
+                let v_mid: Vec<f64> = x_mid.iter().zip(x_a).map(|(m, a)| (m - a) / hs).collect();
+                self.halves(
+                    kkt,
+                    contact,
+                    (&x_mid, &v_mid),
+                    t_a + hs,
+                    hs,
+                    depth + 1,
+                    tension,
+                    its,
+                )
+            }
+            None => Err(diverged(self, *its)),
+        }
     }
 
     /// Tension `T_j` at each constraint point of the current level (N).
@@ -697,31 +821,20 @@ impl NewtonKktStepper {
     }
 }
 
-/// The seabed's active set of a starting configuration: the nodes at (or below) the plane.
+/// The seabed's active set of a starting configuration: the conditions of
+/// [`crate::seabed`] it meets with equality (or violates).
 pub(crate) fn initial_contact(model: &BeamModel, x: &[f64]) -> ActiveSet {
-    let held = match model.seabed() {
-        Some(sb) => {
-            let n_s = model.n_scalar();
-            (0..model.n_nodes())
-                .map(|i| !model.is_fixed(2 * i) && x[sb.axis * n_s + 2 * i] <= sb.level)
-                .collect()
-        }
-        None => Vec::new(),
-    };
-    ActiveSet { held }
+    ActiveSet::of(model, x)
 }
 
-/// Keeps the held nodes of `x` (a predictor) on the seabed.
+/// Keeps `x` (a predictor) on the seabed's active conditions ([`crate::seabed::project`]).
 pub(crate) fn hold_contact(model: &BeamModel, contact: &ActiveSet, x: &mut [f64]) {
-    if let Some(sb) = model.seabed() {
-        let n_s = model.n_scalar();
-        for (i, &h) in contact.held.iter().enumerate() {
-            if h {
-                x[sb.axis * n_s + 2 * i] = sb.level;
-            }
-        }
-    }
+    crate::seabed::project_all(model, contact, x);
 }
+
+/// How many times a step of (97) on the block engine may be halved when Newton does not
+/// converge (down to `Δt/16`).
+pub const MAX_HALVINGS: usize = 4;
 
 /// Parameters of the time-discretized penalty scheme (93).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1039,25 +1152,16 @@ macro_rules! framework_stepper {
             fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
                 let t = self.time();
                 let step = self.step_index() + 1;
-                let r = <$stepper>::step(self).map_err(|e| fem_time::StepError::Failed {
-                    step,
-                    t,
-                    message: e.to_string(),
-                })?;
+                let r =
+                    <$stepper>::step(self).map_err(|e| fem_time::StepError::model(step, t, e))?;
                 Ok(fem_time::StepReport {
                     iterations: r.iterations,
                     residual: r.residual,
                     constraint_violation: r.max_stretch_error,
                 })
             }
-            fn time(&self) -> f64 {
-                <$stepper>::time(self)
-            }
-            fn step_index(&self) -> u64 {
-                <$stepper>::step_index(self)
-            }
-            fn dt(&self) -> f64 {
-                self.h.time.dt
+            fn clock(&self) -> fem_time::Clock {
+                fem_time::Clock::at(0.0, self.h.time.dt, self.h.step)
             }
             fn energy(&self) -> Option<fem_time::Energy> {
                 Some(framework_energy(&self.h.last))
@@ -1149,20 +1253,14 @@ pub(crate) fn report_from_slice(r: &[f64]) -> StepReport {
     }
 }
 
-/// The seabed's active set as numbers (1 for a held node).
+/// The seabed's active set as numbers (the bits of [`crate::seabed`]'s conditions).
 pub(crate) fn held_to_vec(contact: &ActiveSet) -> Vec<f64> {
-    contact
-        .held
-        .iter()
-        .map(|&h| f64::from(u8::from(h)))
-        .collect()
+    contact.to_numbers()
 }
 
 /// The active set from [`held_to_vec`].
-pub(crate) fn held_from_slice(contact: &mut ActiveSet, v: &[f64]) {
-    for (h, &x) in contact.held.iter_mut().zip(v) {
-        *h = x != 0.0;
-    }
+pub(crate) fn held_from_slice(model: &BeamModel, contact: &mut ActiveSet, v: &[f64]) {
+    *contact = ActiveSet::from_numbers(model, v);
 }
 
 /// Flattens `[x, y, z]` triples for a state field.
@@ -1233,8 +1331,12 @@ impl NewtonKktStepper {
         self.tension
             .copy_from_slice(fem_time::restored(fields, "tensions", n)?);
         if let Some((_, contact)) = &mut self.blocks {
-            let m = contact.held.len();
-            held_from_slice(contact, fem_time::restored(fields, "on_seabed", m)?);
+            let m = contact.active.len();
+            held_from_slice(
+                &self.h.model,
+                contact,
+                fem_time::restored(fields, "on_seabed", m)?,
+            );
         }
         Ok(())
     }

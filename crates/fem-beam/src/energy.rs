@@ -152,7 +152,7 @@ impl EnergyConservingStepper {
             kinetic_energy: k,
             max_speed: vmax,
             max_stretch_error: s.stretch_error(),
-            nodes_on_seabed: s.contact.held.iter().filter(|&&h| h).count(),
+            nodes_on_seabed: s.contact.nodes_on_seabed(&s.model),
             ..StepReport::default()
         };
         Ok(s)
@@ -196,7 +196,7 @@ impl EnergyConservingStepper {
             max_speed,
             support_work: self.work,
             seabed_work: self.seabed_work,
-            nodes_on_seabed: self.contact.held.iter().filter(|&&h| h).count(),
+            nodes_on_seabed: self.contact.nodes_on_seabed(&self.model),
         };
         Ok(self.last)
     }
@@ -286,18 +286,22 @@ impl EnergyConservingStepper {
         // on a blocked dof) times the dof's displacement.
         self.kkt.residual(&self.model, &form, &x_new, &tension);
         let n_s = self.model.n_scalar();
-        let sb = self.model.seabed();
         for c in 0..DIM {
             for k in 0..n_s {
-                let held = sb.is_some_and(|sb| c == sb.axis && k % 2 == 0 && contact.held[k / 2]);
                 let i = c * n_s + k;
                 if self.model.is_fixed(k) {
                     self.work += self.kkt.res[i] * (x_new[i] - self.x[i]);
-                } else if held {
-                    self.seabed_work += self.kkt.res[i] * (x_new[i] - self.x[i]);
                 }
             }
         }
+        self.seabed_work += crate::seabed::work(
+            &self.model,
+            &self.contact,
+            &contact,
+            &self.kkt.res,
+            &self.x,
+            &x_new,
+        );
         for i in 0..self.x.len() {
             self.v[i] = 2.0 * (x_new[i] - self.x[i]) / dt - self.v[i];
         }
@@ -372,25 +376,16 @@ impl EnergyConservingStepper {
 impl fem_time::Stepper for EnergyConservingStepper {
     fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
         let (t, step) = (self.time(), self.step_index() + 1);
-        let r = EnergyConservingStepper::step(self).map_err(|e| fem_time::StepError::Failed {
-            step,
-            t,
-            message: e.to_string(),
-        })?;
+        let r = EnergyConservingStepper::step(self)
+            .map_err(|e| fem_time::StepError::model(step, t, e))?;
         Ok(fem_time::StepReport {
             iterations: r.iterations,
             residual: r.residual,
             constraint_violation: r.max_stretch_error,
         })
     }
-    fn time(&self) -> f64 {
-        EnergyConservingStepper::time(self)
-    }
-    fn step_index(&self) -> u64 {
-        EnergyConservingStepper::step_index(self)
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> fem_time::Clock {
+        fem_time::Clock::at(0.0, self.dt, self.step)
     }
     fn energy(&self) -> Option<fem_time::Energy> {
         Some(crate::dynamics::framework_energy(&self.last))
@@ -450,8 +445,12 @@ impl fem_time::Stepper for EnergyConservingStepper {
         )?);
         let w = restored(fields, "work", 2)?;
         (self.work, self.seabed_work) = (w[0], w[1]);
-        let held = self.contact.held.len();
-        crate::dynamics::held_from_slice(&mut self.contact, restored(fields, "on_seabed", held)?);
+        let held = self.contact.active.len();
+        crate::dynamics::held_from_slice(
+            &self.model,
+            &mut self.contact,
+            restored(fields, "on_seabed", held)?,
+        );
         self.history = match fields.iter().find(|f| f.name == "predictor") {
             None => None,
             Some(p) if p.values.len() == 2 => {

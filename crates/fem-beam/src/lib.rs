@@ -16,8 +16,8 @@
 //!
 //! Beyond the paper: the constraint at the nodes and midpoints ([`ConstraintPoints`]; fourth
 //! order, cables with `EI = 0`), statics by Newton on the KKT system
-//! ([`solve_static_newton`]), a seabed ([`Seabed`], frictionless unilateral contact at the
-//! nodes).
+//! ([`solve_static_newton`]), a seabed ([`Seabed`], frictionless unilateral contact of the
+//! whole curve, by the Bézier control points of its elements).
 //!
 //! Sign convention, derivation and the closed-form checks: `docs/theory/inextensible_beam.md`.
 //!
@@ -36,6 +36,7 @@ pub mod error;
 pub mod kkt;
 mod kkt_block;
 pub mod model;
+mod seabed;
 pub mod section;
 pub mod statics;
 pub mod uzawa;

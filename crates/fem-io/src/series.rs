@@ -87,7 +87,28 @@ impl FrameSeries {
     /// # Errors
     /// [`OutputError::Io`] naming the directory or file.
     pub fn remove_frames_from(&self, first: usize) -> Result<usize, OutputError> {
-        remove_vtu_frames(&self.dir, &self.base, first)
+        let prefix = format!("{}_", self.base);
+        let entries =
+            std::fs::read_dir(&self.dir).map_err(|e| OutputError::io("list", &self.dir, e))?;
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(index) = name
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.strip_suffix(".vtu"))
+                .filter(|d| d.len() >= 6 && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            if index >= first {
+                let path = entry.path();
+                std::fs::remove_file(&path).map_err(|e| OutputError::io("remove", &path, e))?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 
     /// The times of the frames written so far.
@@ -147,39 +168,11 @@ impl FrameSeries {
     }
 }
 
-/// Removes `DIR/X_NNNNNN.vtu` files with an index at or above `first`.
-pub(crate) fn remove_vtu_frames(
-    dir: &Path,
-    base: &str,
-    first: usize,
-) -> Result<usize, OutputError> {
-    let prefix = format!("{base}_");
-    let entries = std::fs::read_dir(dir).map_err(|e| OutputError::io("list", dir, e))?;
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let Some(index) = name
-            .strip_prefix(&prefix)
-            .and_then(|rest| rest.strip_suffix(".vtu"))
-            .filter(|d| d.len() >= 6 && d.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|d| d.parse::<usize>().ok())
-        else {
-            continue;
-        };
-        if index >= first {
-            let path = entry.path();
-            std::fs::remove_file(&path).map_err(|e| OutputError::io("remove", &path, e))?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
-}
-
 /// How a run's frames are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeriesFormat {
-    /// `DIR/X.pvd` and one `DIR/X_NNNNNN.vtu` per frame ([`FrameSeries`]).
+    /// `DIR/X.pvd` and one `DIR/X_NNNNNN.vtu` per frame ([`FrameSeries`]; on several
+    /// processes, a piece per process and frame: [`PartitionedSeries`](crate::PartitionedSeries)).
     Pvd(Compression),
     /// One `DIR/X.vtkhdf` ([`VtkHdfSeries`](crate::VtkHdfSeries)).
     VtkHdf(crate::Precision),
@@ -188,123 +181,5 @@ pub enum SeriesFormat {
 impl Default for SeriesFormat {
     fn default() -> Self {
         SeriesFormat::Pvd(Compression::Lz4)
-    }
-}
-
-/// The frames of a run in either format, with one interface: create or resume, write a
-/// frame, the frames so far, the path of the collection or file.
-#[derive(Debug)]
-pub enum Series {
-    /// `.pvd` + `.vtu`.
-    Pvd(FrameSeries),
-    /// `.vtkhdf`.
-    VtkHdf(crate::VtkHdfSeries),
-}
-
-impl Series {
-    /// Starts the series `dir/base` in `format`; `capacity` is the number of frames the run
-    /// expects to write (a VTKHDF file is laid out for them; more are accepted).
-    ///
-    /// # Errors
-    /// As [`FrameSeries::create`] and [`VtkHdfSeries::create`](crate::VtkHdfSeries::create).
-    pub fn create(
-        dir: impl AsRef<Path>,
-        base: &str,
-        format: SeriesFormat,
-        capacity: usize,
-    ) -> Result<Self, OutputError> {
-        Ok(match format {
-            SeriesFormat::Pvd(c) => Series::Pvd(FrameSeries::create(dir, base, c)?),
-            SeriesFormat::VtkHdf(p) => {
-                Series::VtkHdf(crate::VtkHdfSeries::create(dir, base, p, capacity)?)
-            }
-        })
-    }
-
-    /// Continues the series whose first frames are at `times`.
-    ///
-    /// # Errors
-    /// As [`FrameSeries::resume`] and [`VtkHdfSeries::resume`](crate::VtkHdfSeries::resume).
-    pub fn resume(
-        dir: impl AsRef<Path>,
-        base: &str,
-        format: SeriesFormat,
-        capacity: usize,
-        times: &[f64],
-    ) -> Result<Self, OutputError> {
-        Ok(match format {
-            SeriesFormat::Pvd(c) => Series::Pvd(FrameSeries::resume(dir, base, c, times)?),
-            SeriesFormat::VtkHdf(p) => {
-                Series::VtkHdf(crate::VtkHdfSeries::resume(dir, base, p, capacity, times)?)
-            }
-        })
-    }
-
-    /// Writes the next frame at `time`.
-    ///
-    /// # Errors
-    /// As the format's `write_frame`.
-    pub fn write_frame(&mut self, time: f64, frame: &Frame<'_>) -> Result<PathBuf, OutputError> {
-        match self {
-            Series::Pvd(s) => s.write_frame(time, frame),
-            Series::VtkHdf(s) => s.write_frame(time, frame),
-        }
-    }
-
-    /// The times of the frames written so far.
-    pub fn times(&self) -> Vec<f64> {
-        match self {
-            Series::Pvd(s) => s.times(),
-            Series::VtkHdf(s) => s.times(),
-        }
-    }
-
-    /// Number of frames written so far.
-    pub fn n_frames(&self) -> usize {
-        match self {
-            Series::Pvd(s) => s.n_frames(),
-            Series::VtkHdf(s) => s.n_frames(),
-        }
-    }
-
-    /// The file ParaView opens: the `.pvd` or the `.vtkhdf`.
-    pub fn path(&self) -> &Path {
-        match self {
-            Series::Pvd(s) => s.pvd_path(),
-            Series::VtkHdf(s) => s.path(),
-        }
-    }
-
-    /// Output directory.
-    pub fn dir(&self) -> &Path {
-        match self {
-            Series::Pvd(s) => s.dir(),
-            Series::VtkHdf(s) => s.dir(),
-        }
-    }
-
-    /// Removes what an older run of the same name left in the directory: `.vtu` frames from
-    /// index `first` on (all of them, and the `.pvd`, for a VTKHDF series), and a `.vtkhdf`
-    /// (for a `.pvd` series).
-    ///
-    /// # Errors
-    /// [`OutputError::Io`] naming the directory or file.
-    pub fn remove_frames_from(&self, first: usize) -> Result<usize, OutputError> {
-        let dir = self.dir();
-        let base = self
-            .path()
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let (first, other) = match self {
-            Series::Pvd(_) => (first, dir.join(format!("{base}.vtkhdf"))),
-            Series::VtkHdf(_) => (0, dir.join(format!("{base}.pvd"))),
-        };
-        let mut removed = remove_vtu_frames(dir, &base, first)?;
-        if other.is_file() {
-            std::fs::remove_file(&other).map_err(|e| OutputError::io("remove", &other, e))?;
-            removed += 1;
-        }
-        Ok(removed)
     }
 }

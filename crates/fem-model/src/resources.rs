@@ -24,8 +24,10 @@ use crate::error::InputError;
 pub const MEMORY_VARIABLE: &str = "FEM_MEMORY_LIMIT";
 /// The environment variable that sets the disk space a run's output may claim.
 pub const DISK_VARIABLE: &str = "FEM_DISK_LIMIT";
-/// The largest input (YAML) file read: 256 MiB.
-pub const MAX_INPUT_FILE: u64 = 256 << 20;
+/// The largest input (YAML) file read: 64 MiB — what the YAML reader holds of a file's text
+/// (its own limit on the values' text, which bounds the memory of parsing); a larger file was
+/// read and then refused by the reader as "larger than an input file may be".
+pub const MAX_INPUT_FILE: u64 = 64 << 20;
 /// The largest frame count a run may write (one `.vtu` file each), whatever the disk holds.
 pub const MAX_FRAMES: u64 = 100_000;
 /// Memory the program claims before any model (code, allocator, parsed input): 16 MiB.

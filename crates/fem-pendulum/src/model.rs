@@ -9,8 +9,8 @@
 
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{newton_settings, time_grid};
-use fem_model::input::SchemeKind;
-use fem_model::number::strict;
+use fem_model::input::{OfferedScheme, TimeSetting};
+use fem_model::number::{shown, shown_list, strict};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::conservation_form::MultiplierSettings;
@@ -108,7 +108,10 @@ impl ModelSection for DoublePendulumSection {
 
     fn uses(&self) -> Uses {
         Uses {
-            schemes: &[SchemeKind::ConservationForm],
+            schemes: &[OfferedScheme {
+                name: fem_time::conservation_form::NAME,
+                settings: &[TimeSetting::Newton],
+            }],
             ..Uses::OWN_GEOMETRY
         }
     }
@@ -296,14 +299,35 @@ impl Model for PendulumModel {
     fn describe(&self) -> Vec<String> {
         vec![
             format!(
-                "  model: double pendulum, constraint {:?}, enforcement {:?}",
-                self.setup.constraint, self.setup.enforcement
+                "  model: double pendulum, constraint {}, enforcement {}",
+                match self.setup.constraint {
+                    PendulumConstraint::Free => "none".to_string(),
+                    PendulumConstraint::Wall(w) => format!("wall y_B <= {}", shown(w.d)),
+                    PendulumConstraint::Ellipse(e) => format!(
+                        "ellipse (centre {}, semi-axes {})",
+                        shown_list(&e.centre),
+                        shown_list(&e.semi_axes)
+                    ),
+                },
+                match self.setup.enforcement {
+                    Enforcement::Penalty { epsilon } =>
+                        format!("penalty, epsilon = {}", shown(epsilon)),
+                    Enforcement::AugmentedLagrangian {
+                        epsilon,
+                        multipliers,
+                    } => format!(
+                        "augmented Lagrangian, epsilon = {}, tolerance {}, at most {} updates a step",
+                        shown(epsilon),
+                        shown(multipliers.tolerance),
+                        multipliers.max_iterations
+                    ),
+                }
             ),
             format!(
-                "  time: conservation-form scheme (40), dt = {:e}, {} steps to {}",
-                self.grid.dt(),
+                "  time: conservation-form scheme (40), dt = {}, {} steps to {}",
+                shown(self.grid.dt()),
                 self.grid.n_steps(),
-                self.grid.t_end()
+                shown(self.grid.t_end())
             ),
         ]
     }

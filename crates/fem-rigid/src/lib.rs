@@ -42,6 +42,7 @@ pub mod drawing;
 pub mod error;
 pub mod exact;
 mod mat3;
+pub mod mesh_mass;
 pub mod model;
 pub mod rotation;
 pub mod scheme;
@@ -54,6 +55,7 @@ pub use bodies::{
 };
 pub use drawing::Drawing;
 pub use error::RigidError;
+pub use mesh_mass::{MeshMassError, mesh_mass_properties};
 pub use model::RigidModel;
 pub use scheme::{NewtonSettings, Scheme};
 pub use section::RigidBodiesSection;

@@ -96,6 +96,13 @@ impl NewtonSettings {
     }
 }
 
+/// The name of RIG_POS in input files (`time.scheme: rig_pos`).
+pub const RIG_POS: &str = "rig_pos";
+/// The name of RIG_NEG in input files.
+pub const RIG_NEG: &str = "rig_neg";
+/// The name of RIG_IMP in input files.
+pub const RIG_IMP: &str = "rig_imp";
+
 /// The rotation scheme (Solfec's `scheme` parameter of a rigid `BODY`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scheme {

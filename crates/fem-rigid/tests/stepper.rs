@@ -356,3 +356,35 @@ fn the_fixed_point_stays_fixed() {
         assert_eq!(b.fixed_point(0), Some([0.0; 3]));
     }
 }
+
+/// A restored state whose rotation is not one (a damaged or crafted checkpoint) is refused.
+#[test]
+fn a_restored_rotation_that_is_not_orthonormal_is_refused() {
+    let b = RigidBody::new(1.0, diagonal([1.0, 2.0, 3.0]));
+    let bodies = RigidBodies::from_bodies([0.0; 3], [b]).expect("valid");
+    let mut s = RigidStepper::new(bodies, Scheme::RigPos, 0.01, 0.0).expect("valid");
+    s.step().expect("a step");
+    let owned: Vec<(String, fem_time::StateKind, Vec<f64>)> = fem_time::Stepper::state(&s)
+        .into_iter()
+        .map(|f| (f.name.into_owned(), f.kind, f.values.into_owned()))
+        .collect();
+    let fields = |scale: f64| -> Vec<fem_time::StateField<'static>> {
+        owned
+            .iter()
+            .map(|(name, kind, values)| {
+                let mut values = values.clone();
+                if name == "rotation" {
+                    values[0] *= scale;
+                }
+                fem_time::StateField {
+                    name: name.clone().into(),
+                    kind: *kind,
+                    values: values.into(),
+                }
+            })
+            .collect()
+    };
+    assert!(fem_time::Stepper::restore(&mut s, 1, &fields(1.0)).is_ok());
+    let err = fem_time::Stepper::restore(&mut s, 1, &fields(1.5)).unwrap_err();
+    assert!(err.to_string().contains("orthonormal"), "{err}");
+}

@@ -13,12 +13,13 @@
 //!   reaction_work` is what the scheme keeps (to its truncation error for DEF_EXP, DEF_LIM and
 //!   the alpha scheme at `α = 1/4`).
 
+use std::sync::Arc;
+
+use fem_assembly::SolidOperator;
 use fem_elements::solid::CellStress;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::Model;
 use fem_time::{NodalStepper, StepReport, Stepper, TimeGrid};
-
-use crate::system::SolidSystem;
 
 /// The model's own `history.csv` columns, after `step,t,kinetic,potential,total`.
 pub const HISTORY_COLUMNS: [&str; 5] = [
@@ -29,12 +30,15 @@ pub const HISTORY_COLUMNS: [&str; 5] = [
     "iterations",
 ];
 
-/// What a frame shows, and its buffers.
+/// What a frame shows, and its buffers: the whole body's, or — in a distributed run — one
+/// process's part of it, with the global numbers of its nodes and cells.
 #[derive(Debug)]
 pub struct SolidOutput {
     points: Vec<[f64; 3]>,
     cells: VtkCells,
-    system: SolidSystem,
+    operator: Arc<SolidOperator>,
+    /// `global_node` and `global_cell` of a process's part (a distributed run).
+    global: Option<(Vec<f64>, Vec<f64>)>,
     displacement: Vec<f64>,
     velocity: Vec<f64>,
     stresses: Vec<CellStress>,
@@ -45,14 +49,15 @@ pub struct SolidOutput {
 }
 
 impl SolidOutput {
-    /// The frames of `system` on the mesh `points` and the solid's `cells`.
-    pub fn new(points: Vec<[f64; 3]>, cells: VtkCells, system: SolidSystem) -> Self {
-        let n_cells = system.operator().n_cells();
+    /// The frames of the solid of `operator` on the mesh `points` and the solid's `cells`.
+    pub fn new(points: Vec<[f64; 3]>, cells: VtkCells, operator: Arc<SolidOperator>) -> Self {
+        let n_cells = operator.n_cells();
         let n_dofs = 3 * points.len();
         Self {
             points,
             cells,
-            system,
+            operator,
+            global: None,
             displacement: vec![0.0; n_dofs],
             velocity: vec![0.0; n_dofs],
             stresses: vec![CellStress::default(); n_cells],
@@ -63,13 +68,20 @@ impl SolidOutput {
         }
     }
 
+    /// With the point array `global_node` and the cell array `global_cell` (a process's
+    /// part of a distributed body: the numbers of its nodes and cells in the whole mesh).
+    pub fn with_global_numbers(mut self, nodes: &[usize], cells: &[usize]) -> Self {
+        let numbers = |v: &[usize]| v.iter().map(|&i| i as f64).collect();
+        self.global = Some((numbers(nodes), numbers(cells)));
+        self
+    }
+
     /// Fills the point and cell fields from the free-dof position and velocity.
     fn update(&mut self, position: &[f64], velocity: &[f64]) {
-        self.system
-            .full_displacement(position, &mut self.displacement);
-        self.system.full_displacement(velocity, &mut self.velocity);
-        self.system
-            .operator()
+        let dofmap = self.operator.dofmap();
+        dofmap.scatter(position, 0.0, &mut self.displacement);
+        dofmap.scatter(velocity, 0.0, &mut self.velocity);
+        self.operator
             .cell_stresses(&self.displacement, &mut self.stresses);
         // A value that is not finite is left as it is: the run loop refuses such a frame (the
         // run stops with exit 1, naming the field) rather than write a made-up number.
@@ -120,17 +132,16 @@ impl SolidModel {
         self.stepper.as_ref()
     }
 
-    /// The system (operator, mass, loads).
-    pub fn system(&self) -> &SolidSystem {
-        &self.output.system
+    /// The operator (geometry, material, dof map).
+    pub fn operator(&self) -> &SolidOperator {
+        &self.output.operator
     }
 
     /// The displacement of every node (`3 n_nodes`, fixed dofs zero) at the current step.
     pub fn displacement(&self) -> Vec<f64> {
-        let mut u = Vec::new();
-        self.output
-            .system
-            .full_displacement(self.stepper.position(), &mut u);
+        let dofmap = self.output.operator.dofmap();
+        let mut u = vec![0.0; dofmap.n_dofs()];
+        dofmap.scatter(self.stepper.position(), 0.0, &mut u);
         u
     }
 }
@@ -169,16 +180,24 @@ impl Model for SolidModel {
 
     fn frame(&mut self) -> Frame<'_> {
         let position = self.stepper.position().to_vec();
-        let velocity = self.stepper.velocity().into_owned();
+        let velocity = self.stepper.velocity_at_step().into_owned();
         self.output.update(&position, &velocity);
         let o = &self.output;
-        Frame::new(&o.points, &o.cells)
+        let mut frame = Frame::new(&o.points, &o.cells)
             .with_point_field(Field::vector("displacement", &o.displacement))
-            .with_point_field(Field::vector("velocity", &o.velocity))
+            .with_point_field(Field::vector("velocity", &o.velocity));
+        if let Some((nodes, _)) = &o.global {
+            frame = frame.with_point_field(Field::scalar("global_node", nodes));
+        }
+        frame = frame
             .with_cell_field(Field::new("cauchy_stress", 6, &o.cauchy))
             .with_cell_field(Field::scalar("von_mises", &o.von_mises))
             .with_cell_field(Field::scalar("J", &o.jacobian))
-            .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density))
+            .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density));
+        if let Some((_, cells)) = &o.global {
+            frame = frame.with_cell_field(Field::scalar("global_cell", cells));
+        }
+        frame
     }
 
     /// Warped by `displacement`, coloured by `von_mises`, seen obliquely with z up.

@@ -20,12 +20,14 @@
 use fem_assembly::StableStep;
 use std::borrow::Cow;
 
-use fem_time::{
-    Energy, Invariant, Mass, NodalStepper, StateField, StateKind, StepError, StepReport,
+use super::{LeapFrog, LeapFrogSystem, check_critical};
+use crate::{
+    Clock, Energy, Invariant, Mass, NodalStepper, StateField, StateKind, StepError, StepReport,
     StepSettings, Stepper, restored,
 };
 
-use crate::leapfrog::{LeapFrog, LeapFrogSystem, check_critical};
+/// The name of Solfec's DEF_EXP in input files (`time.scheme: def_exp`).
+pub const NAME: &str = "def_exp";
 
 /// How the critical step is checked while the body deforms.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -230,12 +232,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
         let inverse_mass = match system.mass() {
             Mass::Lumped(m) => m.iter().map(|m| 1.0 / m).collect(),
             Mass::Consistent(_) => {
-                return Err(StepError::Failed {
-                    step: 0,
-                    t: state.t0,
-                    message: "DEF_EXP needs a lumped mass (it does not solve): use mass: lumped"
-                        .into(),
-                });
+                return Err(StepError::NeedsLumpedMass { scheme: "DEF_EXP" });
             }
         };
         let known = bound_at_x0.filter(|_| system.all_agree(state.q == x0));
@@ -243,14 +240,11 @@ impl<S: LeapFrogSystem> DefExp<S> {
             Some(b) => b,
             None => system
                 .critical_step(&state.q)
-                .map_err(|message| StepError::Failed {
-                    step: 0,
-                    t: state.t0,
-                    message,
-                })?,
+                .map_err(|e| state.clock.failed(e))?,
         };
-        check_critical(state.dt, &bound, DEF_EXP_BOUND)?;
-        let schedule = RecheckSchedule::start(&check, 0, bound.dt, state.dt);
+        let dt = state.clock.dt();
+        check_critical(dt, &bound, DEF_EXP_BOUND)?;
+        let schedule = RecheckSchedule::start(&check, 0, bound.dt, dt);
         let n_prescribed = state.control.dofs().len();
         Ok(Self {
             system,
@@ -264,7 +258,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
     }
 
     /// `safety · 2/sqrt(λ_max)` at `x0`: the step `dt: auto` takes (Solfec uses 0.5).
-    pub fn auto_step(system: &S, x0: &[f64], safety: f64) -> Result<f64, String> {
+    pub fn auto_step(system: &S, x0: &[f64], safety: f64) -> Result<f64, crate::EvalError> {
         Ok(safety * system.critical_step(x0)?.dt)
     }
 
@@ -277,69 +271,63 @@ impl<S: LeapFrogSystem> DefExp<S> {
     pub fn critical_step(&self) -> f64 {
         self.critical
     }
+
+    /// The scheduled re-check of the critical step at the deformed state: stops the run when
+    /// the step is above the bound by more than the tolerance.
+    fn recheck(&mut self) -> Result<(), StepError> {
+        let s = &self.state;
+        let h = s.clock.dt();
+        let bound = self
+            .system
+            .critical_step(&s.q)
+            .map_err(|e| StepError::Evaluation {
+                step: s.clock.step(),
+                t: s.time(),
+                source: e,
+            })?;
+        self.critical = bound.dt;
+        self.schedule = self
+            .schedule
+            .after_check(&self.check, s.clock.step(), bound.dt, h);
+        if h > (1.0 + self.check.tolerance) * bound.dt {
+            return Err(StepError::Unstable {
+                which: DEF_EXP_BOUND,
+                dt: h,
+                bound: bound.dt,
+                lambda_max: bound.lambda_max,
+                advice: "the deformed body's critical step fell below the step: reduce the time step or the safety factor that chose it",
+            });
+        }
+        Ok(())
+    }
 }
 
 impl<S: LeapFrogSystem> Stepper for DefExp<S> {
     /// Half drift, kick, half drift (seed `q(t+h/2)`, `u(t+h)` with `A = M`, `q(t+h)`).
     fn step(&mut self) -> Result<StepReport, StepError> {
         let s = &mut self.state;
-        let h = s.dt;
+        let h = s.clock.dt();
         s.half_drift_and_force(&self.system)?;
         for i in 0..s.u.len() {
             s.u_new[i] = s.u[i] + h * self.inverse_mass[i] * s.force[i];
         }
         if !s.no_prescribed() {
-            let t1 = s.time() + h;
-            s.control.end_velocity(t1, h, &s.q_half, &mut s.u_new);
+            s.prescribe_end_velocity();
             // Reaction r_c = m_c (u_c^{t+h} − u_c^t)/h − f_c.
             for (r, &d) in self.reactions.iter_mut().zip(s.control.dofs()) {
                 *r = (s.u_new[d] - s.u[d]) / (h * self.inverse_mass[d]) - s.force[d];
             }
         }
         s.finish(&self.system, &self.reactions);
-        if !self
-            .system
-            .all_agree(s.q.iter().chain(&s.u).all(|v| v.is_finite()))
-        {
-            return Err(StepError::NonFinite {
-                step: s.step,
-                t: s.time(),
-            });
-        }
-        if s.step >= self.schedule.next {
-            let bound = self
-                .system
-                .critical_step(&s.q)
-                .map_err(|message| StepError::Failed {
-                    step: s.step,
-                    t: s.time(),
-                    message,
-                })?;
-            self.critical = bound.dt;
-            self.schedule = self.schedule.after_check(&self.check, s.step, bound.dt, h);
-            if h > (1.0 + self.check.tolerance) * bound.dt {
-                return Err(StepError::Unstable {
-                    which: DEF_EXP_BOUND,
-                    dt: h,
-                    bound: bound.dt,
-                    lambda_max: bound.lambda_max,
-                    advice: "the deformed body's critical step fell below the step: reduce time.dt or model.solid.auto_dt",
-                });
-            }
+        s.check_state(&self.system)?;
+        if s.clock.step() >= self.schedule.next {
+            self.recheck()?;
         }
         Ok(StepReport::default())
     }
 
-    fn time(&self) -> f64 {
-        self.state.time()
-    }
-
-    fn step_index(&self) -> u64 {
-        self.state.step
-    }
-
-    fn dt(&self) -> f64 {
-        self.state.dt
+    fn clock(&self) -> Clock {
+        self.state.clock
     }
 
     fn energy(&self) -> Option<Energy> {
@@ -366,7 +354,12 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
         // restored step as from a start (they never change the state, only when a run stops).
         self.schedule = match fields.iter().any(|f| f.name == SCHEDULE) {
             true => RecheckSchedule::from_slice(restored(fields, SCHEDULE, 4)?),
-            false => RecheckSchedule::start(&self.check, step_index, self.critical, self.state.dt),
+            false => RecheckSchedule::start(
+                &self.check,
+                step_index,
+                self.critical,
+                self.state.clock.dt(),
+            ),
         };
         Ok(())
     }
@@ -377,7 +370,7 @@ impl<S: LeapFrogSystem> NodalStepper for DefExp<S> {
         &self.state.q
     }
 
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         self.state.velocity()
     }
 }
