@@ -9,6 +9,7 @@
 //! | [`elements`] (`fem-elements`) | quadrature and element kernels |
 //! | [`assembly`] (`fem-assembly`) | dof maps, parallel assembly, lumping, sparse Cholesky and LU |
 //! | [`constraints`] (`fem-constraints`) | Dirichlet sets and time functions, LCP solvers, unilateral contact |
+//! | [`contact`] (`fem-contact`) | contact law, body interface, NSGS solver, detection, FCLIB reader |
 //! | [`time`] (`fem-time`) | the second-order system, the `Stepper` interface and the steppers |
 //! | [`model`] (`fem-model`) | the `Model` interface, the shared input sections and their builders |
 //! | [`drive`] (`fem-drive`) | the run loop, on one process or many |
@@ -22,6 +23,7 @@
 pub use fem_assembly as assembly;
 pub use fem_beam as beam;
 pub use fem_constraints as constraints;
+pub use fem_contact as contact;
 pub use fem_drive as drive;
 pub use fem_elements as elements;
 pub use fem_io as io;

@@ -4,7 +4,7 @@
 //! # Step contract
 //! A stepper owns `x^{n−1}`, `x^n`, the step index `n` and `t_n = n Δt` (start time 0).
 //! [`AugmentedLagrangianStepper::step`] reads them, computes `x^{n+1}` at `t_{n+1}` (ends
-//! prescribed at `t_{n+1}`), shifts the history and returns a [`StepReport`] for the new level.
+//! prescribed at `t_{n+1}`), shifts the history and returns a [`BeamStepReport`] for the new level.
 //!
 //! # Start (94)
 //! `x^{−1} = x^1 − 2Δt ẋ₀`. Substituted into the scheme at `n = 0` and halved, the first step
@@ -16,15 +16,16 @@ use faer::MatMut;
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use fem_assembly::CsrMatrix;
+use fem_time::Clock;
 
 use crate::error::BeamError;
 use crate::kkt::{KktAssembly, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
 use crate::model::ConstraintPoints;
+use crate::model::check_state;
 use crate::model::{
-    BeamModel, BeamState, DIM, bending_force_about_chord, dot, norm, slopes_about_chord,
+    Beam, BeamState, DIM, bending_force_about_chord, dot, norm, slopes_about_chord,
 };
-use crate::statics::check_state;
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
 
 /// Time-step parameters shared by both schemes.
@@ -64,7 +65,7 @@ impl TimeSettings {
 
 /// What one dynamic step did, for the new level `t_{n+1}`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepReport {
+pub struct BeamStepReport {
     /// The new step index `n + 1`.
     pub step: u64,
     /// Its time `t_{n+1}`.
@@ -100,20 +101,22 @@ pub struct StepReport {
 /// The history shared by both schemes.
 #[derive(Debug)]
 struct History {
-    model: BeamModel,
-    time: TimeSettings,
+    model: Beam,
+    /// `t_n = n Δt` (the beam's runs start at 0).
+    clock: Clock,
+    /// The scheme's `α`.
+    alpha: f64,
     /// `A₀ = M/Δt² + α EI K` (per component, all scalar dofs).
     a0: CsrMatrix<f64>,
     x_prev: Vec<f64>,
     x: Vec<f64>,
     v0: Vec<f64>,
-    step: u64,
-    last: StepReport,
+    last: BeamStepReport,
 }
 
 impl History {
     fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         time: TimeSettings,
@@ -135,13 +138,13 @@ impl History {
         );
         let mut h = Self {
             model,
-            time,
+            clock: Clock::at(0.0, time.dt, 0),
+            alpha: time.alpha,
             a0,
             x_prev: x.clone(),
             x,
             v0,
-            step: 0,
-            last: StepReport::default(),
+            last: BeamStepReport::default(),
         };
         let e0 = h.model.bending_energy(&h.x)
             + h.model.load_potential(&h.x)
@@ -154,13 +157,13 @@ impl History {
 
     /// Right-hand side `b` of `A₀ x^{n+1} + s·(constraint forces) = b`, the predictor, and `s`.
     fn base(&self) -> (Vec<f64>, Vec<f64>, f64) {
-        let (dt, alpha) = (self.time.dt, self.time.alpha);
+        let (dt, alpha) = (self.clock.dt(), self.alpha);
         let n_s = self.model.n_scalar();
         let f = self.model.load();
         let (m, k) = (self.model.mass(), self.model.bending());
         let mut b = vec![0.0; DIM * n_s];
         let mut guess = vec![0.0; DIM * n_s];
-        let first = self.step == 0;
+        let first = self.clock.step() == 0;
         let half = if first { 0.5 } else { 1.0 };
         let mut u = vec![0.0; n_s];
         let mut w = vec![0.0; n_s];
@@ -197,8 +200,8 @@ impl History {
     /// the predictor `u`, `s·w` and `s` (see [`History::base`]), for a residual without the
     /// cancellation of `A₀x − b` formed from its two large terms.
     fn split(&self) -> (Vec<f64>, Vec<f64>, f64) {
-        let (dt, alpha) = (self.time.dt, self.time.alpha);
-        let first = self.step == 0;
+        let (dt, alpha) = (self.clock.dt(), self.alpha);
+        let first = self.clock.step() == 0;
         let half = if first { 0.5 } else { 1.0 };
         let mut u = vec![0.0; self.x.len()];
         let mut w = vec![0.0; self.x.len()];
@@ -223,7 +226,7 @@ impl History {
 
     /// Discrete energy at `n + 1/2` without a penalty term, kinetic part, max speed.
     fn energy(&self, x_new: &[f64]) -> (f64, f64, f64) {
-        let (dt, alpha) = (self.time.dt, self.time.alpha);
+        let (dt, alpha) = (self.clock.dt(), self.alpha);
         let v: Vec<f64> = x_new
             .iter()
             .zip(&self.x)
@@ -249,18 +252,18 @@ impl History {
     fn advance(
         &mut self,
         x_new: Vec<f64>,
-        mut report: StepReport,
-    ) -> Result<StepReport, BeamError> {
+        mut report: BeamStepReport,
+    ) -> Result<BeamStepReport, BeamError> {
         if x_new.iter().any(|v| !v.is_finite()) {
             return Err(BeamError::NonFinite {
-                step: self.step + 1,
+                step: self.clock.step() + 1,
             });
         }
-        report.step = self.step + 1;
-        report.time = (self.step + 1) as f64 * self.time.dt;
+        report.step = self.clock.step() + 1;
+        report.time = self.clock.time_at(self.clock.step() + 1);
         report.max_stretch_error = self.stretch_error(&x_new);
         self.x_prev = std::mem::replace(&mut self.x, x_new);
-        self.step += 1;
+        self.clock.advance();
         self.last = report;
         Ok(report)
     }
@@ -269,20 +272,23 @@ impl History {
 macro_rules! history_accessors {
     () => {
         /// The model.
-        pub fn model(&self) -> &BeamModel {
+        pub fn model(&self) -> &Beam {
             &self.h.model
         }
         /// Step index `n` of the current level.
         pub fn step_index(&self) -> u64 {
-            self.h.step
+            self.h.clock.step()
         }
         /// Time `t_n = n Δt` of the current level.
         pub fn time(&self) -> f64 {
-            self.h.step as f64 * self.h.time.dt
+            self.h.clock.time()
         }
         /// The time settings.
         pub fn time_settings(&self) -> TimeSettings {
-            self.h.time
+            TimeSettings {
+                dt: self.h.clock.dt(),
+                alpha: self.h.alpha,
+            }
         }
         /// Node positions and tangents at the current level.
         pub fn state(&self) -> BeamState {
@@ -293,7 +299,7 @@ macro_rules! history_accessors {
             &self.h.x
         }
         /// The report of the last step (step 0: the initial energy `E₀`).
-        pub fn last_report(&self) -> StepReport {
+        pub fn last_report(&self) -> BeamStepReport {
             self.h.last
         }
         /// `|x'|` at every constraint point of the current level.
@@ -327,7 +333,7 @@ impl AugmentedLagrangianStepper {
     /// with initial velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`) and
     /// optional initial multipliers (for example [`crate::StaticSolution::multipliers`]).
     pub fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
@@ -364,9 +370,9 @@ impl AugmentedLagrangianStepper {
     history_accessors!();
 
     /// Advances one step (see the module's step contract).
-    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+    pub fn step(&mut self) -> Result<BeamStepReport, BeamError> {
         let (b, mut x_new, half) = self.h.base();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
         self.h.model.apply_prescribed(t_new, &mut x_new);
         let mut lambda: Vec<[f64; 3]> = self.lambda.iter().map(|l| l.map(|e| e * half)).collect();
         let mut p = self.p.clone();
@@ -381,7 +387,7 @@ impl AugmentedLagrangianStepper {
         self.uzawa_report = report;
         if !converged {
             return Err(BeamError::UzawaNotConverged {
-                step: self.h.step + 1,
+                step: self.h.clock.step() + 1,
                 iterations: report.iterations,
                 constraint_residual: report.constraint_residual,
                 change: report.multiplier_change.max(report.tangent_change),
@@ -392,14 +398,14 @@ impl AugmentedLagrangianStepper {
         let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
         self.h.advance(
             x_new,
-            StepReport {
+            BeamStepReport {
                 iterations: report.iterations,
                 residual: report.constraint_residual,
                 multiplier_change: report.multiplier_change,
                 energy,
                 kinetic_energy,
                 max_speed,
-                ..StepReport::default()
+                ..BeamStepReport::default()
             },
         )
     }
@@ -462,7 +468,7 @@ impl NewtonKktStepper {
     /// initial multipliers `λ_j` (for example [`crate::StaticSolution::multipliers`]; the
     /// tensions `T_j = λ_j · x'_j/|x'_j|` are taken from them).
     pub fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
@@ -475,7 +481,7 @@ impl NewtonKktStepper {
             || h.model.constraint_points() != ConstraintPoints::Gauss
             || settings.assembly == KktAssembly::Blocks;
         let blocks = needs_blocks.then(|| {
-            let held = initial_contact(&h.model, &h.x);
+            let held = crate::seabed::ActiveSet::of(&h.model, &h.x);
             (BlockKkt::new(&h.model), held)
         });
         if let Some((_, contact)) = &blocks {
@@ -520,17 +526,17 @@ impl NewtonKktStepper {
     history_accessors!();
 
     /// Advances one step (see the module's step contract).
-    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+    pub fn step(&mut self) -> Result<BeamStepReport, BeamError> {
         if self.blocks.is_some() {
             return self.step_blocks();
         }
         let (_, mut x_new, half) = self.h.base();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
         self.h.model.apply_prescribed(t_new, &mut x_new);
         let mut tension: Vec<f64> = self.tension.iter().map(|t| t * half).collect();
         let (u, w, _) = self.h.split();
         let model = &self.h.model;
-        let (n_s, dt2, alpha) = (model.n_scalar(), self.h.time.dt.powi(2), self.h.time.alpha);
+        let (n_s, dt2, alpha) = (model.n_scalar(), self.h.clock.dt().powi(2), self.h.alpha);
         let ei = model.parameters().bending_stiffness;
         let f = model.load();
         let kel: Vec<_> = model
@@ -574,7 +580,7 @@ impl NewtonKktStepper {
         self.report = report;
         if !converged {
             return Err(BeamError::NewtonDiverged {
-                step: self.h.step + 1,
+                step: self.h.clock.step() + 1,
                 iterations: report.iterations,
                 residual: report
                     .step_change
@@ -587,14 +593,14 @@ impl NewtonKktStepper {
         let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
         self.h.advance(
             x_new,
-            StepReport {
+            BeamStepReport {
                 iterations: report.iterations,
                 residual: report.constraint_residual,
                 multiplier_change: report.multiplier_change,
                 energy,
                 kinetic_energy,
                 max_speed,
-                ..StepReport::default()
+                ..BeamStepReport::default()
             },
         )
     }
@@ -605,10 +611,10 @@ impl NewtonKktStepper {
     /// first half restarts the scheme by its start (94) from `xⁿ` and the velocity
     /// `(xⁿ − xⁿ⁻¹)/Δt` (`v₀` at the first step), the second is a regular step of (97) at the
     /// half step; the next full step continues from `xⁿ` and `xⁿ⁺¹`.
-    fn step_blocks(&mut self) -> Result<StepReport, BeamError> {
+    fn step_blocks(&mut self) -> Result<BeamStepReport, BeamError> {
         let (u, w, half) = self.h.split();
-        let dt = self.h.time.dt;
-        let t_new = (self.h.step + 1) as f64 * dt;
+        let dt = self.h.clock.dt();
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
         let (mut kkt, mut contact) = self.blocks.take().expect("block engine");
         let x_n = self.h.x.clone();
         let mut tension = self.tension.clone();
@@ -623,7 +629,7 @@ impl NewtonKktStepper {
         let x_new = match first {
             Ok(Some(x)) => Ok(x),
             Ok(None) => {
-                let v = if self.h.step == 0 {
+                let v = if self.h.clock.step() == 0 {
                     self.h.v0.clone()
                 } else {
                     x_n.iter()
@@ -652,7 +658,7 @@ impl NewtonKktStepper {
         let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
         self.h.advance(
             x_new,
-            StepReport {
+            BeamStepReport {
                 iterations: its,
                 residual: self.report.constraint_residual,
                 multiplier_change: self.report.multiplier_change,
@@ -660,7 +666,7 @@ impl NewtonKktStepper {
                 kinetic_energy,
                 max_speed,
                 nodes_on_seabed: on_seabed,
-                ..StepReport::default()
+                ..BeamStepReport::default()
             },
         )
     }
@@ -682,7 +688,7 @@ impl NewtonKktStepper {
         let form = ResidualForm {
             mass: 1.0 / (dt * dt),
             anchor: u,
-            bending: self.h.time.alpha,
+            bending: self.h.alpha,
             offset: w,
             load: half,
             theta: 1.0,
@@ -694,7 +700,7 @@ impl NewtonKktStepper {
             geometric: 1.0,
         };
         let mut trial = contact.clone();
-        hold_contact(&self.h.model, &trial, &mut x_new);
+        crate::seabed::project_all(&self.h.model, &trial, &mut x_new);
         let out = crate::kkt_block::newton(
             kkt,
             &self.h.model,
@@ -731,9 +737,9 @@ impl NewtonKktStepper {
         its: &mut usize,
     ) -> Result<Vec<f64>, BeamError> {
         let hs = 0.5 * dt;
-        let alpha = self.h.time.alpha;
+        let alpha = self.h.alpha;
         let diverged = |s: &Self, its: usize| BeamError::NewtonDiverged {
-            step: s.h.step + 1,
+            step: s.h.clock.step() + 1,
             iterations: its,
             residual: s
                 .report
@@ -821,17 +827,6 @@ impl NewtonKktStepper {
     }
 }
 
-/// The seabed's active set of a starting configuration: the conditions of
-/// [`crate::seabed`] it meets with equality (or violates).
-pub(crate) fn initial_contact(model: &BeamModel, x: &[f64]) -> ActiveSet {
-    ActiveSet::of(model, x)
-}
-
-/// Keeps `x` (a predictor) on the seabed's active conditions ([`crate::seabed::project`]).
-pub(crate) fn hold_contact(model: &BeamModel, contact: &ActiveSet, x: &mut [f64]) {
-    crate::seabed::project_all(model, contact, x);
-}
-
 /// How many times a step of (97) on the block engine may be halved when Newton does not
 /// converge (down to `Δt/16`).
 pub const MAX_HALVINGS: usize = 4;
@@ -896,7 +891,7 @@ pub struct PenaltyStepper {
 impl PenaltyStepper {
     /// Starts at `t = 0` from `x0` with initial velocity `v0` (zero if `None`).
     pub fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         time: TimeSettings,
@@ -980,16 +975,16 @@ impl PenaltyStepper {
     }
 
     /// Advances one step by Newton's method (see the module's step contract).
-    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+    pub fn step(&mut self) -> Result<BeamStepReport, BeamError> {
         let (b, mut x, half) = self.h.base();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
         let model = &self.h.model;
         model.apply_prescribed(t_new, &mut x);
         let n_s = model.n_scalar();
         let n_f = self.free.len();
         let n_p = model.n_points();
-        let dt = self.h.time.dt;
-        let first = self.h.step == 0;
+        let dt = self.h.clock.dt();
+        let first = self.h.clock.step() == 0;
         let mut p0 = vec![[0.0; 3]; n_p];
         model.tangents_at_points(&self.h.x, &mut p0);
         let mut pm_known = vec![[0.0; 3]; n_p];
@@ -1106,7 +1101,7 @@ impl PenaltyStepper {
             }
             if !dmax.is_finite() {
                 return Err(BeamError::NonFinite {
-                    step: self.h.step + 1,
+                    step: self.h.clock.step() + 1,
                 });
             }
             if dmax <= self.settings.tolerance * scale_x {
@@ -1114,7 +1109,7 @@ impl PenaltyStepper {
             }
             if iterations >= self.settings.max_iterations {
                 return Err(BeamError::NewtonDiverged {
-                    step: self.h.step + 1,
+                    step: self.h.clock.step() + 1,
                     iterations,
                     residual: last_res,
                     tolerance: self.settings.tolerance * scale_x,
@@ -1130,13 +1125,13 @@ impl PenaltyStepper {
         energy += self.penalty_energy(&mid);
         self.h.advance(
             x,
-            StepReport {
+            BeamStepReport {
                 iterations,
                 residual: last_res,
                 energy,
                 kinetic_energy,
                 max_speed,
-                ..StepReport::default()
+                ..BeamStepReport::default()
             },
         )
     }
@@ -1161,7 +1156,7 @@ macro_rules! framework_stepper {
                 })
             }
             fn clock(&self) -> fem_time::Clock {
-                fem_time::Clock::at(0.0, self.h.time.dt, self.h.step)
+                self.h.clock
             }
             fn energy(&self) -> Option<fem_time::Energy> {
                 Some(framework_energy(&self.h.last))
@@ -1197,7 +1192,7 @@ macro_rules! framework_stepper {
                 self.h.last =
                     report_from_slice(fem_time::restored(fields, "last_report", REPORT_LEN)?);
                 self.restore_solver_state(fields)?;
-                self.h.step = step_index;
+                self.h.clock.set_step(step_index);
                 Ok(())
             }
         }
@@ -1207,18 +1202,18 @@ macro_rules! framework_stepper {
 /// The framework's energy of a beam step: the discrete energy `E^{n+1/2}` split into its
 /// kinetic part and the rest, with the work of moving supports and of the seabed as the
 /// reactions' work (so the balance `total − reaction_work` is the scheme's).
-pub(crate) fn framework_energy(r: &StepReport) -> fem_time::Energy {
+pub(crate) fn framework_energy(r: &BeamStepReport) -> fem_time::Energy {
     let mut e = fem_time::Energy::new(r.kinetic_energy, r.energy - r.kinetic_energy);
     e.total = r.energy;
     e.reaction_work = r.support_work + r.seabed_work;
     e
 }
 
-/// Numbers in a [`StepReport`], for a state field.
+/// Numbers in a [`BeamStepReport`], for a state field.
 pub(crate) const REPORT_LEN: usize = 12;
 
-/// A [`StepReport`] as numbers (a checkpoint's).
-pub(crate) fn report_to_vec(r: &StepReport) -> Vec<f64> {
+/// A [`BeamStepReport`] as numbers (a checkpoint's).
+pub(crate) fn report_to_vec(r: &BeamStepReport) -> Vec<f64> {
     vec![
         r.step as f64,
         r.time,
@@ -1235,9 +1230,9 @@ pub(crate) fn report_to_vec(r: &StepReport) -> Vec<f64> {
     ]
 }
 
-/// A [`StepReport`] from [`report_to_vec`].
-pub(crate) fn report_from_slice(r: &[f64]) -> StepReport {
-    StepReport {
+/// A [`BeamStepReport`] from [`report_to_vec`].
+pub(crate) fn report_from_slice(r: &[f64]) -> BeamStepReport {
+    BeamStepReport {
         step: r[0] as u64,
         time: r[1],
         iterations: r[2] as usize,
@@ -1259,7 +1254,7 @@ pub(crate) fn held_to_vec(contact: &ActiveSet) -> Vec<f64> {
 }
 
 /// The active set from [`held_to_vec`].
-pub(crate) fn held_from_slice(model: &BeamModel, contact: &mut ActiveSet, v: &[f64]) {
+pub(crate) fn held_from_slice(model: &Beam, contact: &mut ActiveSet, v: &[f64]) {
     *contact = ActiveSet::from_numbers(model, v);
 }
 

@@ -32,7 +32,7 @@
 //! least-squares estimate of the tensions.
 //!
 //! Block `b` holds node `b`'s 6 dofs (local `3σ + c`, `σ` = 0 position, 1 tangent) and the
-//! multipliers whose home is `b` (local `6 + slot`, [`BeamModel`]'s point homes). Prescribed
+//! multipliers whose home is `b` (local `6 + slot`, [`Beam`]'s point homes). Prescribed
 //! dofs, dofs held by the seabed, inactive points and unused slots get a unit diagonal. Before
 //! factoring, unknowns are scaled symmetrically: dofs by `1/√H_kk`, multipliers so that their
 //! scaled constraint row has unit max norm.
@@ -60,7 +60,7 @@
 
 use crate::block_tridiag::BS;
 use crate::error::BeamError;
-use crate::model::{BeamModel, DIM, norm, slopes_about_chord};
+use crate::model::{Beam, DIM, norm, slopes_about_chord};
 
 mod dense;
 #[cfg(test)]
@@ -166,7 +166,7 @@ pub(crate) struct BlockKkt {
 
 /// The home block of point `j` in the mirrored layout of the twisted factorization's bottom
 /// half: its element's first node if it touches both nodes, else its home.
-fn mirrored_home(model: &BeamModel, j: usize) -> usize {
+fn mirrored_home(model: &Beam, j: usize) -> usize {
     let (b, e, dn) = (
         model.point_home(j).0,
         model.point_element(j),
@@ -190,7 +190,7 @@ pub(crate) const TWISTED_MIN_BLOCKS: usize = 500;
 
 impl BlockKkt {
     /// Storage for `model`.
-    pub(crate) fn new(model: &BeamModel) -> Self {
+    pub(crate) fn new(model: &Beam) -> Self {
         let n_blocks = model.n_nodes();
         let n_p = model.n_points();
         let n_s = model.n_scalar();
@@ -279,7 +279,7 @@ impl BlockKkt {
     }
 
     /// Marks the blocked dofs: prescribed by the model, or held on the seabed.
-    pub(crate) fn set_blocked(&mut self, model: &BeamModel, contact: &ActiveSet) {
+    pub(crate) fn set_blocked(&mut self, model: &Beam, contact: &ActiveSet) {
         let n_s = self.n_s;
         for c in 0..DIM {
             for k in 0..n_s {
@@ -326,7 +326,7 @@ impl BlockKkt {
     /// with the twisted factorization, see [`BlockKkt::residual_halves`]).
     pub(crate) fn residual(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         form: &ResidualForm<'_>,
         x: &[f64],
         tension: &[f64],
@@ -375,7 +375,7 @@ impl BlockKkt {
     /// another order than the serial loop's; the same on any number of threads).
     fn residual_halves(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         form: &ResidualForm<'_>,
         x: &[f64],
         tension: &[f64],
@@ -432,7 +432,7 @@ impl BlockKkt {
     /// singular.
     pub(crate) fn factor_solve(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         jac: &JacobianForm,
         tension: &[f64],
     ) -> Result<bool, BeamError> {
@@ -478,7 +478,7 @@ impl BlockKkt {
 
     /// The solved update of multiplier `j`.
     #[inline]
-    pub(crate) fn dt(&self, model: &BeamModel, j: usize) -> f64 {
+    pub(crate) fn dt(&self, model: &Beam, j: usize) -> f64 {
         if model.point_is_active(j) {
             let (b, q) = model.point_home(j);
             self.rhs[b * BS + 2 * DIM + q]
@@ -490,7 +490,7 @@ impl BlockKkt {
     /// Applies `x += δx`, `T += δT` and returns the update's measures.
     pub(crate) fn apply_update(
         &self,
-        model: &BeamModel,
+        model: &Beam,
         x: &mut [f64],
         tension: &mut [f64],
     ) -> UpdateMeasures {
@@ -500,7 +500,7 @@ impl BlockKkt {
     /// Applies `x += α δx`, `T += α δT` and returns the (damped) update's measures.
     pub(crate) fn apply_damped_update(
         &self,
-        model: &BeamModel,
+        model: &Beam,
         x: &mut [f64],
         tension: &mut [f64],
         alpha: f64,
@@ -529,7 +529,7 @@ impl BlockKkt {
     }
 
     /// Free-dof max norm of the last residual, and `max_j |w_j ½(|x'_j|² − 1)| / w_j`.
-    pub(crate) fn residual_norms(&self, model: &BeamModel) -> (f64, f64) {
+    pub(crate) fn residual_norms(&self, model: &Beam) -> (f64, f64) {
         // In the unknowns' basis: a shifted node's tangent residual is `R_σ − c R_p`.
         let n_s = self.n_s;
         let mut rmax = 0.0f64;
@@ -592,12 +592,7 @@ impl BlockKkt {
 
     /// The twisted ("burn at both ends") factorization and solve on two threads (see
     /// [`twisted`]); `false` if a pivot block is singular or the solution not finite.
-    fn twisted_factor_solve(
-        &mut self,
-        model: &BeamModel,
-        jac: &JacobianForm,
-        tension: &[f64],
-    ) -> bool {
+    fn twisted_factor_solve(&mut self, model: &Beam, jac: &JacobianForm, tension: &[f64]) -> bool {
         let (sh, run) = self.split();
         let inp = Inputs {
             model,
@@ -633,7 +628,7 @@ struct Shared<'a> {
 /// [`Shared`].
 #[derive(Clone, Copy)]
 struct Inputs<'a> {
-    model: &'a BeamModel,
+    model: &'a Beam,
     jac: &'a JacobianForm,
     tension: &'a [f64],
     sh: Shared<'a>,
@@ -1255,7 +1250,7 @@ fn factorize<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> boo
 /// compiled for the machine's vector width (runtime dispatch).
 struct Factorize<'a> {
     kkt: &'a mut BlockKkt,
-    model: &'a BeamModel,
+    model: &'a Beam,
     jac: &'a JacobianForm,
     tension: &'a [f64],
 }
@@ -1317,7 +1312,7 @@ impl pulp::WithSimd for BackDown<'_, '_> {
 /// `c_m M (x − u) + EI K (c_k x + q) − s f` on all dofs (column-major), element by element;
 /// the bending force on `z = c_k x + q` minus the linear field through the element's ends.
 pub(crate) fn linear_residual(
-    model: &BeamModel,
+    model: &Beam,
     form: &ResidualForm<'_>,
     ei: f64,
     load: &[f64],
@@ -1388,7 +1383,7 @@ fn element_linear_residual(
 /// rows after them (the next node's) into `spill`, and the tangents of the points.
 #[allow(clippy::too_many_arguments)]
 fn half_residual(
-    model: &BeamModel,
+    model: &Beam,
     form: &ResidualForm<'_>,
     x: &[f64],
     tension: &[f64],
@@ -1467,7 +1462,7 @@ fn half_residual(
 }
 
 /// `max_j ||x'_j| − 1|` over the active points of the tangents `t`.
-pub(crate) fn max_stretch_error(model: &BeamModel, t: &[[f64; 3]]) -> f64 {
+pub(crate) fn max_stretch_error(model: &Beam, t: &[[f64; 3]]) -> f64 {
     t.iter()
         .enumerate()
         .filter(|(j, _)| model.point_is_active(*j))
@@ -1493,7 +1488,7 @@ pub(crate) struct NewtonOutcome {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn newton(
     kkt: &mut BlockKkt,
-    model: &BeamModel,
+    model: &Beam,
     form: &ResidualForm<'_>,
     jac: &JacobianForm,
     x: &mut [f64],

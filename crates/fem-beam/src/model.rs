@@ -135,7 +135,7 @@ pub struct Seabed {
     pub level: f64,
 }
 
-/// Discretization options of a [`BeamModel`] beyond its [`BeamParameters`].
+/// Discretization options of a [`Beam`] beyond its [`BeamParameters`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BeamOptions {
     /// Where `|x'| = 1` is imposed (default: 2 Gauss points per element).
@@ -178,7 +178,7 @@ pub struct BeamParameters {
 impl BeamParameters {
     /// The paper's experiment (95) in the `(x, y)` plane, gravity `−9.81` along `y`: `N = 20`,
     /// `L = 32.6` m, `EI = 700`, `ρ = 7.67` kg/m, A pinned at `(0, 0)`, B pinned at `(20, 0)`
-    /// (the static start; release B with [`BeamModel::with_ends`]).
+    /// (the static start; release B with [`Beam::with_ends`]).
     pub fn paper_95() -> Self {
         Self {
             n_elements: 20,
@@ -195,7 +195,7 @@ impl BeamParameters {
 
 /// A Hermite-cubic beam: mesh, boundary conditions, and the constant matrices.
 #[derive(Clone, Debug)]
-pub struct BeamModel {
+pub struct Beam {
     params: BeamParameters,
     node_s: Vec<f64>,
     elements: Vec<HermiteCubic>,
@@ -215,7 +215,7 @@ pub struct BeamModel {
     point_active: Vec<bool>,
 }
 
-impl BeamModel {
+impl Beam {
     /// A uniform mesh of `params.n_elements` elements on `[0, L]`.
     pub fn new(params: BeamParameters) -> Result<Self, BeamError> {
         Self::with_options(params, BeamOptions::default())
@@ -617,7 +617,7 @@ impl BeamModel {
         }
     }
 
-    /// Adds `Σ_j g_j · N'(s_j) w_j` (the transpose of [`BeamModel::tangents_at_points`],
+    /// Adds `Σ_j g_j · N'(s_j) w_j` (the transpose of [`Beam::tangents_at_points`],
     /// weighted) into the column-major `out`.
     pub fn add_point_forces(&self, g: &[[f64; 3]], out: &mut [f64]) {
         let n_s = self.n_scalar();
@@ -908,7 +908,7 @@ pub struct BeamState {
 
 impl BeamState {
     /// The straight beam `x(s) = origin + s d` with `d` normalised.
-    pub fn straight(model: &BeamModel, origin: [f64; 3], direction: [f64; 3]) -> Self {
+    pub fn straight(model: &Beam, origin: [f64; 3], direction: [f64; 3]) -> Self {
         let d = normalized(direction);
         let positions = model
             .node_arc_lengths()
@@ -924,7 +924,7 @@ impl BeamState {
     /// A circular arc of length `L` from `a` to `b` (needs `|b − a| < L`), bulging along
     /// `bulge` (its component normal to `b − a`): an inextensible initial guess between two
     /// pinned ends. Falls back to the straight segment when `|b − a| ≥ L`.
-    pub fn arc(model: &BeamModel, a: [f64; 3], b: [f64; 3], bulge: [f64; 3]) -> Self {
+    pub fn arc(model: &Beam, a: [f64; 3], b: [f64; 3], bulge: [f64; 3]) -> Self {
         let l = model.length();
         let chord_v = sub(b, a);
         let c = norm(chord_v);
@@ -971,7 +971,7 @@ impl BeamState {
     /// normal to the chord `b − a` ([`BeamError::DegenerateSagDirection`], for example
     /// `[0, 0, 0]`, or a direction along the chord).
     pub fn try_arc(
-        model: &BeamModel,
+        model: &Beam,
         a: [f64; 3],
         b: [f64; 3],
         bulge: [f64; 3],
@@ -1005,11 +1005,7 @@ impl BeamState {
     /// ([`BeamError::SupportsOutOfReach`] with `span` the shortest such polyline), or so long
     /// that even `d = |a'b'|` leaves slack (a slack cable on a frictionless seabed has no
     /// unique equilibrium; [`BeamError::SlackOnSeabed`]).
-    pub fn taut_over_seabed(
-        model: &BeamModel,
-        a: [f64; 3],
-        b: [f64; 3],
-    ) -> Result<Self, BeamError> {
+    pub fn taut_over_seabed(model: &Beam, a: [f64; 3], b: [f64; 3]) -> Result<Self, BeamError> {
         let Some(sb) = model.seabed() else {
             return Err(BeamError::Unsupported {
                 what: "taut_over_seabed needs a model with a seabed",
@@ -1102,11 +1098,7 @@ impl BeamState {
     /// Refused: no seabed, gravity not along `−e_axis`, `a` not on the seabed or `b` below it,
     /// a cable too long ([`BeamError::SlackOnSeabed`]) or too short to touch the seabed
     /// ([`BeamError::Unsupported`]).
-    pub fn catenary_over_seabed(
-        model: &BeamModel,
-        a: [f64; 3],
-        b: [f64; 3],
-    ) -> Result<Self, BeamError> {
+    pub fn catenary_over_seabed(model: &Beam, a: [f64; 3], b: [f64; 3]) -> Result<Self, BeamError> {
         let (l_s, c, u, l) = catenary_over_seabed_parameters(model, a, b)?;
         let sb = model.seabed().expect("checked above");
         let mut up = [0.0; 3];
@@ -1187,7 +1179,7 @@ impl BeamState {
 /// catenary parameter `c = H/(ρ|g|)`, the horizontal unit vector from `a` towards `b` and the
 /// length.
 pub fn catenary_over_seabed_parameters(
-    model: &BeamModel,
+    model: &Beam,
     a: [f64; 3],
     b: [f64; 3],
 ) -> Result<(f64, f64, [f64; 3], f64), BeamError> {
@@ -1309,4 +1301,28 @@ fn normalized(a: [f64; 3]) -> [f64; 3] {
 }
 fn dist(a: [f64; 3], b: [f64; 3]) -> f64 {
     norm(sub(a, b))
+}
+
+pub(crate) fn check_state(model: &Beam, s: &BeamState) -> Result<(), BeamError> {
+    let n = model.n_nodes();
+    for (what, len) in [
+        ("state positions", s.positions.len()),
+        ("state tangents", s.tangents.len()),
+    ] {
+        if len != n {
+            return Err(BeamError::BadState {
+                what,
+                found: len,
+                expected: n,
+            });
+        }
+    }
+    if s.positions
+        .iter()
+        .chain(&s.tangents)
+        .any(|v| !norm(*v).is_finite())
+    {
+        return Err(BeamError::NonFinite { step: 0 });
+    }
+    Ok(())
 }

@@ -40,7 +40,7 @@
 //! `Σ_k μ_k Δg_k` (S5), nonzero only for conditions that became active during the step.
 
 use crate::kkt_block::BlockKkt;
-use crate::model::{BeamModel, DIM, Seabed, norm};
+use crate::model::{Beam, DIM, Seabed, norm};
 
 /// The node's own height (the two ends only).
 pub(crate) const NODE: u8 = 1;
@@ -56,7 +56,7 @@ pub(crate) struct ActiveSet {
 }
 
 /// The conditions (S2) a node has, as `(bit, c_k)`.
-pub(crate) fn conditions(model: &BeamModel, i: usize) -> impl Iterator<Item = (u8, f64)> {
+pub(crate) fn conditions(model: &Beam, i: usize) -> impl Iterator<Item = (u8, f64)> {
     let n = model.n_nodes();
     let el = model.elements();
     let right = (i + 1 < n).then(|| (RIGHT, el[i].length / 3.0));
@@ -67,14 +67,14 @@ pub(crate) fn conditions(model: &BeamModel, i: usize) -> impl Iterator<Item = (u
 
 /// `g_k(x)` of node `i` (S2).
 #[inline]
-pub(crate) fn gap(model: &BeamModel, sb: Seabed, x: &[f64], i: usize, c: f64) -> f64 {
+pub(crate) fn gap(model: &Beam, sb: Seabed, x: &[f64], i: usize, c: f64) -> f64 {
     let n_s = model.n_scalar();
     x[sb.axis * n_s + 2 * i] + c * x[sb.axis * n_s + 2 * i + 1] - sb.level
 }
 
 impl ActiveSet {
     /// The active set of a configuration: every condition at or below 0 (to round-off).
-    pub(crate) fn of(model: &BeamModel, x: &[f64]) -> Self {
+    pub(crate) fn of(model: &Beam, x: &[f64]) -> Self {
         let Some(sb) = model.seabed() else {
             return Self::default();
         };
@@ -90,7 +90,7 @@ impl ActiveSet {
     }
 
     /// The active set from numbers (a checkpoint's), keeping only conditions the node has.
-    pub(crate) fn from_numbers(model: &BeamModel, v: &[f64]) -> Self {
+    pub(crate) fn from_numbers(model: &Beam, v: &[f64]) -> Self {
         let active = (0..model.n_nodes())
             .map(|i| {
                 let bits = v
@@ -112,13 +112,13 @@ impl ActiveSet {
 
     /// Whether node `i` (with a free position) lies on the seabed: its own height or two
     /// conditions active.
-    pub(crate) fn on_seabed(&self, model: &BeamModel, i: usize) -> bool {
+    pub(crate) fn on_seabed(&self, model: &Beam, i: usize) -> bool {
         let b = self.active.get(i).copied().unwrap_or(0);
         !model.is_fixed(2 * i) && (b & NODE != 0 || b.count_ones() >= 2)
     }
 
     /// The nodes with a free position lying on the seabed.
-    pub(crate) fn nodes_on_seabed(&self, model: &BeamModel) -> usize {
+    pub(crate) fn nodes_on_seabed(&self, model: &Beam) -> usize {
         (0..self.active.len())
             .filter(|&i| self.on_seabed(model, i))
             .count()
@@ -138,7 +138,7 @@ fn round_off(sb: Seabed) -> f64 {
 
 /// Whether condition `bit` applies to node `i`: an end whose height is prescribed has only its
 /// control-point condition, on its tangent, and none if that tangent is prescribed too.
-fn applies(model: &BeamModel, i: usize, bit: u8) -> bool {
+fn applies(model: &Beam, i: usize, bit: u8) -> bool {
     if model.is_fixed(2 * i) {
         bit != NODE && !model.is_fixed(2 * i + 1)
     } else {
@@ -148,7 +148,7 @@ fn applies(model: &BeamModel, i: usize, bit: u8) -> bool {
 
 /// How the block engine writes node `i`'s vertical dofs (S3): the blocked ones
 /// (`[height, tangent]`) and the shift `c` of the basis `(g, σ)`, `p = g − c σ` (0: none).
-pub(crate) fn blocking(model: &BeamModel, contact: &ActiveSet, i: usize) -> ([bool; 2], f64) {
+pub(crate) fn blocking(model: &Beam, contact: &ActiveSet, i: usize) -> ([bool; 2], f64) {
     let bits = contact.bits(i);
     if bits == 0 {
         return ([false; 2], 0.0);
@@ -169,7 +169,7 @@ pub(crate) fn blocking(model: &BeamModel, contact: &ActiveSet, i: usize) -> ([bo
 /// Projects node `i` of `x` onto its active conditions: with two, its height to the level and
 /// its tangent level ([`level_tangent`]); with one, its height to `L − c σ`; an end pinned on
 /// the seabed has its tangent's vertical component set to `(L − p)/c`.
-pub(crate) fn project(model: &BeamModel, contact: &ActiveSet, x: &mut [f64], i: usize) {
+pub(crate) fn project(model: &Beam, contact: &ActiveSet, x: &mut [f64], i: usize) {
     let Some(sb) = model.seabed() else {
         return;
     };
@@ -200,7 +200,7 @@ pub(crate) fn project(model: &BeamModel, contact: &ActiveSet, x: &mut [f64], i: 
 /// vertical plane so that its length is kept (a unit tangent stays one; if `|v|` exceeds the
 /// length, the horizontal part is dropped). A tangent with no horizontal part takes the
 /// direction of the chord through the node's neighbours, projected on the plane.
-fn set_vertical_tangent(model: &BeamModel, x: &mut [f64], i: usize, v: f64) {
+fn set_vertical_tangent(model: &Beam, x: &mut [f64], i: usize, v: f64) {
     let Some(sb) = model.seabed() else {
         return;
     };
@@ -231,7 +231,7 @@ fn set_vertical_tangent(model: &BeamModel, x: &mut [f64], i: usize, v: f64) {
 }
 
 /// Projects every node of `x` onto its active conditions ([`project`]).
-pub(crate) fn project_all(model: &BeamModel, contact: &ActiveSet, x: &mut [f64]) {
+pub(crate) fn project_all(model: &Beam, contact: &ActiveSet, x: &mut [f64]) {
     if model.seabed().is_none() {
         return;
     }
@@ -243,7 +243,7 @@ pub(crate) fn project_all(model: &BeamModel, contact: &ActiveSet, x: &mut [f64])
 /// The multipliers `μ_k` of node `i`'s active conditions (S4), as `(bit, μ)`, from the
 /// residual `res` (the reaction at blocked dofs).
 pub(crate) fn multipliers(
-    model: &BeamModel,
+    model: &Beam,
     contact: &ActiveSet,
     res: &[f64],
     i: usize,
@@ -274,7 +274,7 @@ pub(crate) fn multipliers(
 /// the node projected onto its active conditions. Returns the number of changes (0 without a
 /// seabed).
 pub(crate) fn update(
-    model: &BeamModel,
+    model: &Beam,
     kkt: &BlockKkt,
     x: &mut [f64],
     contact: &mut ActiveSet,
@@ -322,7 +322,7 @@ pub(crate) fn update(
 
 /// Whether an inactive condition is violated (a part of the curve below the seabed that the
 /// active set does not hold yet).
-pub(crate) fn penetrates(model: &BeamModel, contact: &ActiveSet, x: &[f64]) -> bool {
+pub(crate) fn penetrates(model: &Beam, contact: &ActiveSet, x: &[f64]) -> bool {
     model.seabed().is_some_and(|sb| {
         (0..model.n_nodes()).any(|i| {
             conditions(model, i).any(|(bit, c)| {
@@ -339,7 +339,7 @@ pub(crate) fn penetrates(model: &BeamModel, contact: &ActiveSet, x: &[f64]) -> b
 /// active at the end that were not at the start (those active at both did no work, `Δg = 0`);
 /// for an end pinned on the seabed, `R_σ Δσ` (its height is the support's).
 pub(crate) fn work(
-    model: &BeamModel,
+    model: &Beam,
     before: &ActiveSet,
     after: &ActiveSet,
     res: &[f64],
@@ -375,7 +375,7 @@ pub(crate) fn work(
 /// The lowest point of the curve relative to the seabed over the Bézier hulls of the
 /// elements: the smallest `g_k` of every node (`+∞` without a seabed). The curve's lowest
 /// point is at or above it.
-pub(crate) fn lowest_control_point(model: &BeamModel, x: &[f64]) -> f64 {
+pub(crate) fn lowest_control_point(model: &Beam, x: &[f64]) -> f64 {
     model.seabed().map_or(f64::INFINITY, |sb| {
         (0..model.n_nodes())
             .flat_map(|i| conditions(model, i).map(move |(_, c)| gap(model, sb, x, i, c)))

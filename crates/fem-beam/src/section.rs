@@ -20,10 +20,10 @@ use fem_time::{StepReport as FrameworkReport, Stepper, TimeGrid};
 use serde::Deserialize;
 
 use crate::{
-    AugmentedLagrangianStepper, BeamModel, BeamOptions, BeamParameters, BeamState,
+    AugmentedLagrangianStepper, Beam, BeamOptions, BeamParameters, BeamState, BeamStepReport,
     ConstraintPoints, End, EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper,
-    PenaltySettings, PenaltyStepper, PointLoad, Seabed, StepReport, TimeSettings, UzawaSettings,
-    solve_static, solve_static_newton,
+    PenaltySettings, PenaltyStepper, PointLoad, Seabed, TimeSettings, UzawaSettings, solve_static,
+    solve_static_newton,
 };
 
 /// An inextensible beam (cable, riser, pipeline) in large displacement (Glowinski–Holmström
@@ -359,7 +359,7 @@ impl Scheme {
             Scheme::EnergyConserving(s) => s.state(),
         }
     }
-    fn last_report(&self) -> StepReport {
+    fn last_report(&self) -> BeamStepReport {
         match self {
             Scheme::Augmented(s) => s.last_report(),
             Scheme::Kkt(s) => s.last_report(),
@@ -381,7 +381,7 @@ impl Scheme {
 #[derive(Debug)]
 pub struct BeamRun {
     scheme: Scheme,
-    sample_model: BeamModel,
+    sample_model: Beam,
     grid: TimeGrid,
     describe: Vec<String>,
     samples_per_element: usize,
@@ -506,7 +506,7 @@ impl BeamRun {
                 })
                 .collect(),
         };
-        let static_model = BeamModel::with_options(params, options)
+        let static_model = Beam::with_options(params, options)
             .map_err(|e| invalid("model.beam", e.to_string()))?;
         let anchor = |e: &EndInput, fallback: [f64; 3]| match e {
             EndInput::Pinned(x) => *x,

@@ -3,7 +3,7 @@
 //! penetration at the nodes).
 
 use fem_beam::{
-    BeamError, BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
+    Beam, BeamError, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
     EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper, Placement, Seabed,
     StaticSolution, TimeSettings, UzawaSettings, solve_static, solve_static_newton,
 };
@@ -15,7 +15,7 @@ const FAIRLEAD: [f64; 3] = [80.0, 20.0, 0.0];
 const RHO: f64 = 7.67;
 const G: f64 = 9.81;
 
-fn line(n: usize, ei: f64, fairlead: End) -> BeamModel {
+fn line(n: usize, ei: f64, fairlead: End) -> Beam {
     let p = BeamParameters {
         n_elements: n,
         length: L,
@@ -33,7 +33,7 @@ fn line(n: usize, ei: f64, fairlead: End) -> BeamModel {
             level: 0.0,
         }),
     };
-    BeamModel::with_options(p, options).unwrap()
+    Beam::with_options(p, options).unwrap()
 }
 
 /// The closed form (derived in `BeamState::catenary_over_seabed`): suspended length `L_s`
@@ -56,7 +56,7 @@ fn closed_form() -> (f64, f64) {
     (L - ls, c(ls))
 }
 
-fn statics(n: usize) -> (BeamModel, StaticSolution) {
+fn statics(n: usize) -> (Beam, StaticSolution) {
     let model = line(n, 0.0, End::pinned(FAIRLEAD));
     let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
     let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
@@ -293,7 +293,7 @@ fn a_released_line_never_goes_below_the_seabed() {
             level: 0.0,
         }),
     };
-    let model = BeamModel::with_options(p, options).unwrap();
+    let model = Beam::with_options(p, options).unwrap();
     let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
     let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
     let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();

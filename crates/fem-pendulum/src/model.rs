@@ -18,7 +18,7 @@ use fem_time::{StepError, StepReport, Stepper, TimeGrid};
 use serde::Deserialize;
 
 use crate::pendulum::{
-    EllipseConstraint, Enforcement, PendulumConstraint, PendulumRecord, PendulumSetup,
+    ConstraintMethod, EllipseConstraint, PendulumConstraint, PendulumRecord, PendulumSetup,
     PendulumSimulation, WallConstraint,
 };
 
@@ -33,7 +33,7 @@ pub struct DoublePendulumSection {
     pub constraint: PendulumConstraintInput,
     /// `{penalty: {epsilon}}` or `{augmented_lagrangian: {epsilon, tolerance, max_iterations}}`.
     #[serde(default)]
-    pub enforcement: Option<EnforcementInput>,
+    pub enforcement: Option<ConstraintMethodInput>,
     /// θ(0) (default: the table's).
     #[serde(default, deserialize_with = "strict")]
     pub angles: Option<[f64; 2]>,
@@ -72,7 +72,7 @@ pub enum PendulumConstraintInput {
 /// How a constraint is enforced.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub enum EnforcementInput {
+pub enum ConstraintMethodInput {
     /// Quadratic penalty.
     Penalty {
         /// ε > 0.
@@ -148,9 +148,11 @@ impl PendulumModel {
         input.check_output(&grid, frame_bytes(3.0, 6.0, 2.0, 2.0), 12.0)?;
         let newton = newton_settings(input.time)?;
         let enforcement = match m.enforcement {
-            None => Enforcement::Penalty { epsilon: 1.0 },
-            Some(EnforcementInput::Penalty { epsilon }) => Enforcement::Penalty { epsilon },
-            Some(EnforcementInput::AugmentedLagrangian {
+            None => ConstraintMethod::Penalty { epsilon: 1.0 },
+            Some(ConstraintMethodInput::Penalty { epsilon }) => {
+                ConstraintMethod::Penalty { epsilon }
+            }
+            Some(ConstraintMethodInput::AugmentedLagrangian {
                 epsilon,
                 tolerance,
                 max_iterations,
@@ -161,7 +163,7 @@ impl PendulumModel {
                         "expected a positive tolerance and at least one iteration".into(),
                     ));
                 }
-                Enforcement::AugmentedLagrangian {
+                ConstraintMethod::AugmentedLagrangian {
                     epsilon,
                     multipliers: MultiplierSettings {
                         tolerance,
@@ -171,9 +173,8 @@ impl PendulumModel {
             }
         };
         let epsilon = match enforcement {
-            Enforcement::Penalty { epsilon } | Enforcement::AugmentedLagrangian { epsilon, .. } => {
-                epsilon
-            }
+            ConstraintMethod::Penalty { epsilon }
+            | ConstraintMethod::AugmentedLagrangian { epsilon, .. } => epsilon,
         };
         if !(epsilon.is_finite() && epsilon > 0.0) {
             return Err(invalid(
@@ -310,9 +311,9 @@ impl Model for PendulumModel {
                     ),
                 },
                 match self.setup.enforcement {
-                    Enforcement::Penalty { epsilon } =>
+                    ConstraintMethod::Penalty { epsilon } =>
                         format!("penalty, epsilon = {}", shown(epsilon)),
-                    Enforcement::AugmentedLagrangian {
+                    ConstraintMethod::AugmentedLagrangian {
                         epsilon,
                         multipliers,
                     } => format!(

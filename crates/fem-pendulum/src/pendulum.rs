@@ -229,7 +229,7 @@ impl ConstraintFunction for EllipseConstraint {
 
 /// How a pendulum constraint is enforced.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Enforcement {
+pub enum ConstraintMethod {
     /// Quadratic penalty with parameter `ε`.
     Penalty {
         /// `ε > 0`.
@@ -263,7 +263,7 @@ pub struct PendulumSetup {
     /// Its constraint.
     pub constraint: PendulumConstraint,
     /// How the constraint is enforced (ignored for [`PendulumConstraint::Free`]).
-    pub enforcement: Enforcement,
+    pub enforcement: ConstraintMethod,
     /// `Δt`.
     pub dt: f64,
     /// `θ(0)`.
@@ -284,7 +284,7 @@ impl PendulumSetup {
                 d: 2.44,
             }),
             pendulum,
-            enforcement: Enforcement::Penalty { epsilon },
+            enforcement: ConstraintMethod::Penalty { epsilon },
             dt,
             theta0: TABLE1_THETA0,
             theta_dot0: [0.0, 0.0],
@@ -294,7 +294,7 @@ impl PendulumSetup {
 
     /// Table 3 with the ellipse by the given enforcement (Table 4: penalty `ε = 1e−6`,
     /// `Δt = 1e−6`; augmented Lagrangian `ε = 1e−6`, `Δt = 5e−4`).
-    pub fn ellipse(enforcement: Enforcement, dt: f64) -> Self {
+    pub fn ellipse(enforcement: ConstraintMethod, dt: f64) -> Self {
         Self {
             pendulum: DoublePendulum::table3(),
             constraint: PendulumConstraint::Ellipse(EllipseConstraint::table3()),
@@ -426,11 +426,11 @@ impl PendulumSimulation {
                 let kinds = function.kinds();
                 let (solver, multipliers): (Box<dyn ConstraintSolver>, _) = match setup.enforcement
                 {
-                    Enforcement::Penalty { epsilon } => (
+                    ConstraintMethod::Penalty { epsilon } => (
                         Box::new(Penalty::new(epsilon, kinds).map_err(constraint_error)?),
                         MultiplierSettings::default(),
                     ),
-                    Enforcement::AugmentedLagrangian {
+                    ConstraintMethod::AugmentedLagrangian {
                         epsilon,
                         multipliers,
                     } => (

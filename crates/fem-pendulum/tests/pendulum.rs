@@ -2,7 +2,7 @@
 //! augmented Lagrangian), through the public traits.
 
 use fem_pendulum::{
-    DoublePendulum, Enforcement, PendulumRecord, PendulumSetup, PendulumSimulation,
+    ConstraintMethod, DoublePendulum, PendulumRecord, PendulumSetup, PendulumSimulation,
 };
 use fem_time::StepError;
 use fem_time::conservation_form::ConservationFormSystem;
@@ -42,7 +42,7 @@ fn wall_penetration_follows_table_2() {
 fn augmented_lagrangian_beats_penalty_tenfold_at_the_same_epsilon() {
     let al = run(
         &PendulumSetup::ellipse(
-            Enforcement::AugmentedLagrangian {
+            ConstraintMethod::AugmentedLagrangian {
                 epsilon: 1e-6,
                 multipliers: MultiplierSettings::default(),
             },
@@ -51,7 +51,7 @@ fn augmented_lagrangian_beats_penalty_tenfold_at_the_same_epsilon() {
         2.0,
     );
     let pen = run(
-        &PendulumSetup::ellipse(Enforcement::Penalty { epsilon: 1e-6 }, 5e-4),
+        &PendulumSetup::ellipse(ConstraintMethod::Penalty { epsilon: 1e-6 }, 5e-4),
         2.0,
     );
     let max_g = |r: &[PendulumRecord]| {
@@ -80,7 +80,7 @@ fn augmented_lagrangian_beats_penalty_tenfold_at_the_same_epsilon() {
 fn energy_after_the_torque_is_nearly_constant() {
     let al = run(
         &PendulumSetup::ellipse(
-            Enforcement::AugmentedLagrangian {
+            ConstraintMethod::AugmentedLagrangian {
                 epsilon: 1e-6,
                 multipliers: MultiplierSettings::default(),
             },
@@ -130,14 +130,14 @@ fn bad_input_is_refused() {
 fn the_torque_work_closes_the_energy_balance() {
     for (enforcement, dt, tol) in [
         (
-            Enforcement::AugmentedLagrangian {
+            ConstraintMethod::AugmentedLagrangian {
                 epsilon: 1e-6,
                 multipliers: MultiplierSettings::default(),
             },
             5e-4,
             1e-3,
         ),
-        (Enforcement::Penalty { epsilon: 1e-6 }, 1e-5, 5e-4),
+        (ConstraintMethod::Penalty { epsilon: 1e-6 }, 1e-5, 5e-4),
     ] {
         let records = run(&PendulumSetup::ellipse(enforcement, dt), 8.0);
         let e_max = records.iter().fold(0.0f64, |m, r| m.max(r.energy.abs()));

@@ -29,7 +29,7 @@ use crate::error::RigidError;
 use crate::mat3::{IDENTITY, Mat3, add, mat_mul_t, mat_vec, norm, sub};
 use crate::model::{BodySummary, HISTORY_COLUMNS, RigidModel};
 use crate::rotation::exp_map;
-use crate::scheme::{NewtonSettings, Scheme};
+use crate::scheme::{RigImpSettings, Scheme};
 use crate::stepper::RigidStepper;
 
 /// Rigid bodies under gravity, free or on fixed points, stepped by RIG_POS, RIG_NEG or
@@ -196,8 +196,8 @@ fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
         crate::scheme::RIG_NEG => Scheme::RigNeg,
         crate::scheme::RIG_IMP => {
             let settings = match input.time.newton {
-                None => NewtonSettings::default(),
-                Some(n) => NewtonSettings {
+                None => RigImpSettings::default(),
+                Some(n) => RigImpSettings {
                     tolerance: n.relative_tolerance,
                     max_iterations: n.max_iterations,
                     absolute_tolerance: n.absolute_tolerance,

@@ -55,7 +55,7 @@ use crate::scheme::{NewtonFailure, RotationalLoad, Scheme, rotate};
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepReport {
+pub struct RigidStepReport {
     /// The index of the step just taken (1 for the first).
     pub step: u64,
     /// The time reached.
@@ -78,7 +78,7 @@ struct LoadValue {
 /// Steps a set of rigid bodies by RIG_POS, RIG_NEG or RIG_IMP.
 ///
 /// `step()` reads the state at `t_n`, writes the state at `t_{n+1}` and returns a
-/// [`StepReport`]; energies and momenta are computed on demand ([`Self::observables`]), not in
+/// [`RigidStepReport`]; energies and momenta are computed on demand ([`Self::observables`]), not in
 /// the step, since for many bodies they cost a pass over the state. After an error the step is
 /// partly done and the state should not be used further.
 #[derive(Clone, Debug)]
@@ -217,7 +217,7 @@ impl RigidStepper {
     /// `t + h/2` (for a free body exactly the kinetic energy the kick gives, since
     /// `x^{t+h} − x^t = h (v^t + v^{t+h})/2`) and `h t · (ω^t + ω^{t+h})/2` for a torque `t`
     /// (exact in planar motion, otherwise to the scheme's truncation error).
-    pub fn step(&mut self) -> Result<StepReport, RigidError> {
+    pub fn step(&mut self) -> Result<RigidStepReport, RigidError> {
         let t = self.time();
         let h = self.clock.dt();
         let t_half = t + 0.5 * h;
@@ -264,7 +264,7 @@ impl RigidStepper {
         })?;
         self.clock.advance();
         self.external_work += outcome.work;
-        Ok(StepReport {
+        Ok(RigidStepReport {
             step,
             time: self.time(),
             newton_iterations: outcome.iterations,

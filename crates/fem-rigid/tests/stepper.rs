@@ -7,7 +7,7 @@ use common::{max_abs_diff, norm, observed_orders, schemes, sub};
 use fem_constraints::TimeFunction;
 use fem_rigid::rotation::exp_map;
 use fem_rigid::{
-    AngularVelocity, NewtonSettings, RigidBodies, RigidBody, RigidError, RigidStepper, Scheme,
+    AngularVelocity, RigImpSettings, RigidBodies, RigidBody, RigidError, RigidStepper, Scheme,
     diagonal,
 };
 
@@ -229,10 +229,10 @@ fn newton_failure_names_the_step_and_the_residual() {
     b.angular_velocity = AngularVelocity::Body([10.0, 20.0, 5.0]);
     let bodies = RigidBodies::from_bodies([0.0; 3], [RigidBody::new(1.0, diagonal([1.0; 3])), b])
         .expect("valid");
-    let settings = NewtonSettings {
+    let settings = RigImpSettings {
         tolerance: 1e-15,
         max_iterations: 1,
-        ..NewtonSettings::default()
+        ..RigImpSettings::default()
     };
     let mut s = RigidStepper::new(bodies, Scheme::RigImp(settings), 0.1, 0.0).expect("valid");
     let err = s.step().unwrap_err();
@@ -311,10 +311,10 @@ fn bad_parameters_are_refused() {
         RigidStepper::new(bodies.clone(), Scheme::RigPos, 0.01, f64::NAN),
         Err(RigidError::InvalidTime { .. })
     ));
-    let bad = NewtonSettings {
+    let bad = RigImpSettings {
         tolerance: 0.0,
         max_iterations: 10,
-        ..NewtonSettings::default()
+        ..RigImpSettings::default()
     };
     assert!(matches!(
         RigidStepper::new(bodies, Scheme::RigImp(bad), 0.01, 0.0),

@@ -3,7 +3,7 @@ use crate::model::{BeamOptions, BeamParameters, BeamState, ConstraintPoints, End
 
 /// A 3D arc of `n` elements: Gauss points, pinned at A and free at B; or nodes and
 /// midpoints, pinned at A and clamped at B (its nodal point inactive) over a seabed.
-fn problem(n: usize, nodal: bool) -> (BeamModel, Vec<f64>, Vec<f64>, ActiveSet) {
+fn problem(n: usize, nodal: bool) -> (Beam, Vec<f64>, Vec<f64>, ActiveSet) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
     let options = BeamOptions {
@@ -17,7 +17,7 @@ fn problem(n: usize, nodal: bool) -> (BeamModel, Vec<f64>, Vec<f64>, ActiveSet) 
             level: -100.0,
         }),
     };
-    let model = BeamModel::with_options(p, options).unwrap();
+    let model = Beam::with_options(p, options).unwrap();
     let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 3.0], [0.0, -1.0, 0.5]);
     let end_b = if nodal {
         End::clamped(x0.positions[n], [1.0, 0.0, 0.0])
@@ -48,7 +48,7 @@ fn problem(n: usize, nodal: bool) -> (BeamModel, Vec<f64>, Vec<f64>, ActiveSet) 
 /// of the linear solve ([`residual`]); `None` if `factor_solve` reports a singular pivot
 /// block. `twisted_from` sets the twisted path's threshold.
 fn step(
-    model: &BeamModel,
+    model: &Beam,
     x: &[f64],
     tension: &[f64],
     contact: &ActiveSet,
@@ -220,7 +220,7 @@ fn a_singular_pivot_block_is_reported_on_both_paths() {
 /// of a solve, top-down layout) of the system assembled in `kkt`'s state.
 fn residual(
     kkt: &mut BlockKkt,
-    model: &BeamModel,
+    model: &Beam,
     jac: &JacobianForm,
     tension: &[f64],
     sol: &[f64],
