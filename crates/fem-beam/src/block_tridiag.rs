@@ -253,21 +253,20 @@ impl BlockTridiagonal {
         let lower = &self.store[n..2 * n];
         let upper = &self.store[2 * n..];
         let mut prev = V8::zeros();
-        for b in 0..n {
-            let mut y = V8::from_column_slice(&work[b * BS..(b + 1) * BS]);
+        let (blocks, _) = work.as_chunks_mut::<BS>();
+        for (b, block) in blocks.iter_mut().enumerate() {
+            let mut y = V8::from(*block);
             if b > 0 {
                 y -= lower[b] * prev;
             }
             let mut yy: [f64; BS] = y.into();
             self.lu[b].solve_column(&mut yy);
-            y = V8::from(yy);
-            work[b * BS..(b + 1) * BS].copy_from_slice(y.as_slice());
-            prev = y;
+            *block = yy;
+            prev = V8::from(yy);
         }
         for b in (0..n.saturating_sub(1)).rev() {
-            let mut z = V8::from_column_slice(&work[b * BS..(b + 1) * BS]);
-            z -= upper[b + 1] * prev;
-            work[b * BS..(b + 1) * BS].copy_from_slice(z.as_slice());
+            let z = V8::from(blocks[b]) - upper[b + 1] * prev;
+            blocks[b] = z.into();
             prev = z;
         }
         for (i, &l) in self.loc.iter().enumerate() {

@@ -38,7 +38,7 @@ use fem_constraints::Enforcement;
 
 use crate::{
     Clock, DirichletControl, Energy, EvalError, Mass, SecondOrderSystem, StateField, StateKind,
-    StepError, StepSettings, restored,
+    StepError, StepSettings, StepStart, restored,
 };
 
 /// A system the leap-frog steppers can run: a [`SecondOrderSystem`] that also gives its
@@ -122,23 +122,14 @@ impl LeapFrog {
         x0: &[f64],
         v0: &[f64],
     ) -> Result<Self, StepError> {
-        let StepSettings {
-            dt, t0, dirichlet, ..
-        } = settings;
-        let clock = Clock::new(t0, dt)?;
-        for (what, v) in [("initial position", x0), ("initial velocity", v0)] {
-            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
-                return Err(StepError::BadData {
-                    what,
-                    found: v.len(),
-                    expected: n,
-                });
-            }
-        }
-        let control = DirichletControl::new(n, dirichlet)?;
-        let mut q = x0.to_vec();
-        let mut u = v0.to_vec();
-        control.impose_initial(t0, &mut q, &mut u);
+        let StepStart {
+            clock,
+            control,
+            x: q,
+            v: u,
+            ..
+        } = settings.start(n, x0, v0)?;
+        let control = control.unwrap_or_else(|| DirichletControl::none(n));
         Ok(Self {
             clock,
             q,
