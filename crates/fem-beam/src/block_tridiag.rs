@@ -228,7 +228,7 @@ impl BlockTridiagonal {
         for b in 0..n {
             let mut s = diag[b];
             if b > 0 {
-                s -= lower[b] * upper[b];
+                s -= &lower[b] * &upper[b];
             }
             let Some(lu) = Lu8::new(s) else {
                 return false;
@@ -257,7 +257,7 @@ impl BlockTridiagonal {
         for (b, block) in blocks.iter_mut().enumerate() {
             let mut y = V8::from(*block);
             if b > 0 {
-                y -= lower[b] * prev;
+                y -= &lower[b] * prev;
             }
             let mut yy: [f64; BS] = y.into();
             self.lu[b].solve_column(&mut yy);
@@ -265,7 +265,7 @@ impl BlockTridiagonal {
             prev = V8::from(yy);
         }
         for b in (0..n.saturating_sub(1)).rev() {
-            let z = V8::from(blocks[b]) - upper[b + 1] * prev;
+            let z = V8::from(blocks[b]) - &upper[b + 1] * prev;
             blocks[b] = z.into();
             prev = z;
         }
