@@ -69,6 +69,7 @@ pub fn distributed_solid_model(
     let mut cells = VtkCells::new();
     cells.push_block(setup.mesh_kind, &sub.connectivity);
     let (global_nodes, global_cells) = (sub.nodes.clone(), sub.cells.clone());
+    let owned = sub.owned.clone();
     let n_subdomain_cells = sub.n_cells();
     let system = DistributedSolid::new(world.duplicate(), &setup, sub)?;
     let operator = system.shared_operator();
@@ -117,7 +118,8 @@ pub fn distributed_solid_model(
         ),
     ];
     let output = SolidOutput::new(points, cells, Arc::clone(&operator))
-        .with_global_numbers(&global_nodes, &global_cells);
+        .with_global_numbers(&global_nodes, &global_cells)
+        .with_ghost_points(&owned);
     Ok(DistributedSolidModel {
         model: SolidModel::new(Box::new(stepper), grid, describe, output),
         values_sent_per_step,

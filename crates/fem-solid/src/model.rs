@@ -39,6 +39,8 @@ pub struct SolidOutput {
     operator: Arc<SolidOperator>,
     /// `global_node` and `global_cell` of a process's part (a distributed run).
     global: Option<(Vec<f64>, Vec<f64>)>,
+    /// `vtkGhostType` of a process's points: 1 where another process owns the node.
+    ghost_points: Option<Vec<u8>>,
     displacement: Vec<f64>,
     velocity: Vec<f64>,
     stresses: Vec<CellStress>,
@@ -58,6 +60,7 @@ impl SolidOutput {
             cells,
             operator,
             global: None,
+            ghost_points: None,
             displacement: vec![0.0; n_dofs],
             velocity: vec![0.0; n_dofs],
             stresses: vec![CellStress::default(); n_cells],
@@ -73,6 +76,14 @@ impl SolidOutput {
     pub fn with_global_numbers(mut self, nodes: &[usize], cells: &[usize]) -> Self {
         let numbers = |v: &[usize]| v.iter().map(|&i| i as f64).collect();
         self.global = Some((numbers(nodes), numbers(cells)));
+        self
+    }
+
+    /// Marks the points this process does not own (`owned[i]` false) as VTK ghosts
+    /// (`vtkGhostType` 1, a duplicated point): ParaView then counts and colours each node of a
+    /// partition wall once.
+    pub fn with_ghost_points(mut self, owned: &[bool]) -> Self {
+        self.ghost_points = Some(owned.iter().map(|&o| u8::from(!o)).collect());
         self
     }
 
@@ -188,6 +199,9 @@ impl Model for SolidModel {
             .with_point_field(Field::vector("velocity", &o.velocity));
         if let Some((nodes, _)) = &o.global {
             frame = frame.with_point_field(Field::scalar("global_node", nodes));
+        }
+        if let Some(ghost) = &o.ghost_points {
+            frame = frame.with_ghost_points(ghost);
         }
         frame = frame
             .with_cell_field(Field::new("cauchy_stress", 6, &o.cauchy))
