@@ -113,12 +113,24 @@ impl Signal for Affine {
 fn affine_motion_is_reproduced_in_one_explicit_and_one_linearly_implicit_step() {
     for kind in [SolidKind::Tet4, SolidKind::Hex8, SolidKind::Tet10] {
         let mut body = box_body([1.0, 1.0, 1.0], [2, 2, 2], kind, [0.0; 3]);
-        // Move the interior nodes off the grid, so that the cells are irregular.
+        // Move the interior nodes off the grid, so that the cells are irregular (the tet10
+        // mid-edge nodes put back at the midpoints of their moved edges).
         for (n, p) in body.points.iter_mut().enumerate() {
             let inside = p.iter().all(|&c| c > 1e-9 && c < 1.0 - 1e-9);
             if inside {
                 let s = (n as f64 * 0.37).sin();
                 *p = [p[0] + 0.05 * s, p[1] - 0.04 * s, p[2] + 0.03 * s];
+            }
+        }
+        if kind == SolidKind::Tet10 {
+            for cell in body.connectivity.chunks_exact(10) {
+                for (e, (a, b)) in fem_elements::solid::shape::TET10_EDGES
+                    .into_iter()
+                    .enumerate()
+                {
+                    let (pa, pb) = (body.points[cell[a]], body.points[cell[b]]);
+                    body.points[cell[4 + e]] = std::array::from_fn(|i| 0.5 * (pa[i] + pb[i]));
+                }
             }
         }
         let boundary: Vec<bool> = body
