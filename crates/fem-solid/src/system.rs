@@ -170,6 +170,17 @@ impl SolidSystem {
         self.operator.strain_energy(&u)
     }
 
+    /// The energy stored by the hourglass control of the `one_point` cells at `x` (part of
+    /// the strain energy; 0 without such cells).
+    pub fn hourglass_energy(&self, x: &[f64]) -> f64 {
+        if !self.operator.has_hourglass_control() {
+            return 0.0;
+        }
+        let mut u = Vec::new();
+        self.full_displacement(x, &mut u);
+        self.operator.hourglass_energy_sum(&u).value()
+    }
+
     /// The tangent `K(x)` on the free dofs into `out`'s values (its pattern is the operator's,
     /// fixed); NaN values when the body is inverted.
     pub fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
