@@ -220,14 +220,15 @@ impl DistributedSolidRun {
         let x0 = vec![0.0; v0.len()];
         let critical = system
             .critical_step(&x0)
+            .and_then(|element| fem_solid::spectral::refine(&system, &x0, element))
             .map_err(|m| InputError::invalid("mesh", m))?;
-        let (grid, scheme_line) = section.time_grid(input, setup.grid, critical.dt)?;
+        let (grid, scheme_line) = section.time_grid(input, setup.grid, critical.step.dt)?;
         let dirichlet = system.dirichlet(&setup.dirichlet);
         let settings = StepSettings::new(grid.dt())
             .starting_at(grid.t0())
             .with_dirichlet(dirichlet);
         let check = section.critical_step_check();
-        let stepper = DefExp::with_bound_at(system, settings, &x0, &v0, check, critical);
+        let stepper = DefExp::with_bound_at(system, settings, &x0, &v0, check, critical.clone());
         let stepper = stepper.map_err(|e| match e {
             StepError::Unstable { .. } => InputError::invalid("time.dt", e.to_string()),
             other => InputError::invalid("time", other.to_string()),
@@ -244,8 +245,8 @@ impl DistributedSolidRun {
             ),
             scheme_line,
             format!(
-                "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (cell {})",
-                critical.dt, critical.cell
+                "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (lambda_max of M^-1 K by Lanczos; the element bound is {:e}, cell {})",
+                critical.step.dt, critical.element.dt, critical.element.cell
             ),
         ];
         Ok(Self {

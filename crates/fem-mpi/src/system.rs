@@ -400,6 +400,16 @@ impl SecondOrderSystem for DistributedSolid {
     fn has_external_force(&self) -> bool {
         self.has_external
     }
+
+    fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
+        // The serial body's points of the same dofs (the spectral critical step starts from a
+        // field of the positions, so that every rank starts where the serial run does).
+        Some(
+            self.operator
+                .dofmap()
+                .free_dof_points(self.operator.points()),
+        )
+    }
 }
 
 impl LeapFrogSystem for DistributedSolid {

@@ -3,21 +3,23 @@
 //! lumped mass, no solve.
 //!
 //! It is the central difference method written in velocities, so it is stable for
-//! `h ≤ 2/ω_max`. The critical step is estimated as `2/sqrt(λ_max)` with `λ_max` the largest
-//! generalized eigenvalue of the elements (`K_e(q) φ = λ M_e φ`, an upper bound on the global
-//! `ω_max²`), at the start — where a step above it is refused with the bound in the message —
-//! and again as the body deforms ([`CriticalStepCheck`]): the run stops when the deformed
-//! body's bound falls below the step by more than [`CriticalStepCheck::tolerance`].
+//! `h ≤ 2/ω_max`. The critical step is estimated as `2/sqrt(λ)` with `λ` the body's largest
+//! eigenvalue of `M⁻¹K(q)` by Lanczos, capped by the largest generalized eigenvalue of the
+//! elements (`K_e(q) φ = λ M_e φ`, an upper bound on the global `ω_max²`)
+//! ([`crate::spectral`]), at the start — where a step above it is refused with the bound in the
+//! message — and again as the body deforms ([`CriticalStepCheck`]): the run stops when the
+//! deformed body's bound falls below the step by more than [`CriticalStepCheck::tolerance`].
 //!
-//! A re-check costs about nine internal-force evaluations (an element tangent and a 24 × 24
-//! eigenvalue per hex8), so checking every 10 steps made a DEF_EXP run 2.6 times slower than
-//! stepping alone. By default the re-checks are spaced by how fast the bound moves: the next
+//! A re-check is three power iterations from the last estimate's mode (six internal-force
+//! evaluations; Lanczos and the element bound again only if the limiting mode has moved); the
+//! element bound alone cost about nine (an element tangent and a 24 × 24 eigenvalue per hex8),
+//! and checking every 10 steps made a DEF_EXP run 2.6 times slower than stepping alone. By
+//! default the re-checks are spaced by how fast the bound moves: the next
 //! one comes when, at the drift measured between the last two, the bound would have used a
 //! quarter of its remaining headroom over the step — every step when the step is at the bound
 //! and the bound falls, doubling the interval (from 10, at most
 //! [`CriticalStepCheck::recheck_every`]) while it holds.
 
-use fem_assembly::StableStep;
 use std::borrow::Cow;
 
 use fem_time::{
@@ -26,6 +28,7 @@ use fem_time::{
 };
 
 use crate::leapfrog::{LeapFrog, LeapFrogSystem, check_critical};
+use crate::spectral::{self, CriticalStep};
 
 /// How the critical step is checked while the body deforms.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -172,7 +175,7 @@ fn adaptive_interval(
 const SCHEDULE: &str = "critical_step_check";
 
 /// The name of the bound in messages.
-pub const DEF_EXP_BOUND: &str = "of DEF_EXP, 2/sqrt(lambda_max) with lambda_max the largest element eigenvalue of K_e(q) phi = lambda M_e phi";
+pub const DEF_EXP_BOUND: &str = "of DEF_EXP, 2/sqrt(lambda_max) with lambda_max the largest eigenvalue of M^-1 K(q) (Lanczos, at most the largest element eigenvalue)";
 
 /// The DEF_EXP stepper on a system with a lumped mass.
 #[derive(Debug)]
@@ -185,6 +188,8 @@ pub struct DefExp<S> {
     schedule: RecheckSchedule,
     /// The latest critical step estimate.
     critical: f64,
+    /// The estimate it comes from (its mode starts the next re-check).
+    estimate: CriticalStep,
     /// The reactions of the prescribed dofs.
     reactions: Vec<f64>,
 }
@@ -203,16 +208,16 @@ impl<S: LeapFrogSystem> DefExp<S> {
     }
 
     /// [`new`](Self::new) with the critical step at `x0` already known (a set-up that chose
-    /// its step from it): it is reused when the start state is `x0` itself (no prescribed
-    /// value at `t0` moves a dof), which saves a pass over every cell (for a 10⁶-cell body,
-    /// half a minute on one core). Collective on a distributed system.
+    /// its step from it: [`spectral::refine`]): it is reused when the start state is `x0`
+    /// itself (no prescribed value at `t0` moves a dof), which saves a pass over every cell
+    /// (for a 10⁶-cell body, half a minute on one core). Collective on a distributed system.
     pub fn with_bound_at(
         system: S,
         settings: StepSettings,
         x0: &[f64],
         v0: &[f64],
         check: CriticalStepCheck,
-        bound_at_x0: StableStep,
+        bound_at_x0: CriticalStep,
     ) -> Result<Self, StepError> {
         Self::build(system, settings, x0, v0, check, Some(bound_at_x0))
     }
@@ -223,7 +228,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
         x0: &[f64],
         v0: &[f64],
         check: CriticalStepCheck,
-        bound_at_x0: Option<StableStep>,
+        bound_at_x0: Option<CriticalStep>,
     ) -> Result<Self, StepError> {
         let n = system.n_dofs();
         let state = LeapFrog::new(n, settings, x0, v0)?;
@@ -239,16 +244,19 @@ impl<S: LeapFrogSystem> DefExp<S> {
             }
         };
         let known = bound_at_x0.filter(|_| system.all_agree(state.q == x0));
-        let bound = match known {
-            Some(b) => b,
-            None => system
-                .critical_step(&state.q)
-                .map_err(|message| StepError::Failed {
-                    step: 0,
-                    t: state.t0,
-                    message,
-                })?,
+        let failed = |message| StepError::Failed {
+            step: 0,
+            t: state.t0,
+            message,
         };
+        let estimate = match known {
+            Some(b) => b,
+            None => {
+                let element = system.critical_step(&state.q).map_err(failed)?;
+                spectral::refine(&system, &state.q, element).map_err(failed)?
+            }
+        };
+        let bound = estimate.step;
         check_critical(state.dt, &bound, DEF_EXP_BOUND)?;
         let schedule = RecheckSchedule::start(&check, 0, bound.dt, state.dt);
         let n_prescribed = state.control.dofs().len();
@@ -259,13 +267,15 @@ impl<S: LeapFrogSystem> DefExp<S> {
             check,
             schedule,
             critical: bound.dt,
+            estimate,
             reactions: vec![0.0; n_prescribed],
         })
     }
 
     /// `safety · 2/sqrt(λ_max)` at `x0`: the step `dt: auto` takes (Solfec uses 0.5).
     pub fn auto_step(system: &S, x0: &[f64], safety: f64) -> Result<f64, String> {
-        Ok(safety * system.critical_step(x0)?.dt)
+        let element = system.critical_step(x0)?;
+        Ok(safety * spectral::refine(system, x0, element)?.step.dt)
     }
 
     /// The system.
@@ -307,14 +317,15 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
             });
         }
         if s.step >= self.schedule.next {
-            let bound = self
-                .system
-                .critical_step(&s.q)
-                .map_err(|message| StepError::Failed {
-                    step: s.step,
-                    t: s.time(),
-                    message,
+            self.estimate =
+                spectral::recheck(&self.system, &s.q, &self.estimate).map_err(|message| {
+                    StepError::Failed {
+                        step: s.step,
+                        t: s.time(),
+                        message,
+                    }
                 })?;
+            let bound = self.estimate.step;
             self.critical = bound.dt;
             self.schedule = self.schedule.after_check(&self.check, s.step, bound.dt, h);
             if h > (1.0 + self.check.tolerance) * bound.dt {

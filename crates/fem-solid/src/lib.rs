@@ -8,6 +8,7 @@
 //! | [`loads`] | [`DeadLoads`]: body force and dead tractions on the free dofs |
 //! | [`leapfrog`] | the leap-frog state shared by both schemes, [`LeapFrogSystem`] (a system with a critical step) |
 //! | [`def_exp`] | [`DefExp`]: explicit leap-frog on a lumped mass, with the critical step checked at the start and as the body deforms |
+//! | [`spectral`] | the critical step from the body's largest eigenvalue (Lanczos, capped by the element bound) |
 //! | [`def_lim`] | [`DefLim`]: linearly implicit leap-frog, one linear solve per step, stiffness-proportional damping |
 //! | `step_matrix` | DEF_LIM's `A = M + c K` on the tangent's pattern, its free block and factorization |
 //! | `prescribed` | direct, rate and full control in the leap-frog |
@@ -28,6 +29,7 @@ pub mod model;
 mod prescribed;
 pub mod rotation;
 pub mod section;
+pub mod spectral;
 mod step_matrix;
 pub mod system;
 

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use fem_assembly::{DofMap, SolidError, SolidOperator};
+use fem_assembly::{DofMap, SolidError, SolidOperator, StableStep};
 use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, TimeFunction};
 use fem_elements::solid::{
     FaceKind, Formulation, Lumping, Material, MaterialError, MaterialModel, SolidKind,
@@ -28,6 +28,7 @@ use crate::def_lim::DefLim;
 use crate::initial::{InitialVelocity, parse_expression};
 use crate::model::{SolidModel, SolidOutput};
 use crate::rotation::RotationSignal;
+use crate::spectral::{self, CriticalStep};
 use crate::system::{SolidMass, SolidSystem};
 
 /// The model's own bytes per mesh node, for the memory budget checked before the mesh is
@@ -791,10 +792,25 @@ impl SolidSection {
                 n_prescribed
             ),
         ];
-        let critical = system
-            .critical_step(&x0)
+        // The element bound from every cell's eigenvalue (ranked for fem check), refined by
+        // Lanczos for DEF_EXP.
+        let eigenvalues = system
+            .cell_eigenvalues(&x0)
             .map_err(|e| setup.operator_error(e))?;
-        let choice = self.scheme_choice(input, grid, critical.dt)?;
+        let element = element_bound(&eigenvalues);
+        let critical = match scheme {
+            SchemeKind::DefExp => {
+                spectral::refine(&system, &x0, element).map_err(|m| invalid("mesh", m))?
+            }
+            _ => CriticalStep {
+                step: element,
+                element,
+                iterations: 0,
+                residual: 0.0,
+                mode: Vec::new(),
+            },
+        };
+        let choice = self.scheme_choice(input, grid, critical.step.dt)?;
         // The output again, with the step `auto_dt` chose.
         let frame = solid_frame_bytes(mesh, &cells);
         input.check_output(&choice.grid, frame, HISTORY_ROW_VALUES)?;
@@ -805,11 +821,18 @@ impl SolidSection {
         let stepper: Box<dyn NodalStepper> = match scheme {
             SchemeKind::DefExp => {
                 let check = self.critical_step_check();
-                let s = DefExp::with_bound_at(system.clone(), settings, &x0, &v0, check, critical)
-                    .map_err(|e| match e {
-                        StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
-                        other => step_error(other),
-                    })?;
+                let s = DefExp::with_bound_at(
+                    system.clone(),
+                    settings,
+                    &x0,
+                    &v0,
+                    check,
+                    critical.clone(),
+                )
+                .map_err(|e| match e {
+                    StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
+                    other => step_error(other),
+                })?;
                 Box::new(s)
             }
             SchemeKind::DefLim => {
@@ -840,10 +863,24 @@ impl SolidSection {
         };
         let mut describe = describe_model;
         describe.push(choice.describe);
-        describe.push(format!(
-            "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (cell {})",
-            critical.dt, critical.cell
-        ));
+        describe.push(if critical.iterations > 0 {
+            format!(
+                "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (lambda_max of M^-1 K by Lanczos, {} force pairs; the element bound is {:e})",
+                critical.step.dt, critical.iterations, critical.element.dt
+            )
+        } else {
+            format!(
+                "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (the element bound)",
+                critical.element.dt
+            )
+        });
+        describe.push(limiting_cells(&eigenvalues, |c| {
+            let n = cells.kind.n_nodes();
+            let nodes = &cells.connectivity[n * c..n * (c + 1)];
+            std::array::from_fn(|k| {
+                nodes.iter().map(|&a| mesh.points[a][k]).sum::<f64>() / n as f64
+            })
+        }));
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
         let output = SolidOutput::new(setup.mesh.points, vtk, system);
@@ -1055,6 +1092,51 @@ impl SolidSection {
             }
         })
     }
+}
+
+/// The element bound from every cell's eigenvalue: the largest (lowest cell among equals).
+fn element_bound(eigenvalues: &[f64]) -> StableStep {
+    let (cell, &lambda_max) =
+        eigenvalues
+            .iter()
+            .enumerate()
+            .fold((0, &f64::NEG_INFINITY), |best, (c, l)| {
+                if *l > *best.1 { (c, l) } else { best }
+            });
+    StableStep {
+        dt: 2.0 / lambda_max.sqrt(),
+        lambda_max,
+        cell,
+    }
+}
+
+/// The `fem check` line naming the cells that limit the explicit step: the three with the
+/// smallest element step `2/sqrt(λ_e)`, where they are, and how many times smaller their step
+/// is than the median cell's.
+fn limiting_cells(eigenvalues: &[f64], centroid: impl Fn(usize) -> [f64; 3]) -> String {
+    let mut order: Vec<usize> = (0..eigenvalues.len()).collect();
+    order.sort_by(|&a, &b| eigenvalues[b].total_cmp(&eigenvalues[a]).then(a.cmp(&b)));
+    let step = |c: usize| 2.0 / eigenvalues[c].sqrt();
+    let median = step(order[order.len() / 2]);
+    let worst: Vec<String> = order
+        .iter()
+        .take(3)
+        .map(|&c| {
+            let p = centroid(c);
+            format!(
+                "cell {c} at ({:.4}, {:.4}, {:.4}): {:.3e} ({:.2}x below the median)",
+                p[0],
+                p[1],
+                p[2],
+                step(c),
+                median / step(c)
+            )
+        })
+        .collect();
+    format!(
+        "  element steps 2/sqrt(lambda_e): median cell {median:.3e}; smallest: {}",
+        worst.join("; ")
+    )
 }
 
 /// A dead traction on a boundary group: refuses a group that is not of dimension 2.
