@@ -174,6 +174,10 @@ fn adaptive_interval(
 /// The name of the schedule's state field.
 const SCHEDULE: &str = "critical_step_check";
 
+/// The name of the state field of the critical-step estimate's mode (the next re-check starts
+/// from it).
+const MODE: &str = "critical_step_mode";
+
 /// The name of the bound in messages.
 pub const DEF_EXP_BOUND: &str = "of DEF_EXP, 2/sqrt(lambda_max) with lambda_max the largest eigenvalue of M^-1 K(q) (Lanczos, at most the largest element eigenvalue)";
 
@@ -368,6 +372,7 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
             StateKind::Other,
             self.schedule.to_array().to_vec(),
         ));
+        fields.push(StateField::dofs(MODE, &self.estimate.mode));
         fields
     }
 
@@ -379,6 +384,21 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
             true => RecheckSchedule::from_slice(restored(fields, SCHEDULE, 4)?),
             false => RecheckSchedule::start(&self.check, step_index, self.critical, self.state.dt),
         };
+        // The mode the next re-check starts from; a checkpoint without it (written before the
+        // spectral estimate) gets a fresh estimate at the restored state.
+        if fields.iter().any(|f| f.name == MODE) {
+            let mode = restored(fields, MODE, self.state.q.len())?;
+            self.estimate.mode.copy_from_slice(mode);
+        } else {
+            let failed = |message| StepError::Failed {
+                step: step_index,
+                t: self.state.time(),
+                message,
+            };
+            let element = self.system.critical_step(&self.state.q).map_err(failed)?;
+            self.estimate =
+                spectral::refine(&self.system, &self.state.q, element).map_err(failed)?;
+        }
         Ok(())
     }
 }
