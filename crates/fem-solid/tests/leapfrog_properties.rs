@@ -32,7 +32,9 @@ fn column() -> (SolidSystem, Vec<f64>) {
 /// DEF_EXP's bound at `x`: the element bound refined by Lanczos (`fem_solid::spectral`).
 fn bound_at(system: &SolidSystem, x: &[f64]) -> fem_assembly::StableStep {
     let element = system.critical_step(x).unwrap();
-    fem_solid::spectral::refine(system, x, element).unwrap().step
+    fem_solid::spectral::refine(system, x, element)
+        .unwrap()
+        .step
 }
 
 #[test]
