@@ -44,8 +44,13 @@
 //! Geometry per cell ([`GEOMETRY_LEN`] = 115 values): `B̄` (24, node-major, the layout of a
 //! one-point block of [`total_lagrangian`](super::total_lagrangian)), `V`, `c_α` (12) and the upper
 //! triangle of `K̂` (78).
+//!
+//! The batch force ([`internal_forces`]) evaluates [`LANES`] cells at a time as lanes (struct
+//! of arrays: the loops over the cells vectorize) in a function compiled for the machine's
+//! vector width (`pulp`'s runtime dispatch; no fused multiply-add is formed, so every path gives
+//! the same bits); the single-cell force goes through the same code.
 
-use super::material::{Hyperelastic, LANES, LaneMatrix, Mat3, cofactor, det3};
+use super::material::{Hyperelastic, LANES, Mat3, cofactor};
 use super::quadrature3d::hex_gauss;
 use super::shape::{Hex8, ReferenceElement, SolidKind};
 use super::total_lagrangian::{
@@ -59,7 +64,16 @@ const OFF_V: usize = 24;
 const OFF_C: usize = 25;
 const OFF_K: usize = 37;
 
-/// The hourglass vectors `h_α` at the Gmsh nodes: `ξη, ηζ, ζξ, ξηζ`.
+/// The hourglass vectors `h_α` at the Gmsh nodes: `ξη, ηζ, ζξ, ξηζ` (a test checks them
+/// against [`Hex8`]'s nodes).
+pub const HOURGLASS: [[f64; 8]; 4] = [
+    [1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0],
+    [1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0, 1.0],
+    [1.0, -1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0],
+    [-1.0, 1.0, -1.0, 1.0, 1.0, -1.0, 1.0, -1.0],
+];
+
+/// The hourglass vectors `h_α` (see [`HOURGLASS`]) from [`Hex8`]'s reference nodes.
 pub fn hourglass_vectors() -> [[f64; 8]; 4] {
     let n = <Hex8 as ReferenceElement<8>>::NODES;
     [
@@ -73,7 +87,7 @@ pub fn hourglass_vectors() -> [[f64; 8]; 4] {
 /// Index of `(r, c)`, `r ≤ c`, in the packed upper triangle of a 12×12 matrix.
 #[inline(always)]
 fn packed(r: usize, c: usize) -> usize {
-    let (r, c) = (r.min(c), r.max(c));
+    let (r, c) = if r <= c { (r, c) } else { (c, r) };
     r * 12 - r * (r + 1) / 2 + c
 }
 
@@ -174,6 +188,7 @@ pub fn hourglass_stiffness(geo: &[f64]) -> [[f64; 12]; 12] {
 }
 
 /// What one evaluation at `F` gives: `F`, `P`, `J`, `F⁻¹`, `p_α`, `(K̂ p)_α`, `s_α`.
+#[derive(Clone, Copy, Debug, Default)]
 struct State {
     f: Mat3,
     finv: Mat3,
@@ -185,13 +200,8 @@ struct State {
 
 /// `H = Σ_a u_a ⊗ B̄_a` and `q_α` (H1).
 #[inline(always)]
-fn gradient_and_hourglass(geo: &[f64], u: &[[f64; 3]; 8]) -> (Mat3, [[f64; 3]; 4]) {
-    const H: [[f64; 8]; 4] = [
-        [1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0],
-        [1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0, 1.0],
-        [1.0, -1.0, -1.0, 1.0, -1.0, 1.0, 1.0, -1.0],
-        [-1.0, 1.0, -1.0, 1.0, 1.0, -1.0, 1.0, -1.0],
-    ];
+fn gradient_and_hourglass(geo: &[f64; GEOMETRY_LEN], u: &[[f64; 3]; 8]) -> (Mat3, [[f64; 3]; 4]) {
+    const H: [[f64; 8]; 4] = HOURGLASS;
     let mut hg = [[0.0; 3]; 3];
     for a in 0..8 {
         for i in 0..3 {
@@ -210,25 +220,36 @@ fn gradient_and_hourglass(geo: &[f64], u: &[[f64; 3]; 8]) -> (Mat3, [[f64; 3]; 4
     (hg, q)
 }
 
-fn state(geo: &[f64], u: &[[f64; 3]; 8]) -> State {
+#[inline(always)]
+fn state(geo: &[f64; GEOMETRY_LEN], u: &[[f64; 3]; 8]) -> State {
     let (hg, q) = gradient_and_hourglass(geo, u);
     let f: Mat3 =
         std::array::from_fn(|i| std::array::from_fn(|k| hg[i][k] + if i == k { 1.0 } else { 0.0 }));
     let cof = cofactor(&f);
-    let jac = det3(&f);
+    let jac = f[0][0] * cof[0][0] + f[0][1] * cof[0][1] + f[0][2] * cof[0][2];
     // F⁻¹ = cof(F)ᵀ / J.
-    let finv: Mat3 = std::array::from_fn(|i| std::array::from_fn(|k| cof[k][i] / jac));
+    let inv_j = 1.0 / jac;
+    let finv: Mat3 = std::array::from_fn(|i| std::array::from_fn(|k| cof[k][i] * inv_j));
     let p: [[f64; 3]; 4] = std::array::from_fn(|alpha| {
         std::array::from_fn(|i| (0..3).map(|k| finv[i][k] * q[alpha][k]).sum())
     });
-    let kp: [[f64; 3]; 4] = std::array::from_fn(|alpha| {
-        std::array::from_fn(|i| {
-            let r = 3 * alpha + i;
-            (0..12)
-                .map(|c| geo[OFF_K + packed(r, c)] * p[c / 3][c % 3])
-                .sum()
-        })
-    });
+    // K̂ p from the packed upper triangle, row by row: each stored entry once.
+    let pf: [f64; 12] = std::array::from_fn(|c| p[c / 3][c % 3]);
+    let k: &[f64; 78] = geo[OFF_K..].try_into().expect("78 entries");
+    let mut kpf = [0.0; 12];
+    let mut at = 0;
+    for r in 0..12 {
+        let mut acc = kpf[r] + k[at] * pf[r];
+        for c in r + 1..12 {
+            let v = k[at + c - r];
+            acc += v * pf[c];
+            kpf[c] += v * pf[r];
+        }
+        kpf[r] = acc;
+        at += 12 - r;
+    }
+    let kp: [[f64; 3]; 4] =
+        std::array::from_fn(|alpha| std::array::from_fn(|i| kpf[3 * alpha + i]));
     // s_α = F⁻ᵀ (K̂ p)_α.
     let s = std::array::from_fn(|alpha| {
         std::array::from_fn(|i| (0..3).map(|k| finv[k][i] * kp[alpha][k]).sum())
@@ -251,41 +272,24 @@ pub fn internal_force<M: Hyperelastic + ?Sized>(
     u: &[[f64; 3]; 8],
     f: &mut [f64],
 ) -> f64 {
-    let st = state(geo, u);
-    let (p, _) = material.first_piola(&st.f);
-    force_from(geo, &st, &p, f);
-    st.jac
+    let mut lanes = Lanes8::default();
+    lanes.load(0, block(geo), u);
+    let (jac, forces) = lanes.forces(material, 1);
+    for (r, v) in f.iter_mut().enumerate() {
+        *v = forces[r][0];
+    }
+    jac[0]
 }
 
-/// (H5) from the state and `P`.
+/// A geometry block as an array.
 #[inline(always)]
-fn force_from(geo: &[f64], st: &State, p: &Mat3, f: &mut [f64]) {
-    let h = hourglass_vectors();
-    let v = geo[OFF_V];
-    let mut t = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for k in 0..3 {
-            let mut hg = 0.0;
-            for alpha in 0..4 {
-                hg += st.s[alpha][i] * (st.p[alpha][k] + geo[OFF_C + 3 * alpha + k] / 8.0);
-            }
-            t[i][k] = v * p[i][k] - hg;
-        }
-    }
-    for a in 0..8 {
-        for i in 0..3 {
-            let mut fa = (0..3).map(|k| t[i][k] * geo[3 * a + k]).sum::<f64>();
-            for alpha in 0..4 {
-                fa += h[alpha][a] * st.s[alpha][i] / 8.0;
-            }
-            f[3 * a + i] = fa;
-        }
-    }
+fn block(geo: &[f64]) -> &[f64; GEOMETRY_LEN] {
+    geo.try_into().expect("a one-point geometry block")
 }
 
 /// The hourglass energy (H3) of one cell.
 pub fn hourglass_energy(geo: &[f64], u: &[[f64; 3]; 8]) -> f64 {
-    let st = state(geo, u);
+    let st = state(block(geo), u);
     0.5 * (0..4)
         .map(|alpha| {
             (0..3)
@@ -301,7 +305,7 @@ pub fn strain_energy<M: Hyperelastic + ?Sized>(
     geo: &[f64],
     u: &[[f64; 3]; 8],
 ) -> (f64, f64) {
-    let st = state(geo, u);
+    let st = state(block(geo), u);
     if inverted(st.jac) {
         return (f64::NAN, f64::NAN);
     }
@@ -323,7 +327,7 @@ pub fn cell_stress<M: Hyperelastic + ?Sized>(
     geo: &[f64],
     u: &[[f64; 3]; 8],
 ) -> CellStress {
-    let st = state(geo, u);
+    let st = state(block(geo), u);
     let v = geo[OFF_V];
     let mut acc = StressAverage::new(v);
     acc.add(material, &st.f, v);
@@ -339,7 +343,7 @@ pub fn tangent_stiffness<M: Hyperelastic + ?Sized>(
     k: &mut [f64],
 ) -> f64 {
     assert_eq!(k.len(), 576);
-    let st = state(geo, u);
+    let st = state(block(geo), u);
     generic_tangent(
         material,
         &geo[..24],
@@ -408,41 +412,274 @@ pub fn internal_forces<M: Hyperelastic + ?Sized>(
     u: &[f64],
     forces: &mut [f64],
 ) -> Option<usize> {
+    // Compiled for the machine's vector width (runtime dispatch; the same arithmetic, so the
+    // same bits, on every path).
+    pulp::Arch::new().dispatch(Batch {
+        material,
+        geometry,
+        connectivity,
+        u,
+        forces,
+    })
+}
+
+/// [`internal_forces`]' arguments, for the runtime dispatch.
+struct Batch<'a, M: ?Sized> {
+    material: &'a M,
+    geometry: &'a [f64],
+    connectivity: &'a [usize],
+    u: &'a [f64],
+    forces: &'a mut [f64],
+}
+
+impl<M: Hyperelastic + ?Sized> pulp::WithSimd for Batch<'_, M> {
+    type Output = Option<usize>;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> Option<usize> {
+        forces_batch(
+            self.material,
+            self.geometry,
+            self.connectivity,
+            self.u,
+            self.forces,
+        )
+    }
+}
+
+/// One lane per cell.
+type Lane = [f64; LANES];
+
+/// [`internal_forces`] for groups of [`LANES`] cells, struct of arrays: every quantity of (H1)–
+/// (H5) is a lane array (the cells are the lanes, so the loops vectorize), the same arithmetic
+/// in the same order as [`internal_force`] for one cell (padded lanes of a last, partial group
+/// have zero geometry and displacement: `F = I`, no force).
+#[inline(always)]
+fn forces_batch<M: Hyperelastic + ?Sized>(
+    material: &M,
+    geometry: &[f64],
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
     let n_cells = connectivity.len() / 8;
     assert_eq!(connectivity.len(), 8 * n_cells);
     assert_eq!(geometry.len(), GEOMETRY_LEN * n_cells);
     assert_eq!(forces.len(), 24 * n_cells);
     let (u3, _) = u.as_chunks::<3>();
+    let (geo, _) = geometry.as_chunks::<GEOMETRY_LEN>();
+    let (out, _) = forces.as_chunks_mut::<24>();
     let mut first_inverted = None;
-    let mut states: [Option<State>; LANES] = std::array::from_fn(|_| None);
+    // One buffer for every group (each group overwrites every lane it uses; a last, partial
+    // group zeroes the others).
+    let mut lanes = Lanes8::default();
     for first in (0..n_cells).step_by(LANES) {
         let n = (n_cells - first).min(LANES);
-        let mut fl: LaneMatrix = [[[0.0; LANES]; 3]; 3];
-        for l in 0..n {
-            let c = first + l;
-            let nodes = &connectivity[8 * c..8 * c + 8];
-            let ue: [[f64; 3]; 8] = std::array::from_fn(|a| u3[nodes[a]]);
-            let st = state(&geometry[GEOMETRY_LEN * c..GEOMETRY_LEN * (c + 1)], &ue);
-            for i in 0..3 {
-                for k in 0..3 {
-                    fl[i][k][l] = st.f[i][k];
-                }
-            }
-            states[l] = Some(st);
+        let cells = first..first + n;
+        if n < LANES {
+            lanes = Lanes8::default();
         }
-        let mut p: LaneMatrix = [[[0.0; LANES]; 3]; 3];
-        let mut jac = [0.0; LANES];
-        material.first_piola_lanes(&fl, n, &mut p, &mut jac);
-        for l in 0..n {
-            let c = first + l;
-            let st = states[l].take().expect("set above");
-            let pl: Mat3 = std::array::from_fn(|i| std::array::from_fn(|k| p[i][k][l]));
-            let geo = &geometry[GEOMETRY_LEN * c..GEOMETRY_LEN * (c + 1)];
-            force_from(geo, &st, &pl, &mut forces[24 * c..24 * (c + 1)]);
+        for (l, c) in cells.clone().enumerate() {
+            let nodes = &connectivity[8 * c..8 * c + 8];
+            lanes.load(l, &geo[c], &std::array::from_fn(|a| u3[nodes[a]]));
+        }
+        let (jac, f) = lanes.forces(material, n);
+        for (l, c) in cells.enumerate() {
+            for (r, v) in out[c].iter_mut().enumerate() {
+                *v = f[r][l];
+            }
             if jac[l].is_nan() || jac[l] <= 0.0 {
                 first_inverted.get_or_insert(c);
             }
         }
     }
     first_inverted
+}
+
+/// A group of [`LANES`] cells' geometry and displacements, struct of arrays.
+#[derive(Clone, Copy)]
+struct Lanes8 {
+    /// `B̄[a][k]`.
+    b: [[Lane; 3]; 8],
+    v: Lane,
+    /// `c[α][k]`.
+    c: [[Lane; 3]; 4],
+    /// `K̂`, packed upper triangle.
+    k: [Lane; 78],
+    /// `u[a][i]`.
+    u: [[Lane; 3]; 8],
+}
+
+impl Default for Lanes8 {
+    fn default() -> Self {
+        Self {
+            b: [[[0.0; LANES]; 3]; 8],
+            v: [0.0; LANES],
+            c: [[[0.0; LANES]; 3]; 4],
+            k: [[0.0; LANES]; 78],
+            u: [[[0.0; LANES]; 3]; 8],
+        }
+    }
+}
+
+impl Lanes8 {
+    #[inline(always)]
+    fn load(&mut self, l: usize, geo: &[f64; GEOMETRY_LEN], u: &[[f64; 3]; 8]) {
+        for a in 0..8 {
+            for k in 0..3 {
+                self.b[a][k][l] = geo[3 * a + k];
+                self.u[a][k][l] = u[a][k];
+            }
+        }
+        self.v[l] = geo[OFF_V];
+        for alpha in 0..4 {
+            for k in 0..3 {
+                self.c[alpha][k][l] = geo[OFF_C + 3 * alpha + k];
+            }
+        }
+        for m in 0..78 {
+            self.k[m][l] = geo[OFF_K + m];
+        }
+    }
+
+    /// `J` and the forces `f[3a + i][lane]` (H5) of the first `n` lanes.
+    #[inline(always)]
+    fn forces<M: Hyperelastic + ?Sized>(&self, material: &M, n: usize) -> (Lane, [Lane; 24]) {
+        const L: usize = LANES;
+        let zero = [0.0; L];
+        // H and h_α · u (H1).
+        let mut hg = [[zero; 3]; 3];
+        for a in 0..8 {
+            for i in 0..3 {
+                for k in 0..3 {
+                    for l in 0..L {
+                        hg[i][k][l] += self.u[a][i][l] * self.b[a][k][l];
+                    }
+                }
+            }
+        }
+        let mut q = [[zero; 3]; 4];
+        for alpha in 0..4 {
+            for i in 0..3 {
+                let mut hu = zero;
+                for a in 0..8 {
+                    for l in 0..L {
+                        hu[l] += HOURGLASS[alpha][a] * self.u[a][i][l];
+                    }
+                }
+                let mut hc = zero;
+                for k in 0..3 {
+                    for l in 0..L {
+                        hc[l] += hg[i][k][l] * self.c[alpha][k][l];
+                    }
+                }
+                for l in 0..L {
+                    q[alpha][i][l] = (hu[l] - hc[l]) / 8.0;
+                }
+            }
+        }
+        // F, cof F, J, F⁻¹ (H2).
+        let mut f = hg;
+        for i in 0..3 {
+            for l in 0..L {
+                f[i][i][l] += 1.0;
+            }
+        }
+        let mut cof = [[zero; 3]; 3];
+        for i in 0..3 {
+            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+            for k in 0..3 {
+                let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+                for l in 0..L {
+                    cof[i][k][l] = f[i1][k1][l] * f[i2][k2][l] - f[i1][k2][l] * f[i2][k1][l];
+                }
+            }
+        }
+        let mut inv_j = zero;
+        for l in 0..L {
+            let j =
+                f[0][0][l] * cof[0][0][l] + f[0][1][l] * cof[0][1][l] + f[0][2][l] * cof[0][2][l];
+            inv_j[l] = 1.0 / j;
+        }
+        let mut finv = [[zero; 3]; 3];
+        for i in 0..3 {
+            for k in 0..3 {
+                for l in 0..L {
+                    finv[i][k][l] = cof[k][i][l] * inv_j[l];
+                }
+            }
+        }
+        let mut p = [zero; 12];
+        for alpha in 0..4 {
+            for i in 0..3 {
+                for k in 0..3 {
+                    for l in 0..L {
+                        p[3 * alpha + i][l] += finv[i][k][l] * q[alpha][k][l];
+                    }
+                }
+            }
+        }
+        // K̂ p from the packed upper triangle (H3), s_α = F⁻ᵀ (K̂ p)_α.
+        let mut kp = [zero; 12];
+        let mut at = 0;
+        for r in 0..12 {
+            let mut acc = kp[r];
+            for l in 0..L {
+                acc[l] += self.k[at][l] * p[r][l];
+            }
+            for c in r + 1..12 {
+                let kv = &self.k[at + c - r];
+                for l in 0..L {
+                    acc[l] += kv[l] * p[c][l];
+                    kp[c][l] += kv[l] * p[r][l];
+                }
+            }
+            kp[r] = acc;
+            at += 12 - r;
+        }
+        let mut s = [[zero; 3]; 4];
+        for alpha in 0..4 {
+            for i in 0..3 {
+                for k in 0..3 {
+                    for l in 0..L {
+                        s[alpha][i][l] += finv[k][i][l] * kp[3 * alpha + k][l];
+                    }
+                }
+            }
+        }
+        // P (the material), T and the forces (H5).
+        let mut pk = [[zero; 3]; 3];
+        let mut jac = zero;
+        material.first_piola_lanes(&f, n, &mut pk, &mut jac);
+        let mut t = [[zero; 3]; 3];
+        for i in 0..3 {
+            for k in 0..3 {
+                let mut hg = zero;
+                for alpha in 0..4 {
+                    for l in 0..L {
+                        hg[l] += s[alpha][i][l] * (p[3 * alpha + k][l] + self.c[alpha][k][l] / 8.0);
+                    }
+                }
+                for l in 0..L {
+                    t[i][k][l] = self.v[l] * pk[i][k][l] - hg[l];
+                }
+            }
+        }
+        let mut forces = [zero; 24];
+        for a in 0..8 {
+            for i in 0..3 {
+                let fa = &mut forces[3 * a + i];
+                for k in 0..3 {
+                    for l in 0..L {
+                        fa[l] += t[i][k][l] * self.b[a][k][l];
+                    }
+                }
+                for alpha in 0..4 {
+                    for l in 0..L {
+                        fa[l] += HOURGLASS[alpha][a] * (0.125 * s[alpha][i][l]);
+                    }
+                }
+            }
+        }
+        (jac, forces)
+    }
 }
