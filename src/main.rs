@@ -195,7 +195,7 @@ fn report(summary: &RunSummary, cli: &Cli) {
     }
     match &summary.energy {
         Some(e) => say!(
-            "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e})",
+            "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e}), at the steps with a history row or a frame",
             e.invariant.describe(),
             e.max_change,
             e.relative_change(),
