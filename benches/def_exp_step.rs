@@ -134,12 +134,17 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("fem_def_exp_step_{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch folder");
     let cases = [
-        ("checked at the start only", input(&dir, n, "    recheck_every: 0\n")),
+        (
+            "checked at the start only",
+            input(&dir, n, "    recheck_every: 0\n"),
+        ),
         ("adaptive re-checks", input(&dir, n, "")),
     ];
     let (n1, n2) = (100, 600);
     println!("DEF_EXP on a {n}³ hex8 Neo-Hookean box, one thread; {rounds} rounds");
-    println!("| round | load | force ms | step ms (start only) | step / force | step ms (adaptive) | step / force |");
+    println!(
+        "| round | load | force ms | step ms (start only) | step / force | step ms (adaptive) | step / force |"
+    );
     println!("|---|---|---|---|---|---|---|");
     let mut ratios = [Vec::new(), Vec::new()];
     for round in 0..rounds {
