@@ -44,8 +44,9 @@ fn cpu_time() -> f64 {
         .split_whitespace()
         .filter_map(|f| f.parse().ok())
         .collect();
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    (fields.get(11).copied().unwrap_or(0.0) + fields.get(12).copied().unwrap_or(0.0)) / 100.0
+    // utime and stime are fields 14 and 15 of the line: 10 and 11 of the numbers after the
+    // name and the (letter) state.
+    (fields.get(10).copied().unwrap_or(0.0) + fields.get(11).copied().unwrap_or(0.0)) / 100.0
 }
 
 /// CPU seconds of `steps` steps of the input through the run loop (set-up excluded).
