@@ -49,12 +49,13 @@ fn cpu_time() -> f64 {
     (fields.get(10).copied().unwrap_or(0.0) + fields.get(11).copied().unwrap_or(0.0)) / 100.0
 }
 
-/// CPU seconds of `steps` steps of the input through the run loop (set-up excluded).
-fn run(path: &Path, out: &Path, steps: u64) -> f64 {
+/// CPU seconds of `steps` steps of the input through the run loop (set-up excluded), a history
+/// row every `history_every` steps.
+fn run(path: &Path, out: &Path, steps: u64, history_every: u64) -> f64 {
     let (_, mut model) = fem::prepare(path).expect("the bench input builds");
     let mut options = RunOptions::new(out, "bench");
     options.every = 1_000_000;
-    options.history_every = 1000;
+    options.history_every = history_every;
     options.progress = Progress::Quiet;
     options.max_steps = Some(steps);
     options.checkpoint = CheckpointCadence::Never;
@@ -134,35 +135,40 @@ fn main() {
     let rounds = args.get(1).copied().unwrap_or(3);
     let dir = std::env::temp_dir().join(format!("fem_def_exp_step_{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch folder");
+    // (The third case writes a row every step: the energy is evaluated every step, as the run
+    // loop did for its balance before it sampled it at the rows: the baseline.)
+    let start_only = input(&dir, n, "    recheck_every: 0\n");
     let cases = [
+        ("checked at the start only", start_only.clone(), 1000),
+        ("adaptive re-checks", input(&dir, n, ""), 1000),
         (
-            "checked at the start only",
-            input(&dir, n, "    recheck_every: 0\n"),
+            "a row every step (the energy every step, as before)",
+            start_only,
+            1,
         ),
-        ("adaptive re-checks", input(&dir, n, "")),
     ];
     let (n1, n2) = (100, 600);
     println!("DEF_EXP on a {n}³ hex8 Neo-Hookean box, one thread; {rounds} rounds");
     println!(
-        "| round | load | force ms | step ms (start only) | step / force | step ms (adaptive) | step / force |"
+        "| round | load | force ms | step ms (start only) | step / force | step ms (adaptive) | step / force | step ms (energy every step) | step / force |"
     );
-    println!("|---|---|---|---|---|---|---|");
-    let mut ratios = [Vec::new(), Vec::new()];
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut ratios = [Vec::new(), Vec::new(), Vec::new()];
     for round in 0..rounds {
         let l = load();
         let f = force(n);
         let mut row = format!("| {round} | {l} | {:.2} ", 1e3 * f);
-        for (i, (_, path)) in cases.iter().enumerate() {
+        for (i, (_, path, history)) in cases.iter().enumerate() {
             let out = dir.join(format!("out_{i}"));
-            let t1 = run(path, &out, n1);
-            let t2 = run(path, &out, n2);
+            let t1 = run(path, &out, n1, *history);
+            let t2 = run(path, &out, n2, *history);
             let step = (t2 - t1) / (n2 - n1) as f64;
             ratios[i].push(step / f);
             row += &format!("| {:.2} | {:.2} ", 1e3 * step, step / f);
         }
         println!("{row}|");
     }
-    for (i, (name, _)) in cases.iter().enumerate() {
+    for (i, (name, _, _)) in cases.iter().enumerate() {
         let mut r = ratios[i].clone();
         r.sort_by(f64::total_cmp);
         println!("median step / force, {name}: {:.2}", r[r.len() / 2]);
