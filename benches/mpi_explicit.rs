@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use fem_model::Model as _;
 use fem_mpi::mpi::collective::SystemOperation;
 use fem_mpi::mpi::traits::*;
-use fem_mpi::{DistributedSolidRun, mpi};
+use fem_mpi::{distributed_solid_model, mpi};
 
 fn input(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join(format!("mpi_box_{n}.yaml"));
@@ -49,20 +50,21 @@ fn worker(path: &Path, steps: u64) {
         panic!("the bench input is a solid")
     };
     let setup = Instant::now();
-    let mut run = DistributedSolidRun::new(world.duplicate(), section, &sections)
+    let mut part = distributed_solid_model(&world, section, &sections)
         .unwrap_or_else(|e| panic!("set-up: {e}"));
     let setup = setup.elapsed().as_secs_f64();
-    run.step().expect("a first step");
+    let stepper = part.model.stepper_mut();
+    stepper.step().expect("a first step");
     world.barrier();
     let start = Instant::now();
     for _ in 0..steps {
-        run.step().expect("a step");
+        stepper.step().expect("a step");
     }
     let mine = start.elapsed().as_secs_f64();
     let mut slowest = 0.0;
     world.all_reduce_into(&mine, &mut slowest, SystemOperation::max());
-    let sent = run.stepper().system().values_sent_per_step() as u64;
-    let cells = run.stepper().system().subdomain().n_cells() as u64;
+    let sent = part.values_sent_per_step as u64;
+    let cells = part.n_cells as u64;
     let mut all_sent = vec![0u64; world.size() as usize];
     let mut all_cells = vec![0u64; world.size() as usize];
     world.all_gather_into(&sent, &mut all_sent[..]);
@@ -107,7 +109,7 @@ fn main() {
     let dir = std::env::temp_dir().join("fem-mpi-bench");
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     let path = input(&dir, n);
-    if fem::distributed::launched_by_mpirun() {
+    if fem::launched_by_mpirun().is_some() {
         worker(&path, steps);
         return;
     }

@@ -86,6 +86,7 @@ impl StringModel {
             stiffness: self.matrices.stiffness.clone(),
             damping: None,
             force: None,
+            stiffness_kind: fem_time::TangentKind::Symmetric,
         }
     }
 

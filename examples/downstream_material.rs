@@ -45,9 +45,9 @@ use fem::elements::solid::material_check::{check_material, sample_deformation_gr
 use fem::elements::solid::{FaceKind, Formulation, SolidKind};
 use fem::io::VtkCells;
 use fem::mesh::generate::{BoxCells, box_mesh};
-use fem::time::{StepSettings, TimeGrid};
+use fem::time::{DefLim, StepSettings, TimeGrid};
 use fem_solid::model::SolidOutput;
-use fem_solid::{DefLim, SolidMass, SolidModel, SolidSystem};
+use fem_solid::{SolidMass, SolidModel, SolidSystem};
 
 /// Decoupled Mooney–Rivlin (constants in Pa).
 #[derive(Debug)]
@@ -202,7 +202,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let mut vtk = VtkCells::new();
     vtk.push_block(fem::mesh::CellKind::Hex8, cells);
-    let output = SolidOutput::new(mesh.points.clone(), vtk, system);
+    let output = SolidOutput::new(mesh.points.clone(), vtk, system.shared_operator());
     let mut model = SolidModel::new(Box::new(stepper), grid, Vec::new(), output);
     let mut options = RunOptions::new(&out_dir, "downstream_material");
     options.every = 20;

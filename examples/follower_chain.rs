@@ -31,15 +31,14 @@
 
 use std::path::PathBuf;
 
-use fem::assembly::Symmetry;
 use fem::constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, TimeFunction};
 use fem::drive::{Progress, RunOptions, drive};
 use fem::io::{Field, Frame, VtkCells};
 use fem::model::Model;
 use fem::nalgebra::DMatrix;
 use fem::time::{
-    AlphaScheme, Energy, Mass, Matrix, NodalStepper, SecondOrderSystem, StepError, StepReport,
-    StepSettings, Stepper, TimeGrid,
+    AlphaScheme, Energy, EvalError, Mass, Matrix, NodalStepper, SecondOrderSystem, StepError,
+    StepReport, StepSettings, Stepper, TangentKind, TimeGrid,
 };
 
 /// Beads, springs and the follower force. Dof `i` is bead `i`'s transverse displacement.
@@ -67,7 +66,7 @@ impl SecondOrderSystem for FollowerChain {
     fn mass(&self) -> &Mass {
         &self.mass
     }
-    fn internal_force(&self, u: &[f64], f: &mut [f64]) {
+    fn internal_force(&self, u: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
         f.fill(0.0);
         for i in 1..self.n_beads {
             let s = u[i] - u[i - 1];
@@ -77,8 +76,13 @@ impl SecondOrderSystem for FollowerChain {
         }
         // The follower force is applied, so it enters f_int with a minus sign.
         f[self.n_beads - 1] -= self.follower_force(u);
+        Ok(())
     }
-    fn tangent(&self, u: &[f64]) -> Matrix {
+    /// The follower force makes the tangent unsymmetric: it is factored by LU.
+    fn tangent_kind(&self) -> TangentKind {
+        TangentKind::Unsymmetric
+    }
+    fn tangent(&self, u: &[f64]) -> Result<Matrix, EvalError> {
         let n = self.n_beads;
         let mut k = DMatrix::zeros(n, n);
         for i in 1..n {
@@ -93,10 +97,7 @@ impl SecondOrderSystem for FollowerChain {
         let p = self.follower / self.spacing;
         k[(n - 1, n - 1)] += p;
         k[(n - 1, n - 2)] -= p;
-        Matrix::Dense(k)
-    }
-    fn tangent_symmetry(&self) -> Symmetry {
-        Symmetry::Unsymmetric
+        Ok(Matrix::Dense(k))
     }
 }
 
@@ -155,7 +156,7 @@ impl Model for ChainModel {
         Ok(())
     }
     fn energy(&self) -> Option<Energy> {
-        let v = self.stepper.velocity();
+        let v = self.stepper.velocity_at_step();
         let kinetic = 0.5 * self.stepper.system().mass().norm_squared(&v);
         let mut e = Energy::new(kinetic, self.spring_energy());
         e.external_work = self.follower_work;
@@ -174,7 +175,7 @@ impl Model for ChainModel {
     }
     fn frame(&mut self) -> Frame<'_> {
         let u = self.stepper.position().to_vec();
-        let v = self.stepper.velocity().into_owned();
+        let v = self.stepper.velocity_at_step().into_owned();
         for i in 0..u.len() {
             self.displacement[3 * i + 1] = u[i];
             self.velocity[3 * i + 1] = v[i];
@@ -203,7 +204,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The base (dof 0) follows g(t) = 0.01 sin(2π t), by direct control.
     let shake = Prescribed::new(TimeFunction::expression("0.01*sin(2*pi*t)")?);
     let base = DirichletConditions::new(&[DirichletSet {
-        dofs: vec![0],
+        dofs: vec![fem::constraints::SystemDof::new(0)],
         signal: std::sync::Arc::new(shake),
         enforcement: Enforcement::Direct,
     }])

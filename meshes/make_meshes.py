@@ -154,6 +154,22 @@ def cone(path, height=4.0 / 3.0, radius=0.5, size=0.2):
     save(path)
 
 
+def cylinder(kind, path, radius=0.1, height=0.3):
+    """Solid circular cylinder of radius 0.1 and height 0.3 on the z axis (z in [0, 0.3]),
+    tet4 (size 0.04) or tet10 (size 0.06, mid-edge nodes on the curved surface): a body of
+    model.rigid_bodies massed from its mesh, against the closed form m = rho pi r^2 h,
+    J_zz = m r^2/2, J_xx = J_yy = m (3 r^2 + h^2)/12. Group: solid."""
+    start("cylinder_" + kind)
+    vol = gmsh.model.occ.addCylinder(0, 0, 0, 0, 0, height, radius)
+    gmsh.model.occ.synchronize()
+    gmsh.model.addPhysicalGroup(3, [vol], name="solid")
+    mesh_size(0.04 if kind == "tet4" else 0.06)
+    gmsh.model.mesh.generate(3)
+    if kind == "tet10":
+        gmsh.model.mesh.setOrder(2)
+    save(path)
+
+
 def column(kind, path):
     """Square column 0.2 x 0.2 x 1 (x, y in [-0.1, 0.1], z in [0, 1]) of the solid inputs:
     tet4 (size 0.07), hex8 (4 x 4 x 20, transfinite, recombined) or tet10 (size 0.1, curved
@@ -326,6 +342,9 @@ $EndElements
 # An element refers to node tag 9, which does not exist.
 MISSING_NODE = INVERTED_TET.replace("1 2 1 3 4", "1 1 2 3 9")
 
+# Corrupt bytes where a node block's parametric flag belongs (7): not a parametric mesh.
+CORRUPT_PARAMETRIC_FLAG = INVERTED_TET.replace("3 1 0 4", "3 1 7 4")
+
 
 def bad_files():
     os.makedirs(BAD, exist_ok=True)
@@ -385,6 +404,7 @@ def bad_files():
     write_text(os.path.join(BAD, "empty.msh"), "")
     write_text(os.path.join(BAD, "inverted_tet.msh"), INVERTED_TET)
     write_text(os.path.join(BAD, "missing_node.msh"), MISSING_NODE)
+    write_text(os.path.join(BAD, "corrupt_parametric_flag.msh"), CORRUPT_PARAMETRIC_FLAG)
 
 
 def main():
@@ -414,6 +434,8 @@ def main():
     cube("tet10", os.path.join(HERE, "cube_tet10.msh"), size=0.4)
     cube("hex8", os.path.join(HERE, "cube_hex8.msh"))
     cone(os.path.join(HERE, "top_cone.msh"))
+    for kind in ("tet4", "tet10"):
+        cylinder(kind, os.path.join(HERE, f"cylinder_{kind}.msh"))
     sparse_tags(os.path.join(HERE, "cube_top_sparse_tags.msh"))
     write_text(os.path.join(HERE, "permuted_tags.msh"), PERMUTED)
     parts()

@@ -1,135 +1,131 @@
 //! `fem run` under `mpirun` (feature `mpi`): the explicit DEF_EXP solid on every process of
-//! `MPI_COMM_WORLD` by domain decomposition (crate `fem-mpi`). Without a launcher, `fem run`
-//! is the serial run loop, as in a build without the feature.
+//! `MPI_COMM_WORLD` by domain decomposition (crate `fem-mpi`), run by the one run loop
+//! (`fem_drive::drive_on`) on the MPI processes. Without a launcher, `fem run` is the serial
+//! program; on one process, an input that is not the explicit solid runs serially too.
 //!
 //! Every rank reads the input; an input error is printed once (by rank 0) and every rank
-//! exits 2. A failed run stops every rank with exit 1, the message naming the rank. SIGINT or
-//! SIGTERM (a scheduler's warning before the wall-time limit, delivered to every rank or to
-//! one) stops every rank after the same step with a checkpoint each, exit 1, as the serial
-//! run does.
+//! exits 2. A failed run stops every rank with the exit code of the failure, the message naming
+//! the rank. SIGINT or SIGTERM (a scheduler's warning before the wall-time limit, delivered to
+//! every rank or to one) stops every rank after the same step with a checkpoint each, exit 1,
+//! as the serial run does.
 
-use std::io::Write as _;
 use std::path::Path;
-use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
-use fem_model::resources::Budget;
+use fem_drive::{Processes, RunOptions, RunSummary};
+use fem_model::input::FormatKind;
+use fem_mpi::MpiProcesses;
 use fem_mpi::mpi::traits::Communicator;
-use fem_mpi::{DistributedOptions, DistributedSolidRun};
 
-use crate::drive::{Progress, ProgressReport};
-use crate::input::ModelInput;
+use crate::error::FemError;
+use crate::input::{Input, ModelRegistry};
 
-/// Whether this process was started by an MPI launcher (MPICH's Hydra, Open MPI, PMIx).
-pub fn launched_by_mpirun() -> bool {
-    ["PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
+/// What [`run`] did: the summary and the process's rank, or nothing (the caller runs the input
+/// serially).
+pub enum Outcome {
+    /// The input is not a distributed run, and there is one process: run it serially.
+    Serial,
+    /// The distributed run's result on this process.
+    Distributed {
+        /// This process's rank (only rank 0 reports).
+        rank: usize,
+        /// The run's summary or its failure (the same on every process).
+        result: Result<RunSummary, FemError>,
+    },
 }
 
-/// Runs `file` on the processes of `MPI_COMM_WORLD`, writing into `out_dir`. Returns `None`
-/// when the input is not for a distributed run and there is one process (the caller runs it
-/// serially). `interrupt`, raised on any rank (a signal), stops every rank after the same
-/// step with a checkpoint each.
-pub fn run(
+/// Runs `file` (its model one of the registry `M`'s) on the processes of `MPI_COMM_WORLD` with
+/// `options` (its fingerprint, model name and output settings are filled here); `format`, when
+/// given, replaces the input's `output.format` (`fem run --format`). A distributed run writes
+/// `.pvd` and `.vtu` pieces: `output.format: vtkhdf` is refused (exit 2).
+pub fn run<M: ModelRegistry>(
     file: &Path,
-    out_dir: &Path,
-    base: &str,
-    max_steps: Option<u64>,
-    resume: bool,
-    progress: Progress,
-    interrupt: Option<Arc<AtomicBool>>,
-) -> Option<ExitCode> {
+    mut options: RunOptions,
+    format: Option<FormatKind>,
+) -> Outcome {
     let Some(universe) = fem_mpi::mpi::initialize() else {
-        let _ = writeln!(std::io::stderr(), "error: MPI is already initialized");
-        return Some(ExitCode::from(1));
+        return Outcome::Distributed {
+            rank: 0,
+            result: Err(FemError::ReadInput {
+                path: file.to_path_buf(),
+                source: std::io::Error::other("MPI is already initialized"),
+            }),
+        };
     };
     let world = universe.world();
-    let (rank, size) = (world.rank(), world.size());
-    let fail = |message: String, code: u8| {
-        if rank == 0 {
-            let _ = writeln!(std::io::stderr(), "error: {message}");
+    let processes = MpiProcesses::new(world.duplicate());
+    let rank = processes.rank();
+    let size = processes.size();
+    let result = (|| {
+        let mut input = crate::load_with::<M>(file)?;
+        if let Some(format) = format {
+            input.output.format = format;
         }
-        Some(ExitCode::from(code))
-    };
-    let input = match crate::load(file) {
-        Ok(i) => i,
-        Err(e) => return fail(e.to_string(), e.exit_code()),
-    };
-    let section = match &input.model {
-        ModelInput::Solid(s) => s.as_ref(),
-        _ if size == 1 => return None,
-        other => {
-            return fail(
-                format!(
-                    "{}: model.{}: only the solid (model.solid, time.scheme: def_exp) runs on more than one MPI process; start this input without mpirun",
-                    file.display(),
-                    other.name()
-                ),
-                2,
-            );
-        }
-    };
-    let budget = match Budget::from_machine(Some(out_dir)) {
-        Ok(b) => b,
-        Err(e) => return fail(format!("{}: {e}", file.display()), 2),
-    };
-    let fingerprint = match crate::input_fingerprint(file, &input) {
-        Ok(f) => f,
-        Err(e) => return fail(e.to_string(), e.exit_code()),
-    };
-    let sections = input.sections(file, budget);
-    let mut run = match DistributedSolidRun::new(world.duplicate(), section, &sections) {
-        Ok(r) => r,
-        Err(e) => return fail(format!("{}: {e}", file.display()), 2),
-    };
-    let options = DistributedOptions {
-        out_dir: out_dir.to_path_buf(),
-        base: base.to_string(),
-        every: input.output.every,
-        history_every: input.output.history_every,
-        compression: fem_model::build::compression(input.output.compression),
-        max_steps,
-        checkpoint_every: input.output.checkpoint_every,
-        resume,
-        fingerprint,
-        interrupt,
-    };
-    let n_steps = max_steps.map_or(run.grid().n_steps(), |m| m.min(run.grid().n_steps()));
-    let mode = if rank == 0 { progress } else { Progress::Quiet };
-    let bar = ProgressReport::new(mode, n_steps);
-    let result = run.run_reporting(&options, |n| bar.at(n));
-    match &result {
-        Ok(_) => bar.finish(),
-        Err(_) => bar.abandon(),
-    }
-    match result {
-        Ok(summary) => {
-            if rank == 0 && progress != Progress::Quiet {
-                let _ = writeln!(
-                    std::io::stdout(),
-                    "{} steps on {size} MPI processes in {:.3} s ({:.1} steps/s); {} frames: {}",
-                    summary.steps,
-                    summary.wall_seconds,
-                    summary.steps as f64 / summary.wall_seconds.max(1e-12),
-                    summary.frames,
-                    summary.pvd.display()
-                );
-                if let Some(e) = &summary.energy {
-                    let _ = writeln!(
-                        std::io::stdout(),
-                        "energy balance (total + dissipated - external work - reaction work), {}: largest change {:.2e} = {:.2e} of the largest energy in the run ({:.3e}), over the {} history rows of this run",
-                        e.invariant.describe(),
-                        e.max_change,
-                        e.relative_change(),
-                        e.scale,
-                        e.rows
-                    );
-                }
+        let solid = input
+            .model
+            .section()
+            .downcast_ref::<fem_solid::SolidSection>();
+        let section = match solid {
+            Some(s) if size > 1 || is_explicit(&input) => s,
+            _ if size == 1 => return Ok(None),
+            _ => {
+                return Err(FemError::Input {
+                    path: file.to_path_buf(),
+                    source: fem_model::InputError::invalid(
+                        "model",
+                        format!(
+                            "model.{}: only the solid (model.solid, time.scheme: def_exp) runs on more than one MPI process; start this input without mpirun",
+                            input.model.name()
+                        ),
+                    ),
+                });
             }
-            Some(ExitCode::SUCCESS)
+        };
+        let input_error = |source| FemError::Input {
+            path: file.to_path_buf(),
+            source,
+        };
+        if input.output.format == FormatKind::Vtkhdf {
+            let hint = match format {
+                Some(_) => "use --format pvd",
+                None => "use output.format: pvd",
+            };
+            return Err(input_error(fem_model::InputError::invalid(
+                "output.format",
+                format!("VTKHDF output is not available for distributed runs yet: {hint}"),
+            )));
         }
-        Err(e) => fail(e.to_string(), e.exit_code()),
+        let budget = fem_model::resources::Budget::from_machine(Some(&options.out_dir))
+            .map_err(input_error)?
+            .with_steps(options.max_steps);
+        options.fingerprint = crate::input_fingerprint(file, &input)?;
+        options.model_name = input.model.name().to_string();
+        options.every = input.output.every;
+        options.history_every = input.output.history_every;
+        options.format = fem_model::build::series_format(&input.output);
+        let sections = input.sections(file, budget);
+        let mut model = fem_mpi::distributed_solid_model(&world, section, &sections)
+            .map_err(input_error)?
+            .model;
+        Ok(Some(fem_drive::drive_on(&mut model, &options, &processes)?))
+    })();
+    match result {
+        Ok(None) => Outcome::Serial,
+        Ok(Some(summary)) => Outcome::Distributed {
+            rank,
+            result: Ok(summary),
+        },
+        Err(e) => Outcome::Distributed {
+            rank,
+            result: Err(e),
+        },
     }
+}
+
+/// Whether the input asks for the explicit solid (the one scheme that runs distributed).
+fn is_explicit<M>(input: &Input<M>) -> bool {
+    input
+        .time
+        .scheme
+        .as_deref()
+        .is_none_or(|s| s == fem_time::leapfrog::def_exp::NAME)
 }

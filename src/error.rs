@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::drive::RunError;
+use fem_drive::RunError;
 
 /// Everything `fem` can refuse or fail with.
 #[derive(Debug, thiserror::Error)]

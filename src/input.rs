@@ -6,24 +6,41 @@
 //! shared sections are `fem_model::input`'s, each model's section its model crate's; the
 //! reference for every key is `docs/input.md`.
 
+use std::any::Any;
 use std::path::Path;
 
 use fem_model::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, TimeInput,
 };
 use fem_model::resources::Budget;
-use fem_model::{InputError, Model, ModelSection, Sections};
+use fem_model::resources::OutputEstimate;
+use fem_model::{InputError, Model, Sections};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
-/// A whole input file.
+/// The models an input file may name under `model:`: an enum with one variant per model, each
+/// holding its section, made by [`registry!`](crate::registry). `fem`'s own is [`ModelInput`];
+/// a downstream program makes its own with its models added and runs it with
+/// [`crate::cli::main`].
+pub trait ModelRegistry: DeserializeOwned + std::fmt::Debug {
+    /// Refuses what the model does not read, then builds it.
+    fn build(&self, sections: &Sections<'_>) -> Result<Box<dyn Model>, InputError>;
+    /// The model's key under `model:`.
+    fn name(&self) -> &'static str;
+    /// The model's section, for a caller that handles one section type specially (the
+    /// distributed solid).
+    fn section(&self) -> &dyn Any;
+}
+
+/// A whole input file, its model one of the registry `M`'s.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
+#[serde(deny_unknown_fields, bound(deserialize = "M: DeserializeOwned"))]
+pub struct Input<M = ModelInput> {
     /// Where the mesh comes from (models on a mesh; the others need none).
     #[serde(default)]
     pub mesh: Option<MeshInput>,
     /// The model: one of the registry's.
-    pub model: ModelInput,
+    pub model: M,
     /// Homogeneous Dirichlet conditions: dofs held at zero (eliminated).
     #[serde(default)]
     pub fixed: Vec<FixedInput>,
@@ -41,9 +58,12 @@ pub struct Input {
     /// What is written, and how often.
     #[serde(default)]
     pub output: OutputInput,
+    /// The output the model's builder estimated (not read from the file).
+    #[serde(skip)]
+    pub estimate: std::cell::Cell<Option<OutputEstimate>>,
 }
 
-impl Input {
+impl<M: ModelRegistry> Input<M> {
     /// Everything but the model's section, for the model's builder, within `budget`.
     pub fn sections<'a>(&'a self, path: &'a Path, budget: Budget) -> Sections<'a> {
         Sections {
@@ -56,6 +76,8 @@ impl Input {
             time: &self.time,
             output: &self.output,
             budget,
+            estimate: &self.estimate,
+            scheme: None,
         }
     }
 
@@ -73,32 +95,52 @@ impl Input {
     }
 }
 
-/// The registry: each line names a model's key under `model:` (the variant, in snake case)
-/// and its section type, which builds the model. Adding a model is adding a line.
+/// Makes a registry of models ([`ModelRegistry`]): an enum whose variants are the models' keys
+/// under `model:` (the variant's name in snake case) holding their sections. Adding a model to
+/// `fem` is adding a line to [`ModelInput`]'s; a downstream program makes its own registry
+/// with `fem`'s lines and its own:
+///
+/// ```ignore
+/// fem::registry! {
+///     /// fem's models and the chain.
+///     pub enum Models {
+///         String => fem::string::StringSection,
+///         Chain => crate::ChainSection,
+///     }
+/// }
+/// ```
+#[macro_export]
 macro_rules! registry {
-    ($($variant:ident => $section:ty),* $(,)?) => {
-        /// The model: one entry per model family.
-        #[derive(Debug, Deserialize)]
-        #[serde(deny_unknown_fields, rename_all = "snake_case")]
-        pub enum ModelInput {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident => $section:ty),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, $crate::serde::Deserialize)]
+        #[serde(crate = "fem::serde", deny_unknown_fields, rename_all = "snake_case")]
+        $vis enum $name {
             $(
                 #[doc = concat!("`model.", stringify!($variant), "` (", stringify!($section), ")")]
                 $variant(Box<$section>),
             )*
         }
 
-        impl ModelInput {
-            /// Refuses what the model does not read, then builds it.
-            pub fn build(&self, sections: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
+        impl $crate::input::ModelRegistry for $name {
+            fn build(
+                &self,
+                sections: &$crate::model::Sections<'_>,
+            ) -> Result<Box<dyn $crate::model::Model>, $crate::model::InputError> {
                 match self {
-                    $(ModelInput::$variant(s) => fem_model::build(s.as_ref(), sections),)*
+                    $($name::$variant(s) => $crate::model::build(s.as_ref(), sections),)*
                 }
             }
 
-            /// The model's key under `model:`.
-            pub fn name(&self) -> &'static str {
+            fn name(&self) -> &'static str {
                 match self {
-                    $(ModelInput::$variant(_) => <$section as ModelSection>::NAME,)*
+                    $($name::$variant(_) => <$section as $crate::model::ModelSection>::NAME,)*
+                }
+            }
+
+            fn section(&self) -> &dyn std::any::Any {
+                match self {
+                    $($name::$variant(s) => s.as_ref(),)*
                 }
             }
         }
@@ -106,11 +148,14 @@ macro_rules! registry {
 }
 
 registry! {
-    String => fem_string::StringSection,
-    ModalString => fem_modal::ModalStringSection,
-    CollidingStrings => fem_string::CollidingStringsSection,
-    DoublePendulum => fem_pendulum::DoublePendulumSection,
-    Beam => fem_beam::BeamSection,
-    RigidBodies => fem_rigid::RigidBodiesSection,
-    Solid => fem_solid::SolidSection,
+    /// The models of `fem`: one entry per model family.
+    pub enum ModelInput {
+        String => fem_string::StringSection,
+        ModalString => fem_modal::ModalStringSection,
+        CollidingStrings => fem_string::CollidingStringsSection,
+        DoublePendulum => fem_pendulum::DoublePendulumSection,
+        Beam => fem_beam::BeamSection,
+        RigidBodies => fem_rigid::RigidBodiesSection,
+        Solid => fem_solid::SolidSection,
+    }
 }

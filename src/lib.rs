@@ -9,9 +9,12 @@
 //! | [`elements`] (`fem-elements`) | quadrature and element kernels |
 //! | [`assembly`] (`fem-assembly`) | dof maps, parallel assembly, lumping, sparse Cholesky and LU |
 //! | [`constraints`] (`fem-constraints`) | Dirichlet sets and time functions, LCP solvers, unilateral contact |
+//! | [`contact`] (`fem-contact`) | contact law, body interface, NSGS solver, detection, FCLIB reader |
 //! | [`time`] (`fem-time`) | the second-order system, the `Stepper` interface and the steppers |
 //! | [`model`] (`fem-model`) | the `Model` interface, the shared input sections and their builders |
-//! | [`string`], [`modal`], [`pendulum`], [`beam`] | the model families |
+//! | [`drive`] (`fem-drive`) | the run loop, on one process or many |
+//! | [`string`], [`modal`], [`pendulum`], [`beam`], [`rigid`], [`solid`] | the model families |
+//! | `mpi` (`fem-mpi`, feature `mpi`) | the explicit solid on MPI |
 //!
 //! The modules here turn a YAML file into a run: [`input`] is the file's schema and the
 //! registry of models, [`drive`] the one run loop (which a downstream program calls with a
@@ -20,12 +23,18 @@
 pub use fem_assembly as assembly;
 pub use fem_beam as beam;
 pub use fem_constraints as constraints;
+pub use fem_contact as contact;
+pub use fem_drive as drive;
 pub use fem_elements as elements;
 pub use fem_io as io;
 pub use fem_mesh as mesh;
 pub use fem_modal as modal;
 pub use fem_model as model;
+#[cfg(feature = "mpi")]
+pub use fem_mpi as mpi;
 pub use fem_pendulum as pendulum;
+pub use fem_rigid as rigid;
+pub use fem_solid as solid;
 pub use fem_string as string;
 pub use fem_time as time;
 /// Dense small matrices (`DMatrix` for dense tangents and masses).
@@ -33,9 +42,9 @@ pub use nalgebra;
 /// Sparse matrices (`CsrMatrix`).
 pub use nalgebra_sparse;
 
+pub mod cli;
 #[cfg(feature = "mpi")]
 pub mod distributed;
-pub mod drive;
 pub mod error;
 pub mod input;
 mod yaml;
@@ -44,15 +53,43 @@ use std::path::Path;
 
 use error::FemError;
 use fem_model::resources::{Budget, Bytes, MAX_INPUT_FILE};
-use input::Input;
+use input::{Input, ModelInput, ModelRegistry};
+
+/// The serialization framework the input sections use (for [`registry!`]).
+pub use serde;
+
+// `fem::serde` names the framework in the code [`registry!`] writes, here as downstream.
+extern crate self as fem;
+
+/// The number of processes an MPI launcher (MPICH's Hydra, Open MPI, PMIx) started this
+/// process among, when it was started by one.
+pub fn launched_by_mpirun() -> Option<usize> {
+    let size = [
+        "PMI_SIZE",
+        "OMPI_COMM_WORLD_SIZE",
+        "PMIX_SIZE",
+        "MPI_LOCALNRANKS",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok());
+    let launched = ["PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    launched.then_some(size.unwrap_or(1))
+}
 
 /// Reads and parses an input file: a regular file of at most
 /// [`MAX_INPUT_FILE`] bytes of UTF-8 text (a device such as
 /// `/dev/zero`, a pipe or a folder is refused before it is opened, a larger file before it is
 /// read).
 pub fn load(path: &Path) -> Result<Input, FemError> {
+    load_with::<ModelInput>(path)
+}
+
+/// [`load`] with the models of the registry `M`.
+pub fn load_with<M: ModelRegistry>(path: &Path) -> Result<Input<M>, FemError> {
     let text = read_input(path)?;
-    parse(&text, path)
+    parse_with(&text, path)
 }
 
 /// The text of an input file, after checking that it is a regular file of at most
@@ -99,6 +136,11 @@ pub fn read_input(path: &Path) -> Result<String, FemError> {
 /// names later). Errors give the line and column, what was expected and what was found, in the
 /// terms of the input file (docs/input.md).
 pub fn parse(text: &str, path: &Path) -> Result<Input, FemError> {
+    parse_with(text, path)
+}
+
+/// [`parse`] with the models of the registry `M`.
+pub fn parse_with<M: ModelRegistry>(text: &str, path: &Path) -> Result<Input<M>, FemError> {
     yaml::parse(text, path).map_err(|message| FemError::Yaml {
         path: path.to_path_buf(),
         message,
@@ -107,7 +149,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Input, FemError> {
 
 /// The fingerprint of what a run reads: the input file and, when it names one, its mesh file.
 /// A checkpoint written by a run of other inputs is refused on `--resume`.
-pub fn input_fingerprint(path: &Path, input: &Input) -> Result<u32, FemError> {
+pub fn input_fingerprint<M>(path: &Path, input: &Input<M>) -> Result<u32, FemError> {
     let read = |p: &Path| {
         std::fs::read(p).map_err(|source| FemError::ReadInput {
             path: p.to_path_buf(),
@@ -136,12 +178,44 @@ pub fn prepare_writing_to(
     path: &Path,
     output: Option<&Path>,
 ) -> Result<(Input, Box<dyn model::Model>), FemError> {
-    let input = load(path)?;
+    prepare_with(path, output)
+}
+
+/// [`prepare_writing_to`] with the models of the registry `M`.
+#[allow(clippy::type_complexity)]
+pub fn prepare_with<M: ModelRegistry>(
+    path: &Path,
+    output: Option<&Path>,
+) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
+    prepare_run_with(path, output, None)
+}
+
+/// Like [`prepare_writing_to`], for a run of at most `max_steps` steps (`--max-steps`): the
+/// output is estimated, and checked against the disk, for those. The estimate is left in
+/// [`Input::estimate`].
+pub fn prepare_run(
+    path: &Path,
+    output: Option<&Path>,
+    max_steps: Option<u64>,
+) -> Result<(Input, Box<dyn model::Model>), FemError> {
+    prepare_run_with(path, output, max_steps)
+}
+
+/// [`prepare_run`] with the models of the registry `M`.
+#[allow(clippy::type_complexity)]
+pub fn prepare_run_with<M: ModelRegistry>(
+    path: &Path,
+    output: Option<&Path>,
+    max_steps: Option<u64>,
+) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
+    let input = load_with::<M>(path)?;
     let input_error = |source| FemError::Input {
         path: path.to_path_buf(),
         source,
     };
-    let budget = Budget::from_machine(output).map_err(input_error)?;
+    let budget = Budget::from_machine(output)
+        .map_err(input_error)?
+        .with_steps(max_steps);
     let model = input.build_within(path, &budget).map_err(input_error)?;
     Ok((input, model))
 }

@@ -10,12 +10,12 @@ use std::path::Path;
 
 use serde_saphyr::{Error, MessageFormatter};
 
-use crate::input::Input;
+use crate::input::{Input, ModelRegistry};
 
 /// Parses an input file's text; the error is the message to show (line, column, what was
 /// expected, a snippet of the file).
-pub(crate) fn parse(text: &str, path: &Path) -> Result<Input, String> {
-    serde_saphyr::from_str::<Input>(text).map_err(|e| {
+pub(crate) fn parse<M: ModelRegistry>(text: &str, path: &Path) -> Result<Input<M>, String> {
+    serde_saphyr::from_str::<Input<M>>(text).map_err(|e| {
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
@@ -48,6 +48,9 @@ impl MessageFormatter for InputMessages {
                 match *expected {
                     "mapping start" => "a mapping (indented 'key: value' lines or { key: value })",
                     "sequence start" => "a list (lines starting with '- ' or [a, b])",
+                    "enum variant" => {
+                        "one of the choices (its name, or a mapping with its name as the key)"
+                    }
                     other => other,
                 }
             )),
@@ -60,6 +63,18 @@ impl MessageFormatter for InputMessages {
             Error::UnexpectedValueForUnitEnumVariant { .. } => Cow::Borrowed(
                 "this choice takes no settings: give its name alone (for example 'free', not { free: ... })",
             ),
+            Error::ExpectedMappingEndAfterEnumVariantValue { .. } => Cow::Borrowed(
+                "only one of the choices may be given here, and this mapping names more than one: keep one key",
+            ),
+            Error::UnexpectedValueForUnit { .. } => Cow::Borrowed(
+                "this value cannot be read here (a YAML tag such as '!name' before it is not understood): write the value alone",
+            ),
+            Error::TaggedEnumMismatch { tagged, .. } => Cow::Owned(format!(
+                "the tag '!{tagged}' is not one of the choices here: write the choice's name, without '!'"
+            )),
+            Error::UnsupportedTag { tag, .. } => Cow::Owned(format!(
+                "the YAML tag `{tag}` is not understood here: write the value without it"
+            )),
             Error::InvalidScalar { ty, .. } => Cow::Owned(format!(
                 "expected {}",
                 match *ty {
@@ -69,6 +84,9 @@ impl MessageFormatter for InputMessages {
                     "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
                     "f32" | "f64" | "floating point" => "a number",
                     "bool" | "boolean" => "true or false",
+                    "enum variant" => {
+                        "one of the choices, by its name (a YAML tag such as '!!null' cannot stand for one)"
+                    }
                     other => other,
                 }
             )),
@@ -111,9 +129,69 @@ impl MessageFormatter for InputMessages {
             Error::NullIntoString { .. } => {
                 Cow::Borrowed("expected text here, found nothing (an empty value or null)")
             }
-            _ => serde_saphyr::DefaultMessageFormatter.format_message(err),
+            _ => Cow::Owned(in_users_words(
+                &serde_saphyr::DefaultMessageFormatter.format_message(err),
+            )),
         }
     }
+}
+
+/// The reader's and its scanner's remaining messages in the words of an input file: whole
+/// messages that say something else to a person, then the scanner's terms for the forms of
+/// YAML (`flow mapping` is `{ … }`, `block sequence` an indented list, a `node` a value).
+fn in_users_words(message: &str) -> String {
+    let whole: [(&str, &str); 7] = [
+        (
+            "recursion limit exceeded",
+            "lists and mappings are nested too deep here for an input file",
+        ),
+        (
+            "tabs disallowed within this context (block indentation)",
+            "a tab here: indent with spaces (YAML does not allow tabs in indentation)",
+        ),
+        (
+            "tabs disallowed in this context",
+            "a tab here: use spaces (YAML does not allow tabs in this place)",
+        ),
+        (
+            "did not find expected <document start>",
+            "the content does not start where a YAML document may: after a directive ('%YAML', \
+             '%TAG') a line '---' must come first — remove the directive (an input file needs none)",
+        ),
+        (
+            "expected enum variant",
+            "expected one of the choices here (its name, or a mapping with its name as the key)",
+        ),
+        (
+            "unexpected end of input",
+            "the file ends in the middle of a value",
+        ),
+        ("input is not valid UTF-8", "the file is not text (UTF-8)"),
+    ];
+    if let Some((_, said)) = whole.iter().find(|(m, _)| *m == message) {
+        return (*said).to_string();
+    }
+    let mut out = message.to_string();
+    for (word, said) in [
+        ("implicit flow mapping", "{ } mapping"),
+        ("flow mapping", "{ } mapping"),
+        ("flow sequence", "[ ] list"),
+        ("flow collection", "[ ] list or { } mapping"),
+        ("block mapping", "indented mapping"),
+        ("block sequence", "indented list"),
+        ("block collection", "indented list"),
+        ("block scalar", "multi-line text"),
+        ("node content", "a value"),
+        ("parsing a node", "reading a value"),
+        ("scanning", "reading"),
+        ("parsing", "reading"),
+        ("EOF", "the end of the file"),
+        ("eof", "the end of the file"),
+        ("scalar", "value"),
+    ] {
+        out = out.replace(word, said);
+    }
+    out
 }
 
 /// What the reader's limits on a document (which bound the memory of parsing it) refused,

@@ -258,7 +258,7 @@ fn made_cases() -> Vec<Case> {
     );
 
     // 300 000 numbers: beyond what the YAML reader holds for one input (which bounds the
-    // memory of parsing a file of at most 256 MiB).
+    // memory of parsing a file of at most 64 MiB).
     let zeros = vec!["0"; 300_000].join(",");
     std::fs::write(
         dir.join("yaml_300000_values.yaml"),
@@ -274,6 +274,48 @@ fn made_cases() -> Vec<Case> {
             "yaml_300000_values.yaml",
         )
         .expect("a CSV file"),
+    );
+
+    // An expression of 3 million terms (issue 28: 1.8 GB and not done in 400 s): refused by
+    // its length before it is built.
+    std::fs::write(
+        dir.join("expression_3e6_terms.yaml"),
+        format!(
+            "mesh: {{ line: {{ length: 1.0, cells: 10 }} }}\nmodel:\n  string: {{ density: 1, tension: 1 }}\n\
+             dirichlet:\n  - {{ nodes: [0], value: \"{}\" }}\nfixed:\n  - {{ nodes: [10] }}\n\
+             time: {{ scheme: alpha, dt: 0.01, t_end: 1.0 }}\n",
+            vec!["t"; 3_000_000].join("+")
+        ),
+    )
+    .unwrap();
+    cases.push(
+        Case::new(
+            &["check", &at("expression_3e6_terms.yaml")],
+            "expression_3e6_terms.yaml",
+        )
+        .expect("at most 4096"),
+    );
+
+    // 70 MiB of comments around a valid input (issue 28: the reader refused what the size
+    // limit let through, as "larger than an input file may be"): refused by its size, 64 MiB
+    // (67 MB).
+    {
+        let mut text = String::from(
+            "mesh: { line: { length: 1.0, cells: 10 } }\nmodel:\n  string: { density: 1, tension: 1 }\n\
+             time: { scheme: alpha, dt: 0.01, t_end: 1.0 }\n",
+        );
+        let line = format!("# {}\n", "x".repeat(1022));
+        while text.len() < 70 << 20 {
+            text.push_str(&line);
+        }
+        std::fs::write(dir.join("comments_70MiB.yaml"), text).unwrap();
+    }
+    cases.push(
+        Case::new(
+            &["check", &at("comments_70MiB.yaml")],
+            "comments_70MiB.yaml",
+        )
+        .expect("at most 67 MB"),
     );
 
     // Output locations that cannot be written: exit 2, the run has not started.

@@ -244,3 +244,139 @@ fn a_thousand_element_cable_starts_by_uzawa() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("Uzawa iterations"), "{}", text(&out));
 }
+
+/// A long set-up says what it is doing (issue 28, item 13: `fem check` of 10⁶ beam elements or
+/// of 10⁴ modes against 10⁴ contact points computed for minutes without a word). Phases are
+/// told on standard error once the set-up has taken 2 s; `FEM_PROGRESS_AFTER=0` tells every
+/// one (so this test need not wait), and `-q` none.
+#[test]
+fn a_slow_set_up_says_what_it_is_doing() {
+    let check = |input: &str, quiet: bool| {
+        let mut args = vec!["check", input];
+        if quiet {
+            args.insert(0, "-q");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_fem"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("FEM_PROGRESS_AFTER", "0")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let beam = check("inputs/beam_fall_kkt.yaml", false);
+    assert!(
+        beam.contains("fem: the beam's static start: Newton on the KKT system on 20 elements"),
+        "{beam}"
+    );
+    let modal = check("inputs/string_obstacle_point.yaml", false);
+    assert!(
+        modal.contains("the modal string's contact matrices: 1 contact points over 1000 modes"),
+        "{modal}"
+    );
+    let solid = check("inputs/solid_rotating_bar.yaml", false);
+    assert!(solid.contains("the solid's critical step"), "{solid}");
+    assert!(check("inputs/beam_fall_kkt.yaml", true).is_empty());
+}
+
+/// `fem check` reports in a person's terms (issue 28, item 14): no Rust `Debug` text
+/// (`AugmentedLagrangian { augmentation: 100000.0, … }`, `Ellipse(EllipseConstraint { … })`)
+/// and numbers rounded to at most six significant digits (not `9.000000000000001e-3`).
+#[test]
+fn check_reports_have_no_debug_text_and_rounded_numbers() {
+    for file in yaml_files("inputs") {
+        let out = fem(&["check", file.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        for debug in ["{", "}", "::", "Some(", "None", "(Ellipse", "Constraint"] {
+            assert!(
+                !report.contains(debug),
+                "{}: '{debug}' in\n{report}",
+                file.display()
+            );
+        }
+        for token in report.split(|c: char| !(c.is_ascii_alphanumeric() || ".-+".contains(c))) {
+            let t = token.trim_matches(|c: char| c == '.' || c == '-' || c == '+');
+            if !(t.contains('.') || t.contains('e')) || t.parse::<f64>().is_err() {
+                continue;
+            }
+            let mantissa = t.split(['e', 'E']).next().unwrap_or("");
+            let digits = mantissa
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect::<String>();
+            let significant = digits.trim_start_matches('0').len();
+            assert!(
+                significant <= 6,
+                "{}: the number {t} in\n{report}",
+                file.display()
+            );
+        }
+    }
+}
+
+/// A second run into a folder where a live run writes is refused (exit 2, the lock named);
+/// a lock left by a run that no longer runs is taken over.
+#[test]
+fn a_folder_in_use_by_a_live_run_is_refused() {
+    let dir = scratch("folder_in_use");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut live = Command::new("sleep").arg("60").spawn().expect("sleep runs");
+    std::fs::write(dir.join(".fem.lock"), format!("{}\n", live.id())).unwrap();
+    let out = fem(&[
+        "run",
+        "inputs/string_pluck.yaml",
+        "-o",
+        dir.to_str().unwrap(),
+        "--max-steps",
+        "5",
+        "-q",
+    ]);
+    let _ = live.kill();
+    let _ = live.wait();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("in use by another run") && said.contains(".fem.lock"),
+        "{said}"
+    );
+    assert!(!dir.join("history.csv").exists(), "nothing was written");
+    // The same lock, its process gone: the run takes the folder and releases it.
+    let out = fem(&[
+        "run",
+        "inputs/string_pluck.yaml",
+        "-o",
+        dir.to_str().unwrap(),
+        "--max-steps",
+        "5",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(dir.join("history.csv").exists());
+    assert!(!dir.join(".fem.lock").exists(), "the lock is released");
+}
+
+/// This build has no MPI: started by an MPI launcher on several processes it refuses, rather
+/// than run copies of the same run into the same folder.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn the_serial_build_under_an_mpi_launcher_refuses() {
+    let dir = scratch("serial_under_mpirun");
+    let out = Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args([
+            "run",
+            "inputs/string_pluck.yaml",
+            "-o",
+            dir.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PMI_RANK", "1")
+        .env("PMI_SIZE", "2")
+        .output()
+        .expect("the fem binary runs");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("built without MPI support"), "{said}");
+    assert!(!dir.exists(), "nothing was written");
+}

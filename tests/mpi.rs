@@ -2,8 +2,8 @@
 //! P = 1, 2, 3, 4 writes a history byte for byte the serial run's and frames whose every value
 //! is bitwise the serial frame's at the same global node and cell; a run cut short and resumed
 //! on the same P is the uninterrupted run, file for file, and so is a run stopped by a signal
-//! to one of its ranks and resumed; an input error is reported once
-//! and every rank exits 2; a failure on one rank (an inverted cell, a piece that cannot be
+//! to one of its ranks and resumed; an input error (`output.format: vtkhdf` included, which a
+//! distributed run does not write yet) is reported once and every rank exits 2; a failure on one rank (an inverted cell, a piece that cannot be
 //! written) stops every rank with exit 1, naming the rank.
 //!
 //! The launcher is `mpirun` (MPICH's Hydra runs 4 processes on 2 cores as they are);
@@ -226,9 +226,43 @@ fn a_resumed_run_is_the_uninterrupted_run_file_for_file() {
         "resumed",
     );
     assert_same_files(&whole, &cut, 11, "the restart");
-    // Another process count cannot resume it.
+    // Another process count cannot resume it (nothing is run: exit 2).
     let out = mpirun(2, &["run", BOX, "-o", c, "-q", "--resume"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+#[test]
+fn checkpoints_of_different_interruptions_are_refused_before_any_file_is_touched() {
+    let base = scratch("mixed_cuts");
+    let (early, late) = (base.join("early"), base.join("late"));
+    let (e, l) = (early.to_str().unwrap(), late.to_str().unwrap());
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", e, "-q", "--max-steps", "20"]),
+        "cut at 20",
+    );
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", l, "-q", "--max-steps", "40"]),
+        "cut at 40",
+    );
+    // Rank 1's checkpoint from the later interruption among the earlier one's.
+    std::fs::copy(
+        late.join("checkpoint_1_of_3.fem"),
+        early.join("checkpoint_1_of_3.fem"),
+    )
+    .unwrap();
+    let history = std::fs::read(early.join("history.csv")).unwrap();
+    let started = std::time::Instant::now();
+    let out = mpirun(3, &["run", BOX, "-o", e, "-q", "--resume"]);
+    let t = text(&out);
+    assert!(started.elapsed().as_secs() < 60, "no hang: {t}");
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
+    assert!(t.contains("rank 1") && t.contains("step 40"), "{t}");
+    assert_eq!(
+        std::fs::read(early.join("history.csv")).unwrap(),
+        history,
+        "the history was not touched"
+    );
 }
 
 /// The process ids of the ranks (`fem` itself, not the launcher) whose arguments name `dir`.
@@ -446,6 +480,53 @@ fn an_input_error_is_reported_once_and_every_rank_exits_2() {
     assert_eq!(out.status.code(), Some(2), "{t}");
     assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
     assert!(t.contains("model.solid.material.poisson"), "{t}");
+}
+
+#[test]
+fn vtkhdf_output_is_refused_for_a_distributed_run_with_exit_2_naming_output_format() {
+    let dir = scratch("vtkhdf_refused");
+    let input = variant(
+        &dir,
+        "output: { every: 40,",
+        "output: { format: vtkhdf, every: 40,",
+    );
+    let out_dir = dir.join("out");
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            input.to_str().unwrap(),
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
+    assert!(t.contains("output.format"), "{t}");
+    assert!(
+        t.contains("VTKHDF output is not available for distributed runs yet"),
+        "{t}"
+    );
+    // `--format vtkhdf` on the command line is refused the same way; nothing is written.
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            BOX,
+            "-o",
+            out_dir.to_str().unwrap(),
+            "--format",
+            "vtkhdf",
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("--format pvd"), "{t}");
+    let written: Vec<_> = std::fs::read_dir(&out_dir)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(written.is_empty(), "nothing written: {written:?}");
 }
 
 #[test]

@@ -62,12 +62,19 @@ fn same_files(a: &Path, b: &Path) -> Result<usize, String> {
             other.len()
         ));
     }
+    let mut count = 0;
     for n in &names {
+        if a.join(n).is_dir() {
+            // A folder of the run (plots/): the same files in it.
+            count += same_files(&a.join(n), &b.join(n)).map_err(|e| format!("{n}/: {e}"))?;
+            continue;
+        }
         if std::fs::read(a.join(n)).unwrap() != std::fs::read(b.join(n)).unwrap() {
             return Err(format!("{n} differs"));
         }
+        count += 1;
     }
-    Ok(names.len())
+    Ok(count)
 }
 
 #[test]
@@ -235,4 +242,65 @@ fn a_fresh_run_replaces_an_older_run_in_the_same_directory() {
     assert_eq!(frames(&dir), 3, "the older run's later frames are gone");
     let history = std::fs::read_to_string(dir.join("history.csv")).unwrap();
     assert_eq!(history.lines().count(), 1 + 9);
+}
+
+/// What a resumed run finds in its output folder is checked before anything runs (exit 2): a
+/// pipe standing as the checkpoint or the history, a frame the checkpoint lists that is gone,
+/// a history shorter than the checkpoint says, and restored values that are not numbers.
+#[test]
+fn a_resumed_runs_folder_and_values_are_checked_with_exit_code_2() {
+    let input = "inputs/string_pluck.yaml";
+    let dir = scratch("restart_folder_checked");
+    let d = dir.to_str().unwrap();
+    let fresh = |dir: &str| {
+        let out = fem(&["run", input, "-o", dir, "-q", "--max-steps", "20"]);
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    let refused = |words: &str| {
+        let out = fem(&["run", input, "-o", d, "-q", "--resume"]);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{words}: {said}");
+        assert!(said.contains(words), "{words}: {said}");
+        assert!(!said.contains("panicked"), "{said}");
+    };
+    let mkfifo = |path: &Path| {
+        let _ = std::fs::remove_file(path);
+        let ok = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(ok.success());
+    };
+    fresh(d);
+    let checkpoint = dir.join("checkpoint.fem");
+    let good = std::fs::read(&checkpoint).unwrap();
+    mkfifo(&checkpoint);
+    refused("not a regular file");
+    std::fs::remove_file(&checkpoint).unwrap();
+    std::fs::write(&checkpoint, &good).unwrap();
+    let history = dir.join("history.csv");
+    let rows = std::fs::read(&history).unwrap();
+    mkfifo(&history);
+    refused("not a regular file");
+    std::fs::remove_file(&history).unwrap();
+    std::fs::write(&history, &rows[..rows.len() / 3]).unwrap();
+    refused("fewer than");
+    std::fs::write(&history, &rows).unwrap();
+    std::fs::remove_file(dir.join("string_pluck_000001.vtu")).unwrap();
+    refused("missing");
+    fresh(d);
+    // A frame time that is not a number, in a checkpoint otherwise intact.
+    let mut c = fem::io::Checkpoint::read(&checkpoint, fingerprint(input)).unwrap();
+    let times = c
+        .arrays
+        .iter_mut()
+        .find(|a| a.name == "drive:frame_times")
+        .unwrap();
+    times.values[0] = f64::NAN;
+    c.write(&checkpoint).unwrap();
+    refused("not a number");
+}
+
+/// The fingerprint `fem run` gives `input` (the checkpoint is refused without it).
+fn fingerprint(input: &str) -> u32 {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(input);
+    let parsed = fem::load(&path).unwrap();
+    fem::input_fingerprint(&path, &parsed).unwrap()
 }

@@ -15,7 +15,7 @@
 //! (`BEAM_BENCH_SKIP_UZAWA=1` skips the Uzawa table).
 
 use fem_beam::{
-    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, NewtonKktSettings,
+    AugmentedLagrangianStepper, Beam, BeamParameters, BeamState, End, NewtonKktSettings,
     NewtonKktStepper, TimeSettings, UzawaSettings,
 };
 
@@ -33,10 +33,10 @@ fn augmentation(n: usize) -> f64 {
 }
 
 /// The released (95) beam with `n` elements and its circular-arc start.
-fn start(n: usize) -> (BeamModel, BeamState) {
+fn start(n: usize) -> (Beam, BeamState) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
-    let model = BeamModel::new(p).expect("valid parameters");
+    let model = Beam::new(p).expect("valid parameters");
     let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let released = model
         .with_ends(End::pinned([0.0; 3]), End::Free)

@@ -23,27 +23,27 @@ use std::process::Command;
 use std::time::Instant;
 
 use fem_beam::{
-    BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
-    EnergyConservingStepper, NewtonKktSettings, TimeSettings, solve_static_newton,
+    Beam, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, EnergyConservingStepper,
+    NewtonKktSettings, TimeSettings, solve_static_newton,
 };
 
 const PEER: &str = "/work/shared/peers/moordyn_cable.py";
 const FALLING: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/moordyn_falling.py");
 
-fn model(n: usize) -> BeamModel {
+fn model(n: usize) -> Beam {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
     let options = BeamOptions {
         constraint_points: ConstraintPoints::NodesAndMidpoints,
         seabed: None,
     };
-    BeamModel::with_options(p, options).expect("valid parameters")
+    Beam::with_options(p, options).expect("valid parameters")
 }
 
 /// The inextensible catenary between (0,0) and (20,0) of length 32.6 (sag along −y): nodes by
 /// arc length, unit tangents. `y = c cosh((x−10)/c) − c cosh(10/c)`, `s = c (sinh((x−10)/c) +
 /// sinh(10/c))`, `2c sinh(10/c) = L`.
-fn catenary(model: &BeamModel) -> BeamState {
+fn catenary(model: &Beam) -> BeamState {
     let (mut lo, mut hi) = (1.0f64, 100.0f64);
     for _ in 0..200 {
         let c = 0.5 * (lo + hi);

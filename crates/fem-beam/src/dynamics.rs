@@ -4,7 +4,7 @@
 //! # Step contract
 //! A stepper owns `x^{n−1}`, `x^n`, the step index `n` and `t_n = n Δt` (start time 0).
 //! [`AugmentedLagrangianStepper::step`] reads them, computes `x^{n+1}` at `t_{n+1}` (ends
-//! prescribed at `t_{n+1}`), shifts the history and returns a [`StepReport`] for the new level.
+//! prescribed at `t_{n+1}`), shifts the history and returns a [`BeamStepReport`] for the new level.
 //!
 //! # Start (94)
 //! `x^{−1} = x^1 − 2Δt ẋ₀`. Substituted into the scheme at `n = 0` and halved, the first step
@@ -16,15 +16,16 @@ use faer::MatMut;
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use fem_assembly::CsrMatrix;
+use fem_time::Clock;
 
 use crate::error::BeamError;
 use crate::kkt::{KktAssembly, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
 use crate::model::ConstraintPoints;
+use crate::model::check_state;
 use crate::model::{
-    BeamModel, BeamState, DIM, bending_force_about_chord, dot, norm, slopes_about_chord,
+    Beam, BeamState, DIM, bending_force_about_chord, dot, norm, slopes_about_chord,
 };
-use crate::statics::check_state;
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
 
 /// Time-step parameters shared by both schemes.
@@ -64,7 +65,7 @@ impl TimeSettings {
 
 /// What one dynamic step did, for the new level `t_{n+1}`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepReport {
+pub struct BeamStepReport {
     /// The new step index `n + 1`.
     pub step: u64,
     /// Its time `t_{n+1}`.
@@ -89,29 +90,33 @@ pub struct StepReport {
     /// schemes, which do not track it).
     pub support_work: f64,
     /// Work done on the beam since `t = 0` by the seabed (J, ≤ 0): nonzero only at steps where
-    /// a node lands (a held node does not move, a node lifting off is free).
+    /// a contact condition becomes active (a landing; a held condition does not move, lifting
+    /// off is free): `Σ μ_k (L − g_k(xⁿ))`, `docs/theory/inextensible_beam.md` (S5).
     pub seabed_work: f64,
-    /// Nodes held on the seabed at `t_{n+1}` (0 without a seabed).
+    /// Nodes lying on the seabed at `t_{n+1}` (height at the level, tangent level; 0 without
+    /// a seabed).
     pub nodes_on_seabed: usize,
 }
 
 /// The history shared by both schemes.
 #[derive(Debug)]
 struct History {
-    model: BeamModel,
-    time: TimeSettings,
+    model: Beam,
+    /// `t_n = n Δt` (the beam's runs start at 0).
+    clock: Clock,
+    /// The scheme's `α`.
+    alpha: f64,
     /// `A₀ = M/Δt² + α EI K` (per component, all scalar dofs).
     a0: CsrMatrix<f64>,
     x_prev: Vec<f64>,
     x: Vec<f64>,
     v0: Vec<f64>,
-    step: u64,
-    last: StepReport,
+    last: BeamStepReport,
 }
 
 impl History {
     fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         time: TimeSettings,
@@ -133,13 +138,13 @@ impl History {
         );
         let mut h = Self {
             model,
-            time,
+            clock: Clock::at(0.0, time.dt, 0),
+            alpha: time.alpha,
             a0,
             x_prev: x.clone(),
             x,
             v0,
-            step: 0,
-            last: StepReport::default(),
+            last: BeamStepReport::default(),
         };
         let e0 = h.model.bending_energy(&h.x)
             + h.model.load_potential(&h.x)
@@ -152,13 +157,13 @@ impl History {
 
     /// Right-hand side `b` of `A₀ x^{n+1} + s·(constraint forces) = b`, the predictor, and `s`.
     fn base(&self) -> (Vec<f64>, Vec<f64>, f64) {
-        let (dt, alpha) = (self.time.dt, self.time.alpha);
+        let (dt, alpha) = (self.clock.dt(), self.alpha);
         let n_s = self.model.n_scalar();
         let f = self.model.load();
         let (m, k) = (self.model.mass(), self.model.bending());
         let mut b = vec![0.0; DIM * n_s];
         let mut guess = vec![0.0; DIM * n_s];
-        let first = self.step == 0;
+        let first = self.clock.step() == 0;
         let half = if first { 0.5 } else { 1.0 };
         let mut u = vec![0.0; n_s];
         let mut w = vec![0.0; n_s];
@@ -195,8 +200,8 @@ impl History {
     /// the predictor `u`, `s·w` and `s` (see [`History::base`]), for a residual without the
     /// cancellation of `A₀x − b` formed from its two large terms.
     fn split(&self) -> (Vec<f64>, Vec<f64>, f64) {
-        let (dt, alpha) = (self.time.dt, self.time.alpha);
-        let first = self.step == 0;
+        let (dt, alpha) = (self.clock.dt(), self.alpha);
+        let first = self.clock.step() == 0;
         let half = if first { 0.5 } else { 1.0 };
         let mut u = vec![0.0; self.x.len()];
         let mut w = vec![0.0; self.x.len()];
@@ -221,7 +226,7 @@ impl History {
 
     /// Discrete energy at `n + 1/2` without a penalty term, kinetic part, max speed.
     fn energy(&self, x_new: &[f64]) -> (f64, f64, f64) {
-        let (dt, alpha) = (self.time.dt, self.time.alpha);
+        let (dt, alpha) = (self.clock.dt(), self.alpha);
         let v: Vec<f64> = x_new
             .iter()
             .zip(&self.x)
@@ -247,18 +252,18 @@ impl History {
     fn advance(
         &mut self,
         x_new: Vec<f64>,
-        mut report: StepReport,
-    ) -> Result<StepReport, BeamError> {
+        mut report: BeamStepReport,
+    ) -> Result<BeamStepReport, BeamError> {
         if x_new.iter().any(|v| !v.is_finite()) {
             return Err(BeamError::NonFinite {
-                step: self.step + 1,
+                step: self.clock.step() + 1,
             });
         }
-        report.step = self.step + 1;
-        report.time = (self.step + 1) as f64 * self.time.dt;
+        report.step = self.clock.step() + 1;
+        report.time = self.clock.time_at(self.clock.step() + 1);
         report.max_stretch_error = self.stretch_error(&x_new);
         self.x_prev = std::mem::replace(&mut self.x, x_new);
-        self.step += 1;
+        self.clock.advance();
         self.last = report;
         Ok(report)
     }
@@ -267,20 +272,23 @@ impl History {
 macro_rules! history_accessors {
     () => {
         /// The model.
-        pub fn model(&self) -> &BeamModel {
+        pub fn model(&self) -> &Beam {
             &self.h.model
         }
         /// Step index `n` of the current level.
         pub fn step_index(&self) -> u64 {
-            self.h.step
+            self.h.clock.step()
         }
         /// Time `t_n = n Δt` of the current level.
         pub fn time(&self) -> f64 {
-            self.h.step as f64 * self.h.time.dt
+            self.h.clock.time()
         }
         /// The time settings.
         pub fn time_settings(&self) -> TimeSettings {
-            self.h.time
+            TimeSettings {
+                dt: self.h.clock.dt(),
+                alpha: self.h.alpha,
+            }
         }
         /// Node positions and tangents at the current level.
         pub fn state(&self) -> BeamState {
@@ -291,7 +299,7 @@ macro_rules! history_accessors {
             &self.h.x
         }
         /// The report of the last step (step 0: the initial energy `E₀`).
-        pub fn last_report(&self) -> StepReport {
+        pub fn last_report(&self) -> BeamStepReport {
             self.h.last
         }
         /// `|x'|` at every constraint point of the current level.
@@ -325,7 +333,7 @@ impl AugmentedLagrangianStepper {
     /// with initial velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`) and
     /// optional initial multipliers (for example [`crate::StaticSolution::multipliers`]).
     pub fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
@@ -362,9 +370,9 @@ impl AugmentedLagrangianStepper {
     history_accessors!();
 
     /// Advances one step (see the module's step contract).
-    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+    pub fn step(&mut self) -> Result<BeamStepReport, BeamError> {
         let (b, mut x_new, half) = self.h.base();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
         self.h.model.apply_prescribed(t_new, &mut x_new);
         let mut lambda: Vec<[f64; 3]> = self.lambda.iter().map(|l| l.map(|e| e * half)).collect();
         let mut p = self.p.clone();
@@ -379,7 +387,7 @@ impl AugmentedLagrangianStepper {
         self.uzawa_report = report;
         if !converged {
             return Err(BeamError::UzawaNotConverged {
-                step: self.h.step + 1,
+                step: self.h.clock.step() + 1,
                 iterations: report.iterations,
                 constraint_residual: report.constraint_residual,
                 change: report.multiplier_change.max(report.tangent_change),
@@ -390,14 +398,14 @@ impl AugmentedLagrangianStepper {
         let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
         self.h.advance(
             x_new,
-            StepReport {
+            BeamStepReport {
                 iterations: report.iterations,
                 residual: report.constraint_residual,
                 multiplier_change: report.multiplier_change,
                 energy,
                 kinetic_energy,
                 max_speed,
-                ..StepReport::default()
+                ..BeamStepReport::default()
             },
         )
     }
@@ -460,7 +468,7 @@ impl NewtonKktStepper {
     /// initial multipliers `λ_j` (for example [`crate::StaticSolution::multipliers`]; the
     /// tensions `T_j = λ_j · x'_j/|x'_j|` are taken from them).
     pub fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
@@ -468,14 +476,17 @@ impl NewtonKktStepper {
         settings: NewtonKktSettings,
     ) -> Result<Self, BeamError> {
         settings.check()?;
-        let h = History::new(model, x0, v0, time)?;
+        let mut h = History::new(model, x0, v0, time)?;
         let needs_blocks = h.model.seabed().is_some()
             || h.model.constraint_points() != ConstraintPoints::Gauss
             || settings.assembly == KktAssembly::Blocks;
         let blocks = needs_blocks.then(|| {
-            let held = initial_contact(&h.model, &h.x);
+            let held = crate::seabed::ActiveSet::of(&h.model, &h.x);
             (BlockKkt::new(&h.model), held)
         });
+        if let Some((_, contact)) = &blocks {
+            h.last.nodes_on_seabed = contact.nodes_on_seabed(&h.model);
+        }
         let solver = if needs_blocks {
             NewtonKktSolver::empty()
         } else {
@@ -515,17 +526,17 @@ impl NewtonKktStepper {
     history_accessors!();
 
     /// Advances one step (see the module's step contract).
-    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+    pub fn step(&mut self) -> Result<BeamStepReport, BeamError> {
         if self.blocks.is_some() {
             return self.step_blocks();
         }
         let (_, mut x_new, half) = self.h.base();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
         self.h.model.apply_prescribed(t_new, &mut x_new);
         let mut tension: Vec<f64> = self.tension.iter().map(|t| t * half).collect();
         let (u, w, _) = self.h.split();
         let model = &self.h.model;
-        let (n_s, dt2, alpha) = (model.n_scalar(), self.h.time.dt.powi(2), self.h.time.alpha);
+        let (n_s, dt2, alpha) = (model.n_scalar(), self.h.clock.dt().powi(2), self.h.alpha);
         let ei = model.parameters().bending_stiffness;
         let f = model.load();
         let kel: Vec<_> = model
@@ -569,7 +580,7 @@ impl NewtonKktStepper {
         self.report = report;
         if !converged {
             return Err(BeamError::NewtonDiverged {
-                step: self.h.step + 1,
+                step: self.h.clock.step() + 1,
                 iterations: report.iterations,
                 residual: report
                     .step_change
@@ -582,31 +593,103 @@ impl NewtonKktStepper {
         let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
         self.h.advance(
             x_new,
-            StepReport {
+            BeamStepReport {
                 iterations: report.iterations,
                 residual: report.constraint_residual,
                 multiplier_change: report.multiplier_change,
                 energy,
                 kinetic_energy,
                 max_speed,
-                ..StepReport::default()
+                ..BeamStepReport::default()
             },
         )
     }
 
     /// One step on the block engine ([`KktAssembly::Blocks`]): the same equations, the
-    /// seabed's active set carried from step to step.
-    fn step_blocks(&mut self) -> Result<StepReport, BeamError> {
+    /// seabed's active set carried from step to step. If Newton does not converge, the step
+    /// is retried as two half steps, recursively down to `Δt/16` ([`MAX_HALVINGS`]): the
+    /// first half restarts the scheme by its start (94) from `xⁿ` and the velocity
+    /// `(xⁿ − xⁿ⁻¹)/Δt` (`v₀` at the first step), the second is a regular step of (97) at the
+    /// half step; the next full step continues from `xⁿ` and `xⁿ⁺¹`.
+    fn step_blocks(&mut self) -> Result<BeamStepReport, BeamError> {
         let (u, w, half) = self.h.split();
-        let mut x_new = u.clone();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let dt = self.h.clock.dt();
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
+        let (mut kkt, mut contact) = self.blocks.take().expect("block engine");
+        let x_n = self.h.x.clone();
+        let mut tension = self.tension.clone();
+        let mut its = 0;
+        let first = self.block_solve(
+            &mut kkt,
+            &mut contact,
+            (dt, &u, &w, half, t_new),
+            &mut tension,
+            &mut its,
+        );
+        let x_new = match first {
+            Ok(Some(x)) => Ok(x),
+            Ok(None) => {
+                let v = if self.h.clock.step() == 0 {
+                    self.h.v0.clone()
+                } else {
+                    x_n.iter()
+                        .zip(&self.h.x_prev)
+                        .map(|(a, b)| (a - b) / dt)
+                        .collect()
+                };
+                self.tension.clone_from(&tension);
+                self.halves(
+                    &mut kkt,
+                    &mut contact,
+                    (&x_n, &v),
+                    t_new - dt,
+                    dt,
+                    1,
+                    &mut tension,
+                    &mut its,
+                )
+            }
+            Err(e) => Err(e),
+        };
+        let on_seabed = contact.nodes_on_seabed(&self.h.model);
+        self.blocks = Some((kkt, contact));
+        let x_new = x_new?;
+        self.tension = tension;
+        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
+        self.h.advance(
+            x_new,
+            BeamStepReport {
+                iterations: its,
+                residual: self.report.constraint_residual,
+                multiplier_change: self.report.multiplier_change,
+                energy,
+                kinetic_energy,
+                max_speed,
+                nodes_on_seabed: on_seabed,
+                ..BeamStepReport::default()
+            },
+        )
+    }
+
+    /// One Newton solve of (97) on the block engine with the step `dt`, the predictor `u`,
+    /// the offset `w`, the start's factor `half` (½ at a start (94), else 1), to the time
+    /// `t_new`: `Some(x)` if it converged (`tension` then holds its tensions), `None` if not.
+    fn block_solve(
+        &mut self,
+        kkt: &mut BlockKkt,
+        contact: &mut ActiveSet,
+        (dt, u, w, half, t_new): (f64, &[f64], &[f64], f64, f64),
+        tension: &mut Vec<f64>,
+        its: &mut usize,
+    ) -> Result<Option<Vec<f64>>, BeamError> {
+        let mut x_new = u.to_vec();
         self.h.model.apply_prescribed(t_new, &mut x_new);
-        let mut tension: Vec<f64> = self.tension.iter().map(|t| t * half).collect();
+        let mut t: Vec<f64> = tension.iter().map(|t| t * half).collect();
         let form = ResidualForm {
-            mass: 1.0 / (self.h.time.dt * self.h.time.dt),
-            anchor: &u,
-            bending: self.h.time.alpha,
-            offset: &w,
+            mass: 1.0 / (dt * dt),
+            anchor: u,
+            bending: self.h.alpha,
+            offset: w,
             load: half,
             theta: 1.0,
             reference: &[],
@@ -616,47 +699,94 @@ impl NewtonKktStepper {
             bending: form.bending,
             geometric: 1.0,
         };
-        let (kkt, contact) = self.blocks.as_mut().expect("block engine");
-        hold_contact(&self.h.model, contact, &mut x_new);
+        let mut trial = contact.clone();
+        crate::seabed::project_all(&self.h.model, &trial, &mut x_new);
         let out = crate::kkt_block::newton(
             kkt,
             &self.h.model,
             &form,
             &jac,
             &mut x_new,
-            &mut tension,
-            contact,
+            &mut t,
+            &mut trial,
             &self.settings,
         )?;
         self.report = out.report;
-        if !out.converged {
-            return Err(BeamError::NewtonDiverged {
-                step: self.h.step + 1,
-                iterations: out.report.iterations,
-                residual: out
-                    .report
-                    .step_change
-                    .max(out.report.multiplier_change)
-                    .max(out.report.max_constraint_violation),
-                tolerance: self.settings.step_tolerance,
-            });
+        *its += out.report.iterations;
+        if !out.converged || x_new.iter().any(|v| !v.is_finite()) {
+            return Ok(None);
         }
-        let on_seabed = contact.held.iter().filter(|&&h| h).count();
-        self.tension = tension.iter().map(|t| t / half).collect();
-        let (energy, kinetic_energy, max_speed) = self.h.energy(&x_new);
-        self.h.advance(
-            x_new,
-            StepReport {
-                iterations: out.report.iterations,
-                residual: out.report.constraint_residual,
-                multiplier_change: out.report.multiplier_change,
-                energy,
-                kinetic_energy,
-                max_speed,
-                nodes_on_seabed: on_seabed,
-                ..StepReport::default()
-            },
-        )
+        *contact = trial;
+        *tension = t.iter().map(|t| t / half).collect();
+        Ok(Some(x_new))
+    }
+
+    /// The configuration at `t_a + dt` from `x_a` and the velocity `v_a` at `t_a`, by two
+    /// steps of `dt/2` (see [`NewtonKktStepper::step_blocks`]), each halved again if Newton
+    /// does not converge, `depth` halvings deep at most [`MAX_HALVINGS`].
+    #[allow(clippy::too_many_arguments)]
+    fn halves(
+        &mut self,
+        kkt: &mut BlockKkt,
+        contact: &mut ActiveSet,
+        (x_a, v_a): (&[f64], &[f64]),
+        t_a: f64,
+        dt: f64,
+        depth: usize,
+        tension: &mut Vec<f64>,
+        its: &mut usize,
+    ) -> Result<Vec<f64>, BeamError> {
+        let hs = 0.5 * dt;
+        let alpha = self.h.alpha;
+        let diverged = |s: &Self, its: usize| BeamError::NewtonDiverged {
+            step: s.h.clock.step() + 1,
+            iterations: its,
+            residual: s
+                .report
+                .step_change
+                .max(s.report.multiplier_change)
+                .max(s.report.max_constraint_violation),
+            tolerance: s.settings.step_tolerance,
+        };
+        // The first half: the start (94) from (x_a, v_a).
+        let u: Vec<f64> = x_a.iter().zip(v_a).map(|(x, v)| x + hs * v).collect();
+        let w: Vec<f64> = x_a
+            .iter()
+            .zip(v_a)
+            .map(|(x, v)| 0.5 * ((1.0 - 2.0 * alpha) * x - 2.0 * alpha * hs * v))
+            .collect();
+        let x_mid =
+            match self.block_solve(kkt, contact, (hs, &u, &w, 0.5, t_a + hs), tension, its)? {
+                Some(x) => x,
+                None if depth < MAX_HALVINGS => {
+                    self.halves(kkt, contact, (x_a, v_a), t_a, hs, depth + 1, tension, its)?
+                }
+                None => return Err(diverged(self, *its)),
+            };
+        // The second half: a regular step of (97) from (x_a, x_mid).
+        let u: Vec<f64> = x_mid.iter().zip(x_a).map(|(m, a)| 2.0 * m - a).collect();
+        let w: Vec<f64> = x_mid
+            .iter()
+            .zip(x_a)
+            .map(|(m, a)| (1.0 - 2.0 * alpha) * m + alpha * a)
+            .collect();
+        match self.block_solve(kkt, contact, (hs, &u, &w, 1.0, t_a + dt), tension, its)? {
+            Some(x) => Ok(x),
+            None if depth < MAX_HALVINGS => {
+                let v_mid: Vec<f64> = x_mid.iter().zip(x_a).map(|(m, a)| (m - a) / hs).collect();
+                self.halves(
+                    kkt,
+                    contact,
+                    (&x_mid, &v_mid),
+                    t_a + hs,
+                    hs,
+                    depth + 1,
+                    tension,
+                    its,
+                )
+            }
+            None => Err(diverged(self, *its)),
+        }
     }
 
     /// Tension `T_j` at each constraint point of the current level (N).
@@ -697,31 +827,9 @@ impl NewtonKktStepper {
     }
 }
 
-/// The seabed's active set of a starting configuration: the nodes at (or below) the plane.
-pub(crate) fn initial_contact(model: &BeamModel, x: &[f64]) -> ActiveSet {
-    let held = match model.seabed() {
-        Some(sb) => {
-            let n_s = model.n_scalar();
-            (0..model.n_nodes())
-                .map(|i| !model.is_fixed(2 * i) && x[sb.axis * n_s + 2 * i] <= sb.level)
-                .collect()
-        }
-        None => Vec::new(),
-    };
-    ActiveSet { held }
-}
-
-/// Keeps the held nodes of `x` (a predictor) on the seabed.
-pub(crate) fn hold_contact(model: &BeamModel, contact: &ActiveSet, x: &mut [f64]) {
-    if let Some(sb) = model.seabed() {
-        let n_s = model.n_scalar();
-        for (i, &h) in contact.held.iter().enumerate() {
-            if h {
-                x[sb.axis * n_s + 2 * i] = sb.level;
-            }
-        }
-    }
-}
+/// How many times a step of (97) on the block engine may be halved when Newton does not
+/// converge (down to `Δt/16`).
+pub const MAX_HALVINGS: usize = 4;
 
 /// Parameters of the time-discretized penalty scheme (93).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -783,7 +891,7 @@ pub struct PenaltyStepper {
 impl PenaltyStepper {
     /// Starts at `t = 0` from `x0` with initial velocity `v0` (zero if `None`).
     pub fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         time: TimeSettings,
@@ -867,16 +975,16 @@ impl PenaltyStepper {
     }
 
     /// Advances one step by Newton's method (see the module's step contract).
-    pub fn step(&mut self) -> Result<StepReport, BeamError> {
+    pub fn step(&mut self) -> Result<BeamStepReport, BeamError> {
         let (b, mut x, half) = self.h.base();
-        let t_new = (self.h.step + 1) as f64 * self.h.time.dt;
+        let t_new = self.h.clock.time_at(self.h.clock.step() + 1);
         let model = &self.h.model;
         model.apply_prescribed(t_new, &mut x);
         let n_s = model.n_scalar();
         let n_f = self.free.len();
         let n_p = model.n_points();
-        let dt = self.h.time.dt;
-        let first = self.h.step == 0;
+        let dt = self.h.clock.dt();
+        let first = self.h.clock.step() == 0;
         let mut p0 = vec![[0.0; 3]; n_p];
         model.tangents_at_points(&self.h.x, &mut p0);
         let mut pm_known = vec![[0.0; 3]; n_p];
@@ -993,7 +1101,7 @@ impl PenaltyStepper {
             }
             if !dmax.is_finite() {
                 return Err(BeamError::NonFinite {
-                    step: self.h.step + 1,
+                    step: self.h.clock.step() + 1,
                 });
             }
             if dmax <= self.settings.tolerance * scale_x {
@@ -1001,7 +1109,7 @@ impl PenaltyStepper {
             }
             if iterations >= self.settings.max_iterations {
                 return Err(BeamError::NewtonDiverged {
-                    step: self.h.step + 1,
+                    step: self.h.clock.step() + 1,
                     iterations,
                     residual: last_res,
                     tolerance: self.settings.tolerance * scale_x,
@@ -1017,13 +1125,13 @@ impl PenaltyStepper {
         energy += self.penalty_energy(&mid);
         self.h.advance(
             x,
-            StepReport {
+            BeamStepReport {
                 iterations,
                 residual: last_res,
                 energy,
                 kinetic_energy,
                 max_speed,
-                ..StepReport::default()
+                ..BeamStepReport::default()
             },
         )
     }
@@ -1039,25 +1147,16 @@ macro_rules! framework_stepper {
             fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
                 let t = self.time();
                 let step = self.step_index() + 1;
-                let r = <$stepper>::step(self).map_err(|e| fem_time::StepError::Failed {
-                    step,
-                    t,
-                    message: e.to_string(),
-                })?;
+                let r =
+                    <$stepper>::step(self).map_err(|e| fem_time::StepError::model(step, t, e))?;
                 Ok(fem_time::StepReport {
                     iterations: r.iterations,
                     residual: r.residual,
                     constraint_violation: r.max_stretch_error,
                 })
             }
-            fn time(&self) -> f64 {
-                <$stepper>::time(self)
-            }
-            fn step_index(&self) -> u64 {
-                <$stepper>::step_index(self)
-            }
-            fn dt(&self) -> f64 {
-                self.h.time.dt
+            fn clock(&self) -> fem_time::Clock {
+                self.h.clock
             }
             fn energy(&self) -> Option<fem_time::Energy> {
                 Some(framework_energy(&self.h.last))
@@ -1093,7 +1192,7 @@ macro_rules! framework_stepper {
                 self.h.last =
                     report_from_slice(fem_time::restored(fields, "last_report", REPORT_LEN)?);
                 self.restore_solver_state(fields)?;
-                self.h.step = step_index;
+                self.h.clock.set_step(step_index);
                 Ok(())
             }
         }
@@ -1103,18 +1202,18 @@ macro_rules! framework_stepper {
 /// The framework's energy of a beam step: the discrete energy `E^{n+1/2}` split into its
 /// kinetic part and the rest, with the work of moving supports and of the seabed as the
 /// reactions' work (so the balance `total − reaction_work` is the scheme's).
-pub(crate) fn framework_energy(r: &StepReport) -> fem_time::Energy {
+pub(crate) fn framework_energy(r: &BeamStepReport) -> fem_time::Energy {
     let mut e = fem_time::Energy::new(r.kinetic_energy, r.energy - r.kinetic_energy);
     e.total = r.energy;
     e.reaction_work = r.support_work + r.seabed_work;
     e
 }
 
-/// Numbers in a [`StepReport`], for a state field.
+/// Numbers in a [`BeamStepReport`], for a state field.
 pub(crate) const REPORT_LEN: usize = 12;
 
-/// A [`StepReport`] as numbers (a checkpoint's).
-pub(crate) fn report_to_vec(r: &StepReport) -> Vec<f64> {
+/// A [`BeamStepReport`] as numbers (a checkpoint's).
+pub(crate) fn report_to_vec(r: &BeamStepReport) -> Vec<f64> {
     vec![
         r.step as f64,
         r.time,
@@ -1131,9 +1230,9 @@ pub(crate) fn report_to_vec(r: &StepReport) -> Vec<f64> {
     ]
 }
 
-/// A [`StepReport`] from [`report_to_vec`].
-pub(crate) fn report_from_slice(r: &[f64]) -> StepReport {
-    StepReport {
+/// A [`BeamStepReport`] from [`report_to_vec`].
+pub(crate) fn report_from_slice(r: &[f64]) -> BeamStepReport {
+    BeamStepReport {
         step: r[0] as u64,
         time: r[1],
         iterations: r[2] as usize,
@@ -1149,20 +1248,14 @@ pub(crate) fn report_from_slice(r: &[f64]) -> StepReport {
     }
 }
 
-/// The seabed's active set as numbers (1 for a held node).
+/// The seabed's active set as numbers (the bits of [`crate::seabed`]'s conditions).
 pub(crate) fn held_to_vec(contact: &ActiveSet) -> Vec<f64> {
-    contact
-        .held
-        .iter()
-        .map(|&h| f64::from(u8::from(h)))
-        .collect()
+    contact.to_numbers()
 }
 
 /// The active set from [`held_to_vec`].
-pub(crate) fn held_from_slice(contact: &mut ActiveSet, v: &[f64]) {
-    for (h, &x) in contact.held.iter_mut().zip(v) {
-        *h = x != 0.0;
-    }
+pub(crate) fn held_from_slice(model: &Beam, contact: &mut ActiveSet, v: &[f64]) {
+    *contact = ActiveSet::from_numbers(model, v);
 }
 
 /// Flattens `[x, y, z]` triples for a state field.
@@ -1233,8 +1326,12 @@ impl NewtonKktStepper {
         self.tension
             .copy_from_slice(fem_time::restored(fields, "tensions", n)?);
         if let Some((_, contact)) = &mut self.blocks {
-            let m = contact.held.len();
-            held_from_slice(contact, fem_time::restored(fields, "on_seabed", m)?);
+            let m = contact.active.len();
+            held_from_slice(
+                &self.h.model,
+                contact,
+                fem_time::restored(fields, "on_seabed", m)?,
+            );
         }
         Ok(())
     }

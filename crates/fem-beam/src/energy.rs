@@ -22,7 +22,7 @@
 //!
 //! since the constraint holds at both levels: the energy is conserved to the Newton
 //! tolerance with fixed ends, and its change equals the work of moving ends and of the seabed
-//! otherwise (tracked in [`StepReport::support_work`] and [`StepReport::seabed_work`]). The constraint holds at every level
+//! otherwise (tracked in [`BeamStepReport::support_work`] and [`BeamStepReport::seabed_work`]). The constraint holds at every level
 //! (not only at the end of the step, as in (97)), and the scheme is second order in `Δt`.
 //!
 //! Each step solves, for `xⁿ⁺¹` and `Tⁿ⁺½`, with `vⁿ⁺¹ = 2(xⁿ⁺¹ − xⁿ)/Δt − vⁿ` eliminated,
@@ -36,12 +36,12 @@
 //! tridiagonal. Warm start: the quadratic extrapolation `3xⁿ − 3xⁿ⁻¹ + xⁿ⁻²` (`xⁿ + Δt vⁿ`
 //! for the first steps) and the previous tensions.
 
-use crate::dynamics::{StepReport, TimeSettings, hold_contact, initial_contact};
+use crate::dynamics::{BeamStepReport, TimeSettings};
 use crate::error::BeamError;
 use crate::kkt::{NewtonKktReport, NewtonKktSettings};
 use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
-use crate::model::{BeamModel, BeamState, DIM, dot, norm};
-use crate::statics::check_state;
+use crate::model::check_state;
+use crate::model::{Beam, BeamState, DIM, dot, norm};
 
 /// The energy-conserving constrained midpoint scheme (see the module documentation).
 ///
@@ -50,8 +50,9 @@ use crate::statics::check_state;
 /// the ends prescribed at `t_{n+1}`.
 #[derive(Debug)]
 pub struct EnergyConservingStepper {
-    model: BeamModel,
-    dt: f64,
+    model: Beam,
+    /// `t_n = n Δt` (from 0).
+    clock: fem_time::Clock,
     settings: NewtonKktSettings,
     x: Vec<f64>,
     v: Vec<f64>,
@@ -59,11 +60,10 @@ pub struct EnergyConservingStepper {
     /// (`None` until two steps of that size are done).
     history: Option<(f64, Vec<f64>, Option<Vec<f64>>)>,
     tension: Vec<f64>,
-    step: u64,
     kkt: BlockKkt,
     contact: ActiveSet,
     report: NewtonKktReport,
-    last: StepReport,
+    last: BeamStepReport,
     work: f64,
     seabed_work: f64,
     anchor: Vec<f64>,
@@ -76,7 +76,7 @@ impl EnergyConservingStepper {
     /// initial multipliers `λ_j` (the tensions `T_j = λ_j·x'_j/|x'_j|` start the first
     /// Newton solve). `time.alpha` is not used (the scheme has none); `time.dt` is the step.
     pub fn new(
-        model: BeamModel,
+        model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
@@ -126,10 +126,10 @@ impl EnergyConservingStepper {
             }
             None => vec![0.0; n_p],
         };
-        let contact = initial_contact(&model, &x);
+        let contact = crate::seabed::ActiveSet::of(&model, &x);
         let kkt = BlockKkt::new(&model);
         let mut s = Self {
-            dt: time.dt,
+            clock: fem_time::Clock::at(0.0, time.dt, 0),
             settings,
             anchor: vec![0.0; x.len()],
             offset: vec![0.0; x.len()],
@@ -137,23 +137,22 @@ impl EnergyConservingStepper {
             x,
             v,
             tension,
-            step: 0,
             kkt,
             contact,
             report: NewtonKktReport::default(),
-            last: StepReport::default(),
+            last: BeamStepReport::default(),
             work: 0.0,
             seabed_work: 0.0,
             model,
         };
         let (e, k, vmax) = s.energy(&s.x, &s.v);
-        s.last = StepReport {
+        s.last = BeamStepReport {
             energy: e,
             kinetic_energy: k,
             max_speed: vmax,
             max_stretch_error: s.stretch_error(),
-            nodes_on_seabed: s.contact.held.iter().filter(|&&h| h).count(),
-            ..StepReport::default()
+            nodes_on_seabed: s.contact.nodes_on_seabed(&s.model),
+            ..BeamStepReport::default()
         };
         Ok(s)
     }
@@ -179,14 +178,14 @@ impl EnergyConservingStepper {
     /// step is retried as two half steps (recursively, down to `Δt/16`): the scheme is a
     /// one-step scheme, so the substeps are the same scheme with a smaller step and the energy
     /// identity holds across them.
-    pub fn step(&mut self) -> Result<StepReport, BeamError> {
-        let t0 = self.step as f64 * self.dt;
-        let (iterations, report) = self.substep(t0, self.dt, 0)?;
-        self.step += 1;
+    pub fn step(&mut self) -> Result<BeamStepReport, BeamError> {
+        let t0 = self.clock.time();
+        let (iterations, report) = self.substep(t0, self.clock.dt(), 0)?;
+        self.clock.advance();
         let (energy, kinetic_energy, max_speed) = self.energy(&self.x, &self.v);
-        self.last = StepReport {
-            step: self.step,
-            time: self.step as f64 * self.dt,
+        self.last = BeamStepReport {
+            step: self.clock.step(),
+            time: self.clock.time(),
             iterations,
             residual: report.constraint_residual,
             multiplier_change: report.multiplier_change,
@@ -196,7 +195,7 @@ impl EnergyConservingStepper {
             max_speed,
             support_work: self.work,
             seabed_work: self.seabed_work,
-            nodes_on_seabed: self.contact.held.iter().filter(|&&h| h).count(),
+            nodes_on_seabed: self.contact.nodes_on_seabed(&self.model),
         };
         Ok(self.last)
     }
@@ -216,7 +215,7 @@ impl EnergyConservingStepper {
         if depth >= 4 {
             let r = self.report;
             return Err(BeamError::NewtonDiverged {
-                step: self.step + 1,
+                step: self.clock.step() + 1,
                 iterations: r.iterations,
                 residual: r
                     .step_change
@@ -252,7 +251,7 @@ impl EnergyConservingStepper {
         };
         self.model.apply_prescribed(t_new, &mut x_new);
         let mut contact = self.contact.clone();
-        hold_contact(&self.model, &contact, &mut x_new);
+        crate::seabed::project_all(&self.model, &contact, &mut x_new);
         let mut tension = self.tension.clone();
         let form = ResidualForm {
             mass: 2.0 / (dt * dt),
@@ -286,18 +285,22 @@ impl EnergyConservingStepper {
         // on a blocked dof) times the dof's displacement.
         self.kkt.residual(&self.model, &form, &x_new, &tension);
         let n_s = self.model.n_scalar();
-        let sb = self.model.seabed();
         for c in 0..DIM {
             for k in 0..n_s {
-                let held = sb.is_some_and(|sb| c == sb.axis && k % 2 == 0 && contact.held[k / 2]);
                 let i = c * n_s + k;
                 if self.model.is_fixed(k) {
                     self.work += self.kkt.res[i] * (x_new[i] - self.x[i]);
-                } else if held {
-                    self.seabed_work += self.kkt.res[i] * (x_new[i] - self.x[i]);
                 }
             }
         }
+        self.seabed_work += crate::seabed::work(
+            &self.model,
+            &self.contact,
+            &contact,
+            &self.kkt.res,
+            &self.x,
+            &x_new,
+        );
         for i in 0..self.x.len() {
             self.v[i] = 2.0 * (x_new[i] - self.x[i]) / dt - self.v[i];
         }
@@ -312,18 +315,18 @@ impl EnergyConservingStepper {
     }
 
     /// The model.
-    pub fn model(&self) -> &BeamModel {
+    pub fn model(&self) -> &Beam {
         &self.model
     }
 
     /// Step index `n` of the current level.
     pub fn step_index(&self) -> u64 {
-        self.step
+        self.clock.step()
     }
 
     /// Time `t_n = n Δt` of the current level.
     pub fn time(&self) -> f64 {
-        self.step as f64 * self.dt
+        self.clock.time()
     }
 
     /// Node positions and tangents at the current level.
@@ -342,7 +345,7 @@ impl EnergyConservingStepper {
     }
 
     /// The report of the last step (step 0: the initial energy `E₀`).
-    pub fn last_report(&self) -> StepReport {
+    pub fn last_report(&self) -> BeamStepReport {
         self.last
     }
 
@@ -372,25 +375,16 @@ impl EnergyConservingStepper {
 impl fem_time::Stepper for EnergyConservingStepper {
     fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
         let (t, step) = (self.time(), self.step_index() + 1);
-        let r = EnergyConservingStepper::step(self).map_err(|e| fem_time::StepError::Failed {
-            step,
-            t,
-            message: e.to_string(),
-        })?;
+        let r = EnergyConservingStepper::step(self)
+            .map_err(|e| fem_time::StepError::model(step, t, e))?;
         Ok(fem_time::StepReport {
             iterations: r.iterations,
             residual: r.residual,
             constraint_violation: r.max_stretch_error,
         })
     }
-    fn time(&self) -> f64 {
-        EnergyConservingStepper::time(self)
-    }
-    fn step_index(&self) -> u64 {
-        EnergyConservingStepper::step_index(self)
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> fem_time::Clock {
+        self.clock
     }
     fn energy(&self) -> Option<fem_time::Energy> {
         Some(crate::dynamics::framework_energy(&self.last))
@@ -450,8 +444,12 @@ impl fem_time::Stepper for EnergyConservingStepper {
         )?);
         let w = restored(fields, "work", 2)?;
         (self.work, self.seabed_work) = (w[0], w[1]);
-        let held = self.contact.held.len();
-        crate::dynamics::held_from_slice(&mut self.contact, restored(fields, "on_seabed", held)?);
+        let held = self.contact.active.len();
+        crate::dynamics::held_from_slice(
+            &self.model,
+            &mut self.contact,
+            restored(fields, "on_seabed", held)?,
+        );
         self.history = match fields.iter().find(|f| f.name == "predictor") {
             None => None,
             Some(p) if p.values.len() == 2 => {
@@ -471,7 +469,7 @@ impl fem_time::Stepper for EnergyConservingStepper {
                 });
             }
         };
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }

@@ -40,7 +40,7 @@ use fem_elements::hermite::N_LOCAL;
 
 use crate::block_tridiag::{BS, BlockTridiagonal};
 use crate::error::BeamError;
-use crate::model::{BeamModel, DIM, norm};
+use crate::model::{Beam, DIM, norm};
 
 /// How the KKT matrix of each Newton iteration is factorized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -183,7 +183,7 @@ fn slot_of(col_ptr: &[usize], row_idx: &[usize], row: usize, col: usize) -> u32 
 impl NewtonKktSolver {
     /// Analyses the KKT pattern of `model` (free dofs, constraint points); `a0` is the
     /// per-component matrix on all scalar dofs (`ρM/Δt² + α EI K` for the dynamic step).
-    pub fn new(model: &BeamModel, a0: &CsrMatrix<f64>) -> Result<Self, BeamError> {
+    pub fn new(model: &Beam, a0: &CsrMatrix<f64>) -> Result<Self, BeamError> {
         let n_s = model.n_scalar();
         let mut free_of = vec![usize::MAX; n_s];
         let mut free = Vec::new();
@@ -431,7 +431,7 @@ impl NewtonKktSolver {
     /// hold the last iterate (also when not converged: the flag tells).
     pub fn solve(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         a0: &CsrMatrix<f64>,
         b: &[f64],
         x: &mut [f64],
@@ -459,7 +459,7 @@ impl NewtonKktSolver {
     /// `≈ ε EI/h³ |x|` (0.3 N at `N = 1e5`) that the multipliers amplify by `O(1/h)`.
     pub fn solve_with(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         linear_residual: &dyn Fn(&[f64], &mut [f64]),
         x: &mut [f64],
         tension: &mut [f64],

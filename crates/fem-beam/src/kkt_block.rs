@@ -32,7 +32,7 @@
 //! least-squares estimate of the tensions.
 //!
 //! Block `b` holds node `b`'s 6 dofs (local `3σ + c`, `σ` = 0 position, 1 tangent) and the
-//! multipliers whose home is `b` (local `6 + slot`, [`BeamModel`]'s point homes). Prescribed
+//! multipliers whose home is `b` (local `6 + slot`, [`Beam`]'s point homes). Prescribed
 //! dofs, dofs held by the seabed, inactive points and unused slots get a unit diagonal. Before
 //! factoring, unknowns are scaled symmetrically: dofs by `1/√H_kk`, multipliers so that their
 //! scaled constraint row has unit max norm.
@@ -50,15 +50,17 @@
 //! The residual is then evaluated in two halves too ([`BlockKkt::residual`]).
 //!
 //! # Seabed
-//! Frictionless unilateral contact `x_a(node) ≥ level` at the nodes, by a primal–dual active
-//! set inside the Newton loop: a node whose reaction `R_a(node)` (the upward force the seabed
-//! must supply) turns negative is released; a free node found below the plane is projected
-//! onto it and held. A held node's position dof is treated as prescribed, so the block
-//! structure never changes and the penetration at the nodes is exactly zero.
+//! Frictionless unilateral contact of the whole curve with a horizontal plane, by the Bézier
+//! control points of the elements ([`crate::seabed`]): conditions on one node's height and
+//! tangent each, kept by a primal–dual active set inside the Newton loop. An active condition
+//! is a blocked unknown — both vertical dofs of a node with two active conditions, or the
+//! vertical `g` of the node's shifted basis `(g, σ)`, `p = g − c σ` with one ([`BlockKkt`]'s
+//! `shift`, the same for the three components so the Hessian stays `H ⊗ I₃`) — so the block
+//! structure never changes and the curve stays above the plane to round-off.
 
 use crate::block_tridiag::BS;
 use crate::error::BeamError;
-use crate::model::{BeamModel, DIM, norm, slopes_about_chord};
+use crate::model::{Beam, DIM, norm, slopes_about_chord};
 
 mod dense;
 #[cfg(test)]
@@ -108,11 +110,7 @@ pub(crate) struct UpdateMeasures {
     pub multiplier_change: f64,
 }
 
-/// The seabed's active set: which nodes are held on the plane.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ActiveSet {
-    pub held: Vec<bool>,
-}
+pub(crate) use crate::seabed::ActiveSet;
 
 /// Block storage, scaling and scratch of the block Newton–KKT engine.
 #[derive(Debug)]
@@ -156,6 +154,10 @@ pub(crate) struct BlockKkt {
     pub res: Vec<f64>,
     /// Blocked dofs (prescribed or held by the seabed), column-major.
     blocked: Vec<bool>,
+    /// Per node, the shift `c` of the basis `(g, σ)`, `p = g − c σ`, in which the node's dofs
+    /// are unknowns (all three components alike; 0: the plain basis): a node held by one
+    /// seabed condition `p + c σ ≥ L` has its vertical `g` blocked ([`crate::seabed`], (S3)).
+    shift: Vec<f64>,
     factorizations: usize,
     /// The twisted factorization on two threads from this many blocks on (see
     /// [`TWISTED_MIN_BLOCKS`]); the serial one below.
@@ -164,7 +166,7 @@ pub(crate) struct BlockKkt {
 
 /// The home block of point `j` in the mirrored layout of the twisted factorization's bottom
 /// half: its element's first node if it touches both nodes, else its home.
-fn mirrored_home(model: &BeamModel, j: usize) -> usize {
+fn mirrored_home(model: &Beam, j: usize) -> usize {
     let (b, e, dn) = (
         model.point_home(j).0,
         model.point_element(j),
@@ -188,7 +190,7 @@ pub(crate) const TWISTED_MIN_BLOCKS: usize = 500;
 
 impl BlockKkt {
     /// Storage for `model`.
-    pub(crate) fn new(model: &BeamModel) -> Self {
+    pub(crate) fn new(model: &Beam) -> Self {
         let n_blocks = model.n_nodes();
         let n_p = model.n_points();
         let n_s = model.n_scalar();
@@ -214,6 +216,7 @@ impl BlockKkt {
             tangents_hat: vec![[0.0; 3]; n_p],
             res: vec![0.0; DIM * n_s],
             blocked: vec![false; DIM * n_s],
+            shift: vec![0.0; n_blocks],
             factorizations: 0,
             twisted_min_blocks: TWISTED_MIN_BLOCKS,
         };
@@ -276,18 +279,21 @@ impl BlockKkt {
     }
 
     /// Marks the blocked dofs: prescribed by the model, or held on the seabed.
-    pub(crate) fn set_blocked(&mut self, model: &BeamModel, contact: &ActiveSet) {
+    pub(crate) fn set_blocked(&mut self, model: &Beam, contact: &ActiveSet) {
         let n_s = self.n_s;
         for c in 0..DIM {
             for k in 0..n_s {
                 self.blocked[c * n_s + k] = model.is_fixed(k);
             }
         }
+        self.shift.fill(0.0);
         if let Some(sb) = model.seabed() {
-            for (i, &h) in contact.held.iter().enumerate() {
-                if h {
-                    self.blocked[sb.axis * n_s + 2 * i] = true;
+            for i in 0..self.n_blocks {
+                let (held, c) = crate::seabed::blocking(model, contact, i);
+                for (sg, &h) in held.iter().enumerate() {
+                    self.blocked[sb.axis * n_s + 2 * i + sg] |= h;
                 }
+                self.shift[i] = c;
             }
         }
         for (b, o) in self.open.iter_mut().enumerate() {
@@ -320,7 +326,7 @@ impl BlockKkt {
     /// with the twisted factorization, see [`BlockKkt::residual_halves`]).
     pub(crate) fn residual(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         form: &ResidualForm<'_>,
         x: &[f64],
         tension: &[f64],
@@ -369,7 +375,7 @@ impl BlockKkt {
     /// another order than the serial loop's; the same on any number of threads).
     fn residual_halves(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         form: &ResidualForm<'_>,
         x: &[f64],
         tension: &[f64],
@@ -426,7 +432,7 @@ impl BlockKkt {
     /// singular.
     pub(crate) fn factor_solve(
         &mut self,
-        model: &BeamModel,
+        model: &Beam,
         jac: &JacobianForm,
         tension: &[f64],
     ) -> Result<bool, BeamError> {
@@ -451,19 +457,28 @@ impl BlockKkt {
         Ok(self.rhs.iter().all(|v| v.is_finite()))
     }
 
-    /// The solved update of dof (`c`, `k`) (0 for a blocked dof).
+    /// The solved update of dof (`c`, `k`) (0 for a blocked dof; a node's position in the
+    /// shifted basis of [`BlockKkt::shift`]: `δp = δg − c δσ`).
     #[inline]
     pub(crate) fn dx(&self, c: usize, k: usize) -> f64 {
-        if self.blocked[c * self.n_s + k] {
-            0.0
+        let raw = |k: usize| {
+            if self.blocked[c * self.n_s + k] {
+                0.0
+            } else {
+                self.rhs[(k / 2) * BS + DIM * (k % 2) + c]
+            }
+        };
+        let shift = self.shift[k / 2];
+        if shift != 0.0 && k.is_multiple_of(2) {
+            raw(k) - shift * raw(k + 1)
         } else {
-            self.rhs[(k / 2) * BS + DIM * (k % 2) + c]
+            raw(k)
         }
     }
 
     /// The solved update of multiplier `j`.
     #[inline]
-    pub(crate) fn dt(&self, model: &BeamModel, j: usize) -> f64 {
+    pub(crate) fn dt(&self, model: &Beam, j: usize) -> f64 {
         if model.point_is_active(j) {
             let (b, q) = model.point_home(j);
             self.rhs[b * BS + 2 * DIM + q]
@@ -475,7 +490,7 @@ impl BlockKkt {
     /// Applies `x += δx`, `T += δT` and returns the update's measures.
     pub(crate) fn apply_update(
         &self,
-        model: &BeamModel,
+        model: &Beam,
         x: &mut [f64],
         tension: &mut [f64],
     ) -> UpdateMeasures {
@@ -485,7 +500,7 @@ impl BlockKkt {
     /// Applies `x += α δx`, `T += α δT` and returns the (damped) update's measures.
     pub(crate) fn apply_damped_update(
         &self,
-        model: &BeamModel,
+        model: &Beam,
         x: &mut [f64],
         tension: &mut [f64],
         alpha: f64,
@@ -514,13 +529,25 @@ impl BlockKkt {
     }
 
     /// Free-dof max norm of the last residual, and `max_j |w_j ½(|x'_j|² − 1)| / w_j`.
-    pub(crate) fn residual_norms(&self, model: &BeamModel) -> (f64, f64) {
-        let rmax = self
-            .res
-            .iter()
-            .zip(&self.blocked)
-            .filter(|(_, b)| !**b)
-            .fold(0.0f64, |m, (r, _)| m.max(r.abs()));
+    pub(crate) fn residual_norms(&self, model: &Beam) -> (f64, f64) {
+        // In the unknowns' basis: a shifted node's tangent residual is `R_σ − c R_p`.
+        let n_s = self.n_s;
+        let mut rmax = 0.0f64;
+        for c in 0..DIM {
+            for k in 0..n_s {
+                let i = c * n_s + k;
+                if self.blocked[i] {
+                    continue;
+                }
+                let shift = self.shift[k / 2];
+                let r = if shift != 0.0 && k % 2 == 1 {
+                    self.res[i] - shift * self.res[i - 1]
+                } else {
+                    self.res[i]
+                };
+                rmax = rmax.max(r.abs());
+            }
+        }
         let cmax = (0..model.n_points())
             .filter(|&j| model.point_is_active(j))
             .map(|j| {
@@ -545,6 +572,7 @@ impl BlockKkt {
                 open: &self.open,
                 open_up: &self.open_up,
                 two: &self.two,
+                shift: &self.shift,
                 tangents: &self.tangents,
                 tangents_hat: &self.tangents_hat,
                 res: &self.res,
@@ -564,12 +592,7 @@ impl BlockKkt {
 
     /// The twisted ("burn at both ends") factorization and solve on two threads (see
     /// [`twisted`]); `false` if a pivot block is singular or the solution not finite.
-    fn twisted_factor_solve(
-        &mut self,
-        model: &BeamModel,
-        jac: &JacobianForm,
-        tension: &[f64],
-    ) -> bool {
+    fn twisted_factor_solve(&mut self, model: &Beam, jac: &JacobianForm, tension: &[f64]) -> bool {
         let (sh, run) = self.split();
         let inp = Inputs {
             model,
@@ -595,6 +618,7 @@ struct Shared<'a> {
     open: &'a [[f64; BS]],
     open_up: &'a [[f64; BS]],
     two: &'a [[bool; 2]],
+    shift: &'a [f64],
     tangents: &'a [[f64; 3]],
     tangents_hat: &'a [[f64; 3]],
     res: &'a [f64],
@@ -604,7 +628,7 @@ struct Shared<'a> {
 /// [`Shared`].
 #[derive(Clone, Copy)]
 struct Inputs<'a> {
-    model: &'a BeamModel,
+    model: &'a Beam,
     jac: &'a JacobianForm,
     tension: &'a [f64],
     sh: Shared<'a>,
@@ -682,6 +706,21 @@ impl<'a> Run<'a> {
 
 /// `j_m M + j_k EI K` of one element (4×4 scalar, local dofs).
 type ElementHessian = [[f64; 4]; 4];
+
+/// `H ← Tᵀ H` for the rows' node, `T = [1 −c; 0 1]`: the tangent row less `c` times the
+/// position row (a scalar 2×2 coupling, entry `2σ + τ`).
+#[inline(always)]
+fn shift_rows(h: &mut [f64; 4], c: f64) {
+    h[2] -= c * h[0];
+    h[3] -= c * h[1];
+}
+
+/// `H ← H T` for the columns' node: the tangent column less `c` times the position column.
+#[inline(always)]
+fn shift_cols(h: &mut [f64; 4], c: f64) {
+    h[1] -= c * h[0];
+    h[3] -= c * h[2];
+}
 
 /// The dof scales `1/√H_kk` of a node's position and tangent from its scalar Hessian
 /// diagonal block `hd`.
@@ -762,7 +801,32 @@ impl Inputs<'_> {
                 }
             }
         }
+        // The shifted bases (S3): `H' = T_bᵀ H T`, `T = [1 −c; 0 1]` (`p = g − c σ`).
+        let cb = self.sh.shift[b];
+        if cb != 0.0 {
+            shift_rows(&mut hd, cb);
+            shift_cols(&mut hd, cb);
+            shift_rows(&mut hl, cb);
+        }
+        if b > 0 && self.sh.shift[b - 1] != 0.0 {
+            shift_cols(&mut hl, self.sh.shift[b - 1]);
+        }
         (hd, hl)
+    }
+
+    /// `N'_j` of point `j` on its element's four local dofs, in the unknowns' bases: the
+    /// tangent entry of a shifted node is `N'_σ − c N'_p` (S3).
+    #[inline(always)]
+    fn point_dn(&self, j: usize) -> [f64; 4] {
+        let e = self.model.point_element(j);
+        let mut d = self.model.point_derivatives()[j];
+        for node in 0..2 {
+            let c = self.sh.shift[e + node];
+            if c != 0.0 {
+                d[2 * node + 1] -= c * d[2 * node];
+            }
+        }
+        d
     }
 
     /// Assembles block `b` of the top-down sweep: `before` holds element `b − 1`'s Hessian
@@ -814,9 +878,14 @@ impl Inputs<'_> {
                 }
             }
         }
+        let shift = sh.shift[b];
         for l in 0..2 * DIM {
             let (sg, c) = (l / DIM, l % DIM);
-            rhs[l] = -sh.res[c * n_s + 2 * b + sg] * ss[sg] * o[l];
+            let mut r = sh.res[c * n_s + 2 * b + sg];
+            if sg == 1 && shift != 0.0 {
+                r -= shift * sh.res[c * n_s + 2 * b];
+            }
+            rhs[l] = -r * ss[sg] * o[l];
         }
     }
 
@@ -841,31 +910,31 @@ impl Inputs<'_> {
     ) {
         let (model, sh) = (self.model, &self.sh);
         let w = model.point_weights();
-        let dn = model.point_derivatives();
+        let dn = self.point_dn(j);
         let e = model.point_element(j);
         let (t, th) = (sh.tangents[j], sh.tangents_hat[j]);
         let mut m = 0.0f64;
         for a in 0..4 {
-            if dn[j][a] == 0.0 {
+            if dn[a] == 0.0 {
                 continue;
             }
             let na = e + a / 2;
             let s = if na == b { ss[a % 2] } else { s_other[a % 2] };
             for c in 0..DIM {
                 let o = sh.open[na][DIM * (a % 2) + c];
-                m = m.max((w[j] * dn[j][a] * t[c] * s * o).abs());
+                m = m.max((w[j] * dn[a] * t[c] * s * o).abs());
             }
         }
         let sm = if m > 0.0 { 1.0 / m } else { 1.0 };
         scale[slot] = sm;
         rhs[slot] = -sm * w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0);
         for a in 0..4 {
-            if dn[j][a] == 0.0 {
+            if dn[a] == 0.0 {
                 continue;
             }
             let (na, sa) = (e + a / 2, a % 2);
             let s = if na == b { ss[sa] } else { s_other[sa] };
-            let f = w[j] * dn[j][a] * sm * s;
+            let f = w[j] * dn[a] * sm * s;
             for c in 0..DIM {
                 let dof = DIM * sa + c;
                 let o = sh.open[na][dof];
@@ -1181,7 +1250,7 @@ fn factorize<S: pulp::Simd>(simd: S, inp: &Inputs<'_>, run: &mut Run<'_>) -> boo
 /// compiled for the machine's vector width (runtime dispatch).
 struct Factorize<'a> {
     kkt: &'a mut BlockKkt,
-    model: &'a BeamModel,
+    model: &'a Beam,
     jac: &'a JacobianForm,
     tension: &'a [f64],
 }
@@ -1243,7 +1312,7 @@ impl pulp::WithSimd for BackDown<'_, '_> {
 /// `c_m M (x − u) + EI K (c_k x + q) − s f` on all dofs (column-major), element by element;
 /// the bending force on `z = c_k x + q` minus the linear field through the element's ends.
 pub(crate) fn linear_residual(
-    model: &BeamModel,
+    model: &Beam,
     form: &ResidualForm<'_>,
     ei: f64,
     load: &[f64],
@@ -1314,7 +1383,7 @@ fn element_linear_residual(
 /// rows after them (the next node's) into `spill`, and the tangents of the points.
 #[allow(clippy::too_many_arguments)]
 fn half_residual(
-    model: &BeamModel,
+    model: &Beam,
     form: &ResidualForm<'_>,
     x: &[f64],
     tension: &[f64],
@@ -1393,7 +1462,7 @@ fn half_residual(
 }
 
 /// `max_j ||x'_j| − 1|` over the active points of the tangents `t`.
-pub(crate) fn max_stretch_error(model: &BeamModel, t: &[[f64; 3]]) -> f64 {
+pub(crate) fn max_stretch_error(model: &Beam, t: &[[f64; 3]]) -> f64 {
     t.iter()
         .enumerate()
         .filter(|(j, _)| model.point_is_active(*j))
@@ -1410,41 +1479,6 @@ pub(crate) struct NewtonOutcome {
     pub contact_changes: usize,
 }
 
-/// Updates the seabed's active set from the residual in `kkt.res` at `x`: a held node whose
-/// reaction is negative is released, a free node below the plane is projected and held.
-/// Returns the number of changes (0 without a seabed).
-pub(crate) fn update_contact(
-    model: &BeamModel,
-    kkt: &BlockKkt,
-    x: &mut [f64],
-    contact: &mut ActiveSet,
-    reaction_floor: f64,
-) -> usize {
-    let Some(sb) = model.seabed() else {
-        return 0;
-    };
-    let n_s = model.n_scalar();
-    contact.held.resize(model.n_nodes(), false);
-    let mut changes = 0;
-    for i in 0..model.n_nodes() {
-        let k = sb.axis * n_s + 2 * i;
-        if model.is_fixed(2 * i) {
-            continue;
-        }
-        if contact.held[i] {
-            if kkt.res[k] < -reaction_floor {
-                contact.held[i] = false;
-                changes += 1;
-            }
-        } else if x[k] < sb.level {
-            x[k] = sb.level;
-            contact.held[i] = true;
-            changes += 1;
-        }
-    }
-    changes
-}
-
 /// Newton on the KKT system (see the module documentation) from `x`, `tension`, with the
 /// stopping rule of [`crate::kkt`] — the constraint below its tolerance, each update below its
 /// tolerance or stalled, and (with a seabed) an unchanged active set — except that an update
@@ -1454,7 +1488,7 @@ pub(crate) fn update_contact(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn newton(
     kkt: &mut BlockKkt,
-    model: &BeamModel,
+    model: &Beam,
     form: &ResidualForm<'_>,
     jac: &JacobianForm,
     x: &mut [f64],
@@ -1471,7 +1505,7 @@ pub(crate) fn newton(
     for it in 1..=settings.max_iterations {
         kkt.set_blocked(model, contact);
         kkt.residual(model, form, x, tension);
-        let changes = update_contact(model, kkt, x, contact, floor);
+        let changes = crate::seabed::update(model, kkt, x, contact, floor);
         if changes > 0 {
             out.contact_changes += changes;
             kkt.set_blocked(model, contact);
@@ -1483,6 +1517,9 @@ pub(crate) fn newton(
         }
         let m = kkt.apply_update(model, x, tension);
         model.normalize_nodal_tangents(x);
+        // The active conditions again exactly (the update keeps them to round-off; the
+        // rescaled tangents move them by the constraint's residual).
+        crate::seabed::project_all(model, contact, x);
         model.tangents_at_points(x, &mut trial);
         let (mut cmax, mut c2) = (0.0f64, 0.0);
         for j in 0..model.n_points() {
@@ -1518,7 +1555,7 @@ pub(crate) fn newton(
             || (m.step_change <= 1e4 * settings.step_tolerance && stalled(m.step_change, dx_prev));
         let t_ok = left(m.multiplier_change, dt_prev) <= settings.multiplier_tolerance
             || stalled(m.multiplier_change, dt_prev);
-        let contact_ok = changes == 0 && !penetrates(model, x);
+        let contact_ok = changes == 0 && !crate::seabed::penetrates(model, contact, x);
         if cmax <= settings.constraint_tolerance && x_ok && t_ok && contact_ok {
             out.converged = true;
             return Ok(out);
@@ -1527,14 +1564,6 @@ pub(crate) fn newton(
         dt_prev = m.multiplier_change;
     }
     Ok(out)
-}
-
-/// Whether a node is below the seabed.
-pub(crate) fn penetrates(model: &BeamModel, x: &[f64]) -> bool {
-    model.seabed().is_some_and(|sb| {
-        let n_s = model.n_scalar();
-        (0..model.n_nodes()).any(|i| x[sb.axis * n_s + 2 * i] < sb.level)
-    })
 }
 
 /// The energy-conserving form's residual coefficients about `x` (`c_m = 2/Δt²` with

@@ -6,7 +6,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`model`] | [`BeamParameters`], [`End`] supports, [`BeamModel`] (mesh, matrices, sampling), [`BeamState`] |
+//! | [`model`] | [`BeamParameters`], [`End`] supports, [`Beam`] (mesh, matrices, sampling), [`BeamState`] |
 //! | [`uzawa`] | Algorithm 2 (Uzawa) with `p = x'`, plain or Anderson-accelerated |
 //! | [`kkt`] | Newton (SQP) on the KKT system of the same constrained problem |
 //! | [`statics`] | the static problem (68)–(87): Newton–KKT or Uzawa |
@@ -16,14 +16,14 @@
 //!
 //! Beyond the paper: the constraint at the nodes and midpoints ([`ConstraintPoints`]; fourth
 //! order, cables with `EI = 0`), statics by Newton on the KKT system
-//! ([`solve_static_newton`]), a seabed ([`Seabed`], frictionless unilateral contact at the
-//! nodes).
+//! ([`solve_static_newton`]), a seabed ([`Seabed`], frictionless unilateral contact of the
+//! whole curve, by the Bézier control points of its elements).
 //!
 //! Sign convention, derivation and the closed-form checks: `docs/theory/inextensible_beam.md`.
 //!
 //! ```
-//! use fem_beam::{BeamModel, BeamParameters, BeamState, End, UzawaSettings, solve_static};
-//! let model = BeamModel::new(BeamParameters::paper_95()).unwrap();
+//! use fem_beam::{Beam, BeamParameters, BeamState, End, UzawaSettings, solve_static};
+//! let model = Beam::new(BeamParameters::paper_95()).unwrap();
 //! let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
 //! let sol = solve_static(&model, &guess, &UzawaSettings::anderson(1e4)).unwrap();
 //! assert!(sol.report.max_constraint_violation < 1e-8);
@@ -36,19 +36,20 @@ pub mod error;
 pub mod kkt;
 mod kkt_block;
 pub mod model;
+mod seabed;
 pub mod section;
 pub mod statics;
 pub mod uzawa;
 
 pub use dynamics::{
-    AugmentedLagrangianStepper, NewtonKktStepper, PenaltyForm, PenaltySettings, PenaltyStepper,
-    StepReport, TimeSettings,
+    AugmentedLagrangianStepper, BeamStepReport, NewtonKktStepper, PenaltyForm, PenaltySettings,
+    PenaltyStepper, TimeSettings,
 };
 pub use energy::EnergyConservingStepper;
 pub use error::BeamError;
 pub use kkt::{KktAssembly, KktFactorization, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 pub use model::{
-    BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, Placement, PointLoad,
+    Beam, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, Placement, PointLoad,
     Sample, Seabed,
 };
 pub use section::{BeamRun, BeamSection};

@@ -41,7 +41,7 @@ pub enum Placement {
     /// A fixed point.
     Fixed([f64; 3]),
     /// A point moving in time, `t ↦ x(t)` (for example three
-    /// [`fem_constraints::Prescribed`] signals wrapped in a closure).
+    /// `fem_constraints::Prescribed` signals wrapped in a closure).
     Moving(Arc<dyn Fn(f64) -> [f64; 3] + Send + Sync>),
 }
 
@@ -124,8 +124,9 @@ pub enum ConstraintPoints {
     NodesAndMidpoints,
 }
 
-/// A horizontal seabed: the plane `x[axis] = level`, the beam's nodes kept at
-/// `x[axis] ≥ level` by frictionless unilateral contact.
+/// A horizontal seabed: the plane `x[axis] = level`, the whole beam kept at `x[axis] ≥ level`
+/// by frictionless unilateral contact of the Bézier control points of its elements
+/// (`docs/theory/inextensible_beam.md`, (S1)–(S5)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Seabed {
     /// The vertical component (0, 1 or 2); gravity should point along `−e_axis`.
@@ -134,12 +135,12 @@ pub struct Seabed {
     pub level: f64,
 }
 
-/// Discretization options of a [`BeamModel`] beyond its [`BeamParameters`].
+/// Discretization options of a [`Beam`] beyond its [`BeamParameters`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BeamOptions {
     /// Where `|x'| = 1` is imposed (default: 2 Gauss points per element).
     pub constraint_points: ConstraintPoints,
-    /// An optional seabed (unilateral contact at the nodes).
+    /// An optional seabed (unilateral contact of the whole curve).
     pub seabed: Option<Seabed>,
 }
 
@@ -177,7 +178,7 @@ pub struct BeamParameters {
 impl BeamParameters {
     /// The paper's experiment (95) in the `(x, y)` plane, gravity `−9.81` along `y`: `N = 20`,
     /// `L = 32.6` m, `EI = 700`, `ρ = 7.67` kg/m, A pinned at `(0, 0)`, B pinned at `(20, 0)`
-    /// (the static start; release B with [`BeamModel::with_ends`]).
+    /// (the static start; release B with [`Beam::with_ends`]).
     pub fn paper_95() -> Self {
         Self {
             n_elements: 20,
@@ -194,7 +195,7 @@ impl BeamParameters {
 
 /// A Hermite-cubic beam: mesh, boundary conditions, and the constant matrices.
 #[derive(Clone, Debug)]
-pub struct BeamModel {
+pub struct Beam {
     params: BeamParameters,
     node_s: Vec<f64>,
     elements: Vec<HermiteCubic>,
@@ -214,7 +215,7 @@ pub struct BeamModel {
     point_active: Vec<bool>,
 }
 
-impl BeamModel {
+impl Beam {
     /// A uniform mesh of `params.n_elements` elements on `[0, L]`.
     pub fn new(params: BeamParameters) -> Result<Self, BeamError> {
         Self::with_options(params, BeamOptions::default())
@@ -314,7 +315,7 @@ impl BeamModel {
                 return Err(BeamError::InvalidParameter {
                     name: "point_loads.node",
                     value: load.node as f64,
-                    expected: "a node index 0..=n_elements and a finite force",
+                    expected: "a node index from 0 to the number of elements, and a finite force",
                 });
             }
         }
@@ -441,6 +442,16 @@ impl BeamModel {
     /// The seabed, if any.
     pub fn seabed(&self) -> Option<Seabed> {
         self.options.seabed
+    }
+
+    /// The height above the seabed of the lowest Bézier control point of any element of
+    /// `state` (`None` without a seabed): every point of the curve is at least this high,
+    /// since an element's cubic lies in the convex hull of its control points
+    /// (`docs/theory/inextensible_beam.md`, (S1)). Negative: part of the hull is below.
+    pub fn seabed_clearance(&self, state: &BeamState) -> Option<f64> {
+        self.options
+            .seabed
+            .map(|_| crate::seabed::lowest_control_point(self, &state.to_columns()))
     }
 
     /// Where `|x'| = 1` is imposed.
@@ -606,7 +617,7 @@ impl BeamModel {
         }
     }
 
-    /// Adds `Σ_j g_j · N'(s_j) w_j` (the transpose of [`BeamModel::tangents_at_points`],
+    /// Adds `Σ_j g_j · N'(s_j) w_j` (the transpose of [`Beam::tangents_at_points`],
     /// weighted) into the column-major `out`.
     pub fn add_point_forces(&self, g: &[[f64; 3]], out: &mut [f64]) {
         let n_s = self.n_scalar();
@@ -776,6 +787,103 @@ impl BeamModel {
         }
         out
     }
+
+    /// Where `state` passes through itself, if it does: the arc lengths `(s₁, s₂)` of two
+    /// points of the curve closer than `10⁻⁹ L` that are not neighbours along it, found on the
+    /// polyline of `per_element` samples per element (two of its segments that share no
+    /// sample). An inextensible beam cannot pass through itself, so such a shape — a loop
+    /// Newton may converge to from some starts — is not a physical equilibrium.
+    ///
+    /// The segments are bucketed in a uniform grid of cells as large as the longest segment
+    /// (a hash map of the occupied cells), so the search is linear in the number of samples
+    /// for a curve that does not pile many segments into one cell.
+    pub fn self_crossing(&self, state: &BeamState, per_element: usize) -> Option<(f64, f64)> {
+        let samples = self.sample(state, per_element);
+        let n_seg = samples.len().saturating_sub(1);
+        if n_seg < 3 {
+            return None;
+        }
+        let tol = 1e-9 * self.length();
+        let seg = |i: usize| (samples[i].position, samples[i + 1].position);
+        let cell = (0..n_seg)
+            .map(|i| {
+                let (a, b) = seg(i);
+                dist(a, b)
+            })
+            .fold(tol, f64::max);
+        if !cell.is_finite() {
+            return None;
+        }
+        let index = |v: f64| (v / cell).floor() as i64;
+        let mut grid: std::collections::HashMap<[i64; 3], Vec<usize>> =
+            std::collections::HashMap::new();
+        for i in 0..n_seg {
+            let (a, b) = seg(i);
+            let lo: [i64; 3] = std::array::from_fn(|c| index(a[c].min(b[c]) - tol));
+            let hi: [i64; 3] = std::array::from_fn(|c| index(a[c].max(b[c]) + tol));
+            for x in lo[0]..=hi[0] {
+                for y in lo[1]..=hi[1] {
+                    for z in lo[2]..=hi[2] {
+                        grid.entry([x, y, z]).or_default().push(i);
+                    }
+                }
+            }
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for list in grid.values() {
+            for (k, &i) in list.iter().enumerate() {
+                for &j in &list[k + 1..] {
+                    let (i, j) = (i.min(j), i.max(j));
+                    if j < i + 2 || best.is_some_and(|b| (i, j) >= b) {
+                        continue;
+                    }
+                    let ((p0, p1), (q0, q1)) = (seg(i), seg(j));
+                    if segment_distance(p0, p1, q0, q1) < tol {
+                        best = Some((i, j));
+                    }
+                }
+            }
+        }
+        best.map(|(i, j)| (samples[i].s, samples[j].s))
+    }
+}
+
+/// The distance between the segments `[p0, p1]` and `[q0, q1]` (closest points clamped to
+/// both segments; Ericson, *Real-Time Collision Detection*, 5.1.9).
+fn segment_distance(p0: [f64; 3], p1: [f64; 3], q0: [f64; 3], q1: [f64; 3]) -> f64 {
+    let (d1, d2, r) = (sub(p1, p0), sub(q1, q0), sub(p0, q0));
+    let (a, e, f) = (dot(d1, d1), dot(d2, d2), dot(d2, r));
+    let (mut s, mut t);
+    if a <= f64::MIN_POSITIVE && e <= f64::MIN_POSITIVE {
+        return norm(r);
+    }
+    if a <= f64::MIN_POSITIVE {
+        s = 0.0;
+        t = (f / e).clamp(0.0, 1.0);
+    } else {
+        let c = dot(d1, r);
+        if e <= f64::MIN_POSITIVE {
+            t = 0.0;
+            s = (-c / a).clamp(0.0, 1.0);
+        } else {
+            let b = dot(d1, d2);
+            let denom = a * e - b * b;
+            s = if denom > 0.0 {
+                ((b * f - c * e) / denom).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            t = (b * s + f) / e;
+            if t < 0.0 {
+                t = 0.0;
+                s = (-c / a).clamp(0.0, 1.0);
+            } else if t > 1.0 {
+                t = 1.0;
+                s = ((b - c) / a).clamp(0.0, 1.0);
+            }
+        }
+    }
+    norm(sub(add(p0, scale(d1, s)), add(q0, scale(d2, t))))
 }
 
 /// One sample of the Hermite interpolation.
@@ -800,7 +908,7 @@ pub struct BeamState {
 
 impl BeamState {
     /// The straight beam `x(s) = origin + s d` with `d` normalised.
-    pub fn straight(model: &BeamModel, origin: [f64; 3], direction: [f64; 3]) -> Self {
+    pub fn straight(model: &Beam, origin: [f64; 3], direction: [f64; 3]) -> Self {
         let d = normalized(direction);
         let positions = model
             .node_arc_lengths()
@@ -816,7 +924,7 @@ impl BeamState {
     /// A circular arc of length `L` from `a` to `b` (needs `|b − a| < L`), bulging along
     /// `bulge` (its component normal to `b − a`): an inextensible initial guess between two
     /// pinned ends. Falls back to the straight segment when `|b − a| ≥ L`.
-    pub fn arc(model: &BeamModel, a: [f64; 3], b: [f64; 3], bulge: [f64; 3]) -> Self {
+    pub fn arc(model: &Beam, a: [f64; 3], b: [f64; 3], bulge: [f64; 3]) -> Self {
         let l = model.length();
         let chord_v = sub(b, a);
         let c = norm(chord_v);
@@ -863,7 +971,7 @@ impl BeamState {
     /// normal to the chord `b − a` ([`BeamError::DegenerateSagDirection`], for example
     /// `[0, 0, 0]`, or a direction along the chord).
     pub fn try_arc(
-        model: &BeamModel,
+        model: &Beam,
         a: [f64; 3],
         b: [f64; 3],
         bulge: [f64; 3],
@@ -897,11 +1005,7 @@ impl BeamState {
     /// ([`BeamError::SupportsOutOfReach`] with `span` the shortest such polyline), or so long
     /// that even `d = |a'b'|` leaves slack (a slack cable on a frictionless seabed has no
     /// unique equilibrium; [`BeamError::SlackOnSeabed`]).
-    pub fn taut_over_seabed(
-        model: &BeamModel,
-        a: [f64; 3],
-        b: [f64; 3],
-    ) -> Result<Self, BeamError> {
+    pub fn taut_over_seabed(model: &Beam, a: [f64; 3], b: [f64; 3]) -> Result<Self, BeamError> {
         let Some(sb) = model.seabed() else {
             return Err(BeamError::Unsupported {
                 what: "taut_over_seabed needs a model with a seabed",
@@ -994,11 +1098,7 @@ impl BeamState {
     /// Refused: no seabed, gravity not along `−e_axis`, `a` not on the seabed or `b` below it,
     /// a cable too long ([`BeamError::SlackOnSeabed`]) or too short to touch the seabed
     /// ([`BeamError::Unsupported`]).
-    pub fn catenary_over_seabed(
-        model: &BeamModel,
-        a: [f64; 3],
-        b: [f64; 3],
-    ) -> Result<Self, BeamError> {
+    pub fn catenary_over_seabed(model: &Beam, a: [f64; 3], b: [f64; 3]) -> Result<Self, BeamError> {
         let (l_s, c, u, l) = catenary_over_seabed_parameters(model, a, b)?;
         let sb = model.seabed().expect("checked above");
         let mut up = [0.0; 3];
@@ -1079,7 +1179,7 @@ impl BeamState {
 /// catenary parameter `c = H/(ρ|g|)`, the horizontal unit vector from `a` towards `b` and the
 /// length.
 pub fn catenary_over_seabed_parameters(
-    model: &BeamModel,
+    model: &Beam,
     a: [f64; 3],
     b: [f64; 3],
 ) -> Result<(f64, f64, [f64; 3], f64), BeamError> {
@@ -1201,4 +1301,28 @@ fn normalized(a: [f64; 3]) -> [f64; 3] {
 }
 fn dist(a: [f64; 3], b: [f64; 3]) -> f64 {
     norm(sub(a, b))
+}
+
+pub(crate) fn check_state(model: &Beam, s: &BeamState) -> Result<(), BeamError> {
+    let n = model.n_nodes();
+    for (what, len) in [
+        ("state positions", s.positions.len()),
+        ("state tangents", s.tangents.len()),
+    ] {
+        if len != n {
+            return Err(BeamError::BadState {
+                what,
+                found: len,
+                expected: n,
+            });
+        }
+    }
+    if s.positions
+        .iter()
+        .chain(&s.tangents)
+        .any(|v| !norm(*v).is_finite())
+    {
+        return Err(BeamError::NonFinite { step: 0 });
+    }
+    Ok(())
 }

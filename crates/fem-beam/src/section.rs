@@ -12,18 +12,18 @@
 
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
-use fem_model::input::SchemeKind;
-use fem_model::number::strict;
+use fem_model::input::{OfferedScheme, TimeSetting};
+use fem_model::number::{shown, strict};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::{StepReport as FrameworkReport, Stepper, TimeGrid};
 use serde::Deserialize;
 
 use crate::{
-    AugmentedLagrangianStepper, BeamModel, BeamOptions, BeamParameters, BeamState,
+    AugmentedLagrangianStepper, Beam, BeamOptions, BeamParameters, BeamState, BeamStepReport,
     ConstraintPoints, End, EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper,
-    PenaltySettings, PenaltyStepper, PointLoad, Seabed, StepReport, TimeSettings, UzawaSettings,
-    solve_static, solve_static_newton,
+    PenaltySettings, PenaltyStepper, PointLoad, Seabed, TimeSettings, UzawaSettings, solve_static,
+    solve_static_newton,
 };
 
 /// An inextensible beam (cable, riser, pipeline) in large displacement (Glowinski–Holmström
@@ -302,7 +302,10 @@ impl ModelSection for BeamSection {
 
     fn uses(&self) -> Uses {
         Uses {
-            schemes: &[SchemeKind::Alpha],
+            schemes: &[OfferedScheme {
+                name: fem_time::alpha::NAME,
+                settings: &[TimeSetting::Alpha, TimeSetting::Newton],
+            }],
             ..Uses::OWN_GEOMETRY
         }
     }
@@ -356,7 +359,7 @@ impl Scheme {
             Scheme::EnergyConserving(s) => s.state(),
         }
     }
-    fn last_report(&self) -> StepReport {
+    fn last_report(&self) -> BeamStepReport {
         match self {
             Scheme::Augmented(s) => s.last_report(),
             Scheme::Kkt(s) => s.last_report(),
@@ -378,7 +381,7 @@ impl Scheme {
 #[derive(Debug)]
 pub struct BeamRun {
     scheme: Scheme,
-    sample_model: BeamModel,
+    sample_model: Beam,
     grid: TimeGrid,
     describe: Vec<String>,
     samples_per_element: usize,
@@ -456,7 +459,7 @@ impl BeamRun {
             return Err(invalid(
                 "model.beam.point_loads",
                 format!(
-                    "node {} must be in 0..={} with a finite force",
+                    "node {} must be one of the nodes 0 to {} (the last) with a finite force",
                     l.node, b.elements
                 ),
             ));
@@ -503,38 +506,94 @@ impl BeamRun {
                 })
                 .collect(),
         };
-        let static_model = BeamModel::with_options(params, options)
+        let static_model = Beam::with_options(params, options)
             .map_err(|e| invalid("model.beam", e.to_string()))?;
         let anchor = |e: &EndInput, fallback: [f64; 3]| match e {
             EndInput::Pinned(x) => *x,
             EndInput::Clamped { position, .. } => *position,
             EndInput::Free => fallback,
         };
-        let a = anchor(end_a, [0.0; 3]);
-        let mut far = a;
-        far[0] += b.length;
-        let z = anchor(end_b, far);
-        if !matches!(end_a, EndInput::Free) && !matches!(end_b, EndInput::Free) {
-            let span =
-                ((z[0] - a[0]).powi(2) + (z[1] - a[1]).powi(2) + (z[2] - a[2]).powi(2)).sqrt();
-            if span >= b.length {
+        let start_field = "model.beam.initial.static.start";
+        let free = (
+            matches!(end_a, EndInput::Free),
+            matches!(end_b, EndInput::Free),
+        );
+        let guess = match free {
+            (true, true) => {
                 return Err(invalid(
                     "model.beam.initial.static",
-                    format!(
-                        "the supports are {span} m apart, not less than the length {} m: an inextensible beam cannot span them",
-                        b.length
-                    ),
+                    "both ends are free: the static start needs end_a or end_b pinned or clamped"
+                        .into(),
                 ));
             }
-        }
-        let start_field = "model.beam.initial.static.start";
-        let guess = match start {
-            StartInput::Arc => BeamState::try_arc(&static_model, a, z, *sag_direction)
-                .map_err(|e| invalid("model.beam.initial.static.sag_direction", e.to_string()))?,
-            StartInput::CatenaryOverSeabed => BeamState::catenary_over_seabed(&static_model, a, z)
-                .map_err(|e| invalid(start_field, e.to_string()))?,
-            StartInput::TautOverSeabed => BeamState::taut_over_seabed(&static_model, a, z)
-                .map_err(|e| invalid(start_field, e.to_string()))?,
+            (false, false) => {
+                let (a, z) = (anchor(end_a, [0.0; 3]), anchor(end_b, [0.0; 3]));
+                let span =
+                    ((z[0] - a[0]).powi(2) + (z[1] - a[1]).powi(2) + (z[2] - a[2]).powi(2)).sqrt();
+                if span >= b.length {
+                    return Err(invalid(
+                        "model.beam.initial.static",
+                        format!(
+                            "the supports are {} m apart, not less than the length {} m: an inextensible beam cannot span them",
+                            fem_model::number::shown(span),
+                            fem_model::number::shown(b.length)
+                        ),
+                    ));
+                }
+                match start {
+                    StartInput::Arc => BeamState::try_arc(&static_model, a, z, *sag_direction)
+                        .map_err(|e| {
+                            invalid("model.beam.initial.static.sag_direction", e.to_string())
+                        })?,
+                    StartInput::CatenaryOverSeabed => {
+                        BeamState::catenary_over_seabed(&static_model, a, z)
+                            .map_err(|e| invalid(start_field, e.to_string()))?
+                    }
+                    StartInput::TautOverSeabed => BeamState::taut_over_seabed(&static_model, a, z)
+                        .map_err(|e| invalid(start_field, e.to_string()))?,
+                }
+            }
+            (free_a, _) => {
+                // A cantilever (or a beam hanging from one support): straight from the
+                // supported end, along its clamped tangent, or along sag_direction from a pin.
+                if *start != StartInput::Arc {
+                    return Err(invalid(
+                        start_field,
+                        "this start needs both ends of the static start supported (end_a and end_b pinned or clamped)".into(),
+                    ));
+                }
+                let support = if free_a { end_b } else { end_a };
+                let (at, direction) = match support {
+                    EndInput::Clamped { position, tangent } => (*position, *tangent),
+                    EndInput::Pinned(x) => {
+                        let d = *sag_direction;
+                        let n = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                        if !(n > 0.0 && n.is_finite()) {
+                            return Err(invalid(
+                                "model.beam.initial.static.sag_direction",
+                                "expected a nonzero direction, along which the beam starts from its pinned end".into(),
+                            ));
+                        }
+                        // Hanging from a pin at b, the beam runs from b against the direction.
+                        (*x, if free_a { d.map(|c| -c) } else { d })
+                    }
+                    EndInput::Free => unreachable!("one end is supported"),
+                };
+                let d = {
+                    let n = (direction[0] * direction[0]
+                        + direction[1] * direction[1]
+                        + direction[2] * direction[2])
+                        .sqrt();
+                    direction.map(|c| c / n)
+                };
+                let l = static_model.length();
+                let origin = if free_a {
+                    std::array::from_fn(|c| at[c] - l * d[c])
+                } else {
+                    at
+                };
+                BeamState::straight(&static_model, origin, d)
+            }
         };
         let not_converged = |e: crate::BeamError| {
             invalid(
@@ -542,6 +601,14 @@ impl BeamRun {
                 format!("the static start did not converge: {e}"),
             )
         };
+        fem_model::progress::phase(format!(
+            "the beam's static start: {} on {} elements",
+            match static_solver {
+                StaticSolverInput::Uzawa => "Uzawa",
+                StaticSolverInput::Newton => "Newton on the KKT system",
+            },
+            b.elements
+        ));
         let (sol, static_report) = match static_solver {
             StaticSolverInput::Uzawa => {
                 if static_model.seabed().is_some() {
@@ -571,6 +638,16 @@ impl BeamRun {
                 (sol, report)
             }
         };
+        if let Some((s1, s2)) = static_model.self_crossing(&sol.state, 8) {
+            return Err(invalid(
+                "model.beam.initial.static",
+                format!(
+                    "the static start converged to a shape that passes through itself (at {} m and {} m along the beam): a beam cannot, so it is not a physical equilibrium; start from another shape (initial.static.sag_direction or start) or apply the loads in smaller parts",
+                    fem_model::number::shown(s1),
+                    fem_model::number::shown(s2)
+                ),
+            ));
+        }
         let model = static_model
             .with_ends(end(&b.end_a), end(&b.end_b))
             .map_err(|e| invalid("model.beam.end_a", e.to_string()))?;
@@ -637,15 +714,36 @@ impl BeamRun {
             ),
             format!("  static start: {static_report}"),
             format!(
-                "  time: {}, dt = {:e}, {} steps to {}",
+                "  time: {}, dt = {}, {} steps to {}",
                 match b.solver {
                     BeamSolverInput::EnergyConserving =>
                         "energy-conserving constrained midpoint rule".to_string(),
-                    other => format!("{other:?}, alpha = {alpha}"),
+                    BeamSolverInput::AugmentedLagrangian {
+                        augmentation,
+                        anderson,
+                    } => format!(
+                        "augmented Lagrangian (97) by Uzawa (augmentation r = {}{}), alpha = {}",
+                        shown(augmentation),
+                        if anderson {
+                            ", Anderson-accelerated"
+                        } else {
+                            ""
+                        },
+                        shown(alpha)
+                    ),
+                    BeamSolverInput::NewtonKkt => format!(
+                        "augmented Lagrangian (97) by Newton on its KKT system, alpha = {}",
+                        shown(alpha)
+                    ),
+                    BeamSolverInput::Penalty { epsilon } => format!(
+                        "time-discretized penalty (93), epsilon = {}, alpha = {}",
+                        shown(epsilon),
+                        shown(alpha)
+                    ),
                 },
-                grid.dt(),
+                shown(grid.dt()),
                 grid.n_steps(),
-                grid.t_end()
+                shown(grid.t_end())
             ),
         ];
         let k = b.samples_per_element;
@@ -682,7 +780,7 @@ impl Model for BeamRun {
         self.scheme.stepper_mut()
     }
     fn history_columns(&self) -> Vec<String> {
-        [
+        let mut columns = [
             "max_stretch_error",
             "iterations",
             "residual",
@@ -693,7 +791,11 @@ impl Model for BeamRun {
             "nodes_on_seabed",
         ]
         .map(String::from)
-        .to_vec()
+        .to_vec();
+        if self.sample_model.seabed().is_some() {
+            columns.push("seabed_clearance".into());
+        }
+        columns
     }
     fn history_values(&self, _report: &FrameworkReport, out: &mut Vec<f64>) {
         let r = self.scheme.last_report();
@@ -707,6 +809,9 @@ impl Model for BeamRun {
             r.seabed_work,
             r.nodes_on_seabed as f64,
         ]);
+        if let Some(c) = self.sample_model.seabed_clearance(&self.scheme.state()) {
+            out.push(c);
+        }
     }
     fn frame(&mut self) -> Frame<'_> {
         let samples = self
@@ -741,6 +846,55 @@ impl Model for BeamRun {
             frame.with_point_field(Field::scalar("tension", &self.tension))
         } else {
             frame
+        }
+    }
+
+    /// The beam where it is (no warp), across its plane of motion when it stays in one,
+    /// gravity down the screen, coloured by `tension` (by `stretch` for a scheme without
+    /// multipliers); the seabed and the fixed ends drawn.
+    fn view(&self) -> fem_io::View {
+        let params = self.sample_model.parameters();
+        let mut scene = fem_io::Scene::default();
+        for end in [&params.end_a, &params.end_b] {
+            if let End::Pinned(crate::Placement::Fixed(x))
+            | End::Clamped {
+                position: crate::Placement::Fixed(x),
+                ..
+            } = end
+            {
+                scene.points.push(*x);
+            }
+        }
+        if let Some(seabed) = self.sample_model.seabed() {
+            let n = self.points.len().max(1) as f64;
+            let mut centre = [0.0; 3];
+            for p in &self.points {
+                for i in 0..3 {
+                    centre[i] += p[i] / n;
+                }
+            }
+            centre[seabed.axis] = seabed.level;
+            let mut normal = [0.0; 3];
+            normal[seabed.axis] = 1.0;
+            scene.planes.push(fem_io::Plane {
+                point: centre,
+                normal,
+                half_size: 0.6 * self.length,
+            });
+        }
+        fem_io::View {
+            look_along: fem_io::look_across(&self.points),
+            up: fem_io::up_against(params.gravity),
+            color_by: Some(
+                if self.tension.is_empty() {
+                    "stretch"
+                } else {
+                    "tension"
+                }
+                .into(),
+            ),
+            scene,
+            ..Default::default()
         }
     }
 }

@@ -12,8 +12,8 @@
 
 use crate::error::BeamError;
 use crate::kkt::{NewtonKktReport, NewtonKktSettings};
-use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm, update_contact};
-use crate::model::{BeamModel, BeamState, dot, norm};
+use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
+use crate::model::{Beam, BeamState, check_state, dot, norm};
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
 
 /// A converged (or last) Uzawa iterate of the static problem.
@@ -49,7 +49,7 @@ impl StaticSolution {
 /// Solves the static problem at time `t` (for moving ends) from `initial`, with multipliers
 /// starting at zero. Fails with [`BeamError::UzawaNotConverged`] when the tolerances are not met.
 pub fn solve_static(
-    model: &BeamModel,
+    model: &Beam,
     initial: &BeamState,
     settings: &UzawaSettings,
 ) -> Result<StaticSolution, BeamError> {
@@ -58,7 +58,7 @@ pub fn solve_static(
 
 /// [`solve_static`] at time `t` with optional initial multipliers (one per constraint point).
 pub fn solve_static_at(
-    model: &BeamModel,
+    model: &Beam,
     initial: &BeamState,
     multipliers: Option<&[[f64; 3]]>,
     t: f64,
@@ -150,9 +150,9 @@ impl NewtonKktSettings {
 ///    (`docs/theory/inextensible_beam.md`).
 ///
 /// Refused up front: no support, supports at least `L` apart, an end below the seabed
-/// ([`BeamModel::check_supports`]).
+/// ([`Beam::check_supports`]).
 pub fn solve_static_newton(
-    model: &BeamModel,
+    model: &Beam,
     initial: &BeamState,
     t: f64,
     settings: &NewtonKktSettings,
@@ -166,12 +166,11 @@ pub fn solve_static_newton(
     let mut kkt = BlockKkt::new(model);
     let floor = 1e-10 * model.load().iter().fold(1e-300f64, |m, f| m.max(f.abs()));
     // Nodes starting on (or below) the seabed are held from the start.
-    let held0 = crate::dynamics::initial_contact(model, &x0).held;
+    let held0 = crate::seabed::ActiveSet::of(model, &x0);
+    crate::seabed::project_all(model, &held0, &mut x0);
     let mut x = x0.clone();
     let mut tension = vec![0.0; n_p];
-    let mut contact = ActiveSet {
-        held: held0.clone(),
-    };
+    let mut contact = held0.clone();
     let (mut done, mut increment) = (0.0f64, 1.0f64);
     let mut total = 0;
     let mut last = NewtonKktReport::default();
@@ -180,7 +179,7 @@ pub fn solve_static_newton(
         let saved = (x.clone(), tension.clone(), contact.clone());
         if done == 0.0 {
             x.copy_from_slice(&x0);
-            contact.held.copy_from_slice(&held0);
+            contact.clone_from(&held0);
             least_squares_tensions(
                 model,
                 &mut kkt,
@@ -190,6 +189,16 @@ pub fn solve_static_newton(
                 &mut contact,
                 floor,
             )?;
+            // A cable carries no compression: its start tensions are taken in tension. (At a
+            // taut start over a seabed the fit can be compressive, and with the grounded part
+            // held level by the seabed Newton then reached a compressed equilibrium —
+            // admissible for an inextensible rod, not for a cable: at N = 950 the fairlead
+            // tension came out 912 N instead of 2414 N.)
+            if model.parameters().bending_stiffness == 0.0 {
+                for t in tension.iter_mut() {
+                    *t = t.abs();
+                }
+            }
         }
         let (report, converged) = newton_static(
             model,
@@ -248,7 +257,9 @@ pub fn solve_static_newton(
         },
         factorization_count: kkt.factorization_count(),
         kkt_report: Some(last),
-        on_seabed: contact.held,
+        on_seabed: (0..model.n_nodes())
+            .map(|i| contact.on_seabed(model, i))
+            .collect(),
     })
 }
 
@@ -268,7 +279,7 @@ fn static_form(load: f64) -> ResidualForm<'static> {
 /// The tensions minimizing `‖R(x, T)‖_{M⁻¹}` at `x` (after projecting nodes below the seabed
 /// onto it): one solve of the KKT matrix with the mass matrix as its Hessian.
 fn least_squares_tensions(
-    model: &BeamModel,
+    model: &Beam,
     kkt: &mut BlockKkt,
     load: f64,
     x: &mut [f64],
@@ -280,7 +291,7 @@ fn least_squares_tensions(
     tension.fill(0.0);
     kkt.set_blocked(model, contact);
     kkt.residual(model, &form, x, tension);
-    if update_contact(model, kkt, x, contact, floor) > 0 {
+    if crate::seabed::update(model, kkt, x, contact, floor) > 0 {
         kkt.set_blocked(model, contact);
         kkt.residual(model, &form, x, tension);
     }
@@ -310,7 +321,7 @@ const MAX_REJECTIONS: usize = 3;
 /// not change the seabed's active set), with updates rejected outside a trust region.
 #[allow(clippy::too_many_arguments)]
 fn newton_static(
-    model: &BeamModel,
+    model: &Beam,
     kkt: &mut BlockKkt,
     load: f64,
     x: &mut [f64],
@@ -356,7 +367,7 @@ fn newton_static(
         }
         kkt.set_blocked(model, contact);
         kkt.residual(model, &form, x, tension);
-        let changes = update_contact(model, kkt, x, contact, floor);
+        let changes = crate::seabed::update(model, kkt, x, contact, floor);
         if changes > 0 {
             if !retry {
                 contact_changes += 1;
@@ -407,6 +418,7 @@ fn newton_static(
         }
         let m = kkt.apply_update(model, x, tension);
         model.normalize_nodal_tangents(x);
+        crate::seabed::project_all(model, contact, x);
         model.tangents_at_points(x, &mut d);
         let (mut cmax, mut c2) = (0.0f64, 0.0);
         for j in 0..n_p {
@@ -458,7 +470,7 @@ fn newton_static(
             || (m.step_change <= 1e4 * settings.step_tolerance && stalled(m.step_change, dx_prev));
         let t_ok = left(m.multiplier_change, dt_prev) <= settings.multiplier_tolerance
             || stalled(m.multiplier_change, dt_prev);
-        let contact_ok = changes == 0 && !crate::kkt_block::penetrates(model, x);
+        let contact_ok = changes == 0 && !crate::seabed::penetrates(model, contact, x);
         if cmax <= settings.constraint_tolerance && x_ok && t_ok && contact_ok {
             return Ok((report, true));
         }
@@ -469,7 +481,7 @@ fn newton_static(
 }
 
 /// How far the deepest node is below the seabed (0 without one, or with none below).
-fn penetration_depth(model: &BeamModel, x: &[f64]) -> f64 {
+fn penetration_depth(model: &Beam, x: &[f64]) -> f64 {
     model.seabed().map_or(0.0, |sb| {
         let n_s = model.n_scalar();
         (0..model.n_nodes()).fold(0.0f64, |m, i| m.max(sb.level - x[sb.axis * n_s + 2 * i]))
@@ -477,32 +489,8 @@ fn penetration_depth(model: &BeamModel, x: &[f64]) -> f64 {
 }
 
 /// The total external load `ρ|g|L + Σ|P|` (N).
-pub(crate) fn total_load(model: &BeamModel) -> f64 {
+pub(crate) fn total_load(model: &Beam) -> f64 {
     let p = model.parameters();
     p.density * norm(p.gravity) * model.length()
         + p.point_loads.iter().map(|l| norm(l.force)).sum::<f64>()
-}
-
-pub(crate) fn check_state(model: &BeamModel, s: &BeamState) -> Result<(), BeamError> {
-    let n = model.n_nodes();
-    for (what, len) in [
-        ("state positions", s.positions.len()),
-        ("state tangents", s.tangents.len()),
-    ] {
-        if len != n {
-            return Err(BeamError::BadState {
-                what,
-                found: len,
-                expected: n,
-            });
-        }
-    }
-    if s.positions
-        .iter()
-        .chain(&s.tangents)
-        .any(|v| !norm(*v).is_finite())
-    {
-        return Err(BeamError::NonFinite { step: 0 });
-    }
-    Ok(())
 }

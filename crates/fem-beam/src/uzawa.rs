@@ -28,7 +28,7 @@ use fem_assembly::{CsrMatrix, SparseCholesky};
 use nalgebra::{DMatrix, DVector};
 
 use crate::error::BeamError;
-use crate::model::{BeamModel, DIM};
+use crate::model::{Beam, DIM};
 
 /// Acceleration of the Uzawa fixed-point iteration.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,7 +85,7 @@ impl UzawaSettings {
     /// not depend on `r` (with the augmentation at the constraint points); the iteration count
     /// does, and a fixed `r` that suits `N = 20` stalls at `N = 1000`
     /// (`docs/theory/inextensible_beam.md`).
-    pub fn automatic(model: &BeamModel, dt: Option<f64>) -> Self {
+    pub fn automatic(model: &Beam, dt: Option<f64>) -> Self {
         let h = model
             .elements()
             .iter()
@@ -152,7 +152,7 @@ pub struct UzawaSolver {
 impl UzawaSolver {
     /// Factors `A₀ + r K_r` on the free dofs of `model`; `a0` is the per-component matrix on
     /// all scalar dofs (`EI K` for statics, `ρM/Δt² + α EI K` for dynamics).
-    pub fn new(model: &BeamModel, a0: &CsrMatrix<f64>, r: f64) -> Result<Self, BeamError> {
+    pub fn new(model: &Beam, a0: &CsrMatrix<f64>, r: f64) -> Result<Self, BeamError> {
         let n_s = model.n_scalar();
         let ax = model.axial(r);
         let matrix = fem_assembly::sparse::linear_combination(&[(1.0, a0), (1.0, &ax)], None);
@@ -206,7 +206,7 @@ impl UzawaSolver {
     #[allow(clippy::too_many_arguments)]
     pub fn solve(
         &self,
-        model: &BeamModel,
+        model: &Beam,
         b: &[f64],
         x: &mut [f64],
         p: &mut [[f64; 3]],

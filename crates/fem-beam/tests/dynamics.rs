@@ -1,13 +1,13 @@
 //! The dynamic schemes on the paper's experiment (95) and on a moving end.
 
 use fem_beam::{
-    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, PenaltySettings,
+    AugmentedLagrangianStepper, Beam, BeamParameters, BeamState, End, PenaltySettings,
     PenaltyStepper, StaticSolution, TimeSettings, UzawaSettings, solve_static,
 };
 
 /// The static start of (95) and the released model (B free).
-fn paper_start() -> (BeamModel, StaticSolution) {
-    let model = BeamModel::new(BeamParameters::paper_95()).unwrap();
+fn paper_start() -> (Beam, StaticSolution) {
+    let model = Beam::new(BeamParameters::paper_95()).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let sol = solve_static(&model, &guess, &UzawaSettings::anderson(1e4)).unwrap();
     let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
@@ -133,7 +133,7 @@ fn moving_pinned_end_is_followed_and_the_beam_stays_inextensible() {
         end_b: End::Free,
         point_loads: Vec::new(),
     };
-    let model = BeamModel::new(p).unwrap();
+    let model = Beam::new(p).unwrap();
     let x0 = BeamState::straight(&model, [0.0; 3], [0.0, -1.0, 0.0]);
     // Initial velocity of the rigid translation with the end: 0.6 m/s along x.
     let mut v0 = x0.clone();

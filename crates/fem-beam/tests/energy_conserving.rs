@@ -3,20 +3,20 @@
 //! first order), and (97) on the block engine equal to the original path.
 
 use fem_beam::{
-    BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
-    EnergyConservingStepper, KktAssembly, NewtonKktSettings, NewtonKktStepper, StaticSolution,
-    TimeSettings, solve_static_newton,
+    Beam, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, EnergyConservingStepper,
+    KktAssembly, NewtonKktSettings, NewtonKktStepper, StaticSolution, TimeSettings,
+    solve_static_newton,
 };
 
 /// The released (95) beam with `n` elements from its static start.
-fn released(n: usize, rule: ConstraintPoints) -> (BeamModel, StaticSolution) {
+fn released(n: usize, rule: ConstraintPoints) -> (Beam, StaticSolution) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
     let options = BeamOptions {
         constraint_points: rule,
         seabed: None,
     };
-    let model = BeamModel::with_options(p, options).unwrap();
+    let model = Beam::with_options(p, options).unwrap();
     let guess = BeamState::try_arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
     let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
     let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();

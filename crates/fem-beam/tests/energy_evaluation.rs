@@ -3,12 +3,12 @@
 //! round-off floor on fine meshes far from the origin.
 
 use fem_assembly::sparse::bilinear;
-use fem_beam::{BeamModel, BeamParameters, BeamState};
+use fem_beam::{Beam, BeamParameters, BeamState};
 
-fn arc(n: usize, offset: [f64; 3]) -> (BeamModel, Vec<f64>) {
+fn arc(n: usize, offset: [f64; 3]) -> (Beam, Vec<f64>) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
-    let model = BeamModel::new(p).unwrap();
+    let model = Beam::new(p).unwrap();
     let mut state = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     for x in &mut state.positions {
         for c in 0..3 {
@@ -20,7 +20,7 @@ fn arc(n: usize, offset: [f64; 3]) -> (BeamModel, Vec<f64>) {
 }
 
 /// `½ Σ_c x_cᵀ K x_c` on the assembled bending matrix.
-fn assembled(model: &BeamModel, x: &[f64]) -> f64 {
+fn assembled(model: &Beam, x: &[f64]) -> f64 {
     let n_s = model.n_scalar();
     (0..3)
         .map(|c| {

@@ -2,8 +2,8 @@
 //! same steps to round-off, on the paper's (95) and on the released arc up to `N = 1e5`.
 
 use fem_beam::{
-    BeamModel, BeamParameters, BeamState, End, KktFactorization, NewtonKktSettings,
-    NewtonKktStepper, TimeSettings, UzawaSettings, solve_static,
+    Beam, BeamParameters, BeamState, End, KktFactorization, NewtonKktSettings, NewtonKktStepper,
+    TimeSettings, UzawaSettings, solve_static,
 };
 
 fn settings(f: KktFactorization) -> NewtonKktSettings {
@@ -17,7 +17,7 @@ fn settings(f: KktFactorization) -> NewtonKktSettings {
 /// relative to the largest coordinate and the largest element-mean tension difference
 /// relative to the largest tension.
 fn compare(
-    model: BeamModel,
+    model: Beam,
     x0: &BeamState,
     multipliers: Option<&[[f64; 3]]>,
     steps: usize,
@@ -63,10 +63,10 @@ fn compare(
     (dx, dt)
 }
 
-fn released_arc(n: usize) -> (BeamModel, BeamState) {
+fn released_arc(n: usize) -> (Beam, BeamState) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
-    let model = BeamModel::new(p).unwrap();
+    let model = Beam::new(p).unwrap();
     let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
     (released, x0)
@@ -76,7 +76,7 @@ fn released_arc(n: usize) -> (BeamModel, BeamState) {
 fn block_tridiagonal_matches_sparse_lu_on_paper_95() {
     let mut p = BeamParameters::paper_95();
     p.n_elements = 20;
-    let model = BeamModel::new(p).unwrap();
+    let model = Beam::new(p).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let sol = solve_static(&model, &guess, &UzawaSettings::anderson(1e4)).unwrap();
     let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();

@@ -1,14 +1,14 @@
 //! The Newton–KKT solver of each dynamic step against the Uzawa loop on the paper's (95).
 
 use fem_beam::{
-    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, NewtonKktSettings,
+    AugmentedLagrangianStepper, Beam, BeamParameters, BeamState, End, NewtonKktSettings,
     NewtonKktStepper, StaticSolution, TimeSettings, UzawaSettings, solve_static,
 };
 
-fn paper_start(n: usize) -> (BeamModel, StaticSolution) {
+fn paper_start(n: usize) -> (Beam, StaticSolution) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
-    let model = BeamModel::new(p).unwrap();
+    let model = Beam::new(p).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let sol = solve_static(&model, &guess, &UzawaSettings::anderson(1e4)).unwrap();
     let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
@@ -74,7 +74,7 @@ fn newton_kkt_iterations_do_not_grow_with_n() {
     for n in [20, 200, 2000] {
         let mut p = BeamParameters::paper_95();
         p.n_elements = n;
-        let model = BeamModel::new(p).unwrap();
+        let model = Beam::new(p).unwrap();
         let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
         let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
         let mut st = NewtonKktStepper::new(

@@ -3,12 +3,12 @@
 //! it prints, per 0.5 s window, the energy, max ||x'| − 1|, max nodal speed and iterations.
 
 use fem_beam::{
-    AugmentedLagrangianStepper, BeamModel, BeamParameters, BeamState, End, PenaltyForm,
-    PenaltySettings, PenaltyStepper, StepReport, TimeSettings, UzawaSettings, solve_static,
+    AugmentedLagrangianStepper, Beam, BeamParameters, BeamState, BeamStepReport, End, PenaltyForm,
+    PenaltySettings, PenaltyStepper, TimeSettings, UzawaSettings, solve_static,
 };
 
-fn start() -> (BeamModel, fem_beam::StaticSolution) {
-    let model = BeamModel::new(BeamParameters::paper_95()).unwrap();
+fn start() -> (Beam, fem_beam::StaticSolution) {
+    let model = Beam::new(BeamParameters::paper_95()).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let sol = solve_static(&model, &guess, &UzawaSettings::anderson(1e4)).unwrap();
     (
@@ -17,7 +17,7 @@ fn start() -> (BeamModel, fem_beam::StaticSolution) {
     )
 }
 
-fn run(name: &str, e0: f64, mut step: impl FnMut() -> Result<(StepReport, [f64; 3]), String>) {
+fn run(name: &str, e0: f64, mut step: impl FnMut() -> Result<(BeamStepReport, [f64; 3]), String>) {
     eprintln!("{name}: E0 = {e0:.3} J");
     let (mut stretch, mut speed, mut its, mut n) = (0.0f64, 0.0f64, 0usize, 0usize);
     for k in 1..=1000 {

@@ -3,7 +3,7 @@
 //! penetration at the nodes).
 
 use fem_beam::{
-    BeamError, BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
+    Beam, BeamError, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
     EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper, Placement, Seabed,
     StaticSolution, TimeSettings, UzawaSettings, solve_static, solve_static_newton,
 };
@@ -15,7 +15,7 @@ const FAIRLEAD: [f64; 3] = [80.0, 20.0, 0.0];
 const RHO: f64 = 7.67;
 const G: f64 = 9.81;
 
-fn line(n: usize, ei: f64, fairlead: End) -> BeamModel {
+fn line(n: usize, ei: f64, fairlead: End) -> Beam {
     let p = BeamParameters {
         n_elements: n,
         length: L,
@@ -33,7 +33,7 @@ fn line(n: usize, ei: f64, fairlead: End) -> BeamModel {
             level: 0.0,
         }),
     };
-    BeamModel::with_options(p, options).unwrap()
+    Beam::with_options(p, options).unwrap()
 }
 
 /// The closed form (derived in `BeamState::catenary_over_seabed`): suspended length `L_s`
@@ -56,7 +56,7 @@ fn closed_form() -> (f64, f64) {
     (L - ls, c(ls))
 }
 
-fn statics(n: usize) -> (BeamModel, StaticSolution) {
+fn statics(n: usize) -> (Beam, StaticSolution) {
     let model = line(n, 0.0, End::pinned(FAIRLEAD));
     let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
     let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
@@ -76,7 +76,7 @@ fn the_static_touchdown_point_converges_to_the_closed_form() {
         }
     };
     let mut rows = Vec::new();
-    for n in [36, 144, 576] {
+    for n in [36, 72, 144, 288, 576] {
         let (model, sol) = statics(n);
         assert!(
             sol.report.iterations <= 8,
@@ -112,13 +112,17 @@ fn the_static_touchdown_point_converges_to_the_closed_form() {
         );
     }
     for w in rows.windows(2) {
-        // The solution's curvature jumps at the touchdown point: second order.
-        assert!(w[0].1 / w[1].1 > 12.0, "{rows:?}");
-        assert!(w[0].2 / w[1].2 > 12.0, "{rows:?}");
-        // Contact at the nodes only: the cubic dips between them near the touchdown point, O(h²).
-        assert!(w[0].3 / w[1].3 > 12.0 && w[1].3 < 0.0, "{rows:?}");
+        // The whole curve stays above the seabed (the Bézier hull of every element does):
+        // before the contact moved from the nodes to the control points, the cubic dipped
+        // between nodes near the touchdown point (−3.3e-2 m at N = 36).
+        assert!(w[1].3 >= 0.0 && w[0].3 >= 0.0, "{rows:?}");
+        assert!(w[1].1 < w[0].1, "{rows:?}");
     }
-    assert!(rows[2].2 < 2e-4);
+    // The curvature jumps at the touchdown point: the nodal error converges at order ≈ 1.5
+    // over N = 36 … 576 (where the touchdown falls in its element changes with N).
+    let order = (rows[0].1 / rows[4].1).ln() / 16f64.ln();
+    assert!(order > 1.4, "order {order:.2}: {rows:?}");
+    assert!(rows[4].2 < 2e-4, "{rows:?}");
 }
 
 /// From the taut polyline the least-squares tensions can be compressive and the touchdown
@@ -228,7 +232,11 @@ fn lift_off_conserves_the_energy_balance_and_never_penetrates() {
     );
     assert!(2 * held < held0 + 1, "{held0} → {held}");
     assert!(last.support_work > 0.5 * e0.abs());
-    assert!(balance < 1e-12);
+    // To the Newton tolerance: a node lifting off first rolls on one control point (its
+    // height and tangent moving together), whose tangent residual is left at the tolerance
+    // like any free dof's; steps stopped after two iterations (the error an update leaves
+    // estimated from its contraction) leave up to 1e-8 J each.
+    assert!(balance < 2e-11, "{balance:e}");
     assert!(lowest >= 0.0);
 }
 
@@ -258,4 +266,87 @@ fn the_97_step_keeps_the_nodes_on_or_above_the_seabed() {
         }
     }
     assert!(st.last_report().nodes_on_seabed > 0);
+}
+
+/// The shipped `inputs/cable_seabed.yaml` through the library: L = 90 m, 60 elements, a cable
+/// of 20 kg/m under 8.5 m/s², released at the fairlead from its static catenary. Every
+/// sampled point of the line stays on or above the seabed (the midpoints went down to
+/// −0.373 m when the seabed held the nodes only), the nodal tangents stay unit vectors, and
+/// (97) runs at Δt = 0.01 and 0.02 (it stopped with "Newton did not converge" at steps 94 and
+/// 35 before; a step Newton cannot do is now halved).
+#[test]
+fn a_released_line_never_goes_below_the_seabed() {
+    let p = BeamParameters {
+        n_elements: 60,
+        length: L,
+        bending_stiffness: 0.0,
+        density: 20.0,
+        gravity: [0.0, -8.5, 0.0],
+        end_a: End::pinned([0.0; 3]),
+        end_b: End::pinned(FAIRLEAD),
+        point_loads: Vec::new(),
+    };
+    let options = BeamOptions {
+        constraint_points: ConstraintPoints::NodesAndMidpoints,
+        seabed: Some(Seabed {
+            axis: 1,
+            level: 0.0,
+        }),
+    };
+    let model = Beam::with_options(p, options).unwrap();
+    let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
+    let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
+    let lowest = |state: &BeamState| {
+        released
+            .sample(state, 16)
+            .iter()
+            .map(|q| q.position[1])
+            .fold(f64::INFINITY, f64::min)
+    };
+    assert!(lowest(&sol.state) >= 0.0);
+    let mut ec = EnergyConservingStepper::new(
+        released.clone(),
+        &sol.state,
+        None,
+        Some(&sol.multipliers),
+        TimeSettings::energy_conserving(0.01),
+        NewtonKktSettings::default(),
+    )
+    .unwrap();
+    let mut low = f64::INFINITY;
+    for _ in 0..300 {
+        let r = ec.step().unwrap();
+        assert!(r.max_stretch_error < 1e-9, "{}", r.max_stretch_error);
+        let state = ec.state();
+        let clearance = released.seabed_clearance(&state).unwrap();
+        assert!(clearance >= 0.0, "t = {}: {clearance:e}", r.time);
+        low = low.min(lowest(&state));
+    }
+    assert!(low >= 0.0, "{low:e}");
+    // Nodes have landed: 40 on the seabed at the start, 43 at t = 3 s (the shipped run).
+    assert!(
+        ec.last_report().nodes_on_seabed > 40,
+        "{}",
+        ec.last_report().nodes_on_seabed
+    );
+    for dt in [0.01, 0.02] {
+        let mut st = NewtonKktStepper::new(
+            released.clone(),
+            &sol.state,
+            None,
+            Some(&sol.multipliers),
+            TimeSettings::energy_conserving(dt),
+            NewtonKktSettings::default(),
+        )
+        .unwrap();
+        let steps = (3.0 / dt) as usize;
+        let mut low = f64::INFINITY;
+        for _ in 0..steps {
+            st.step().unwrap_or_else(|e| panic!("dt = {dt}: {e}"));
+            low = low.min(lowest(&st.state()));
+        }
+        eprintln!("(97), dt = {dt}: 3 s, lowest sampled point {low:e} m");
+        assert!(low >= 0.0, "dt = {dt}: {low:e}");
+    }
 }

@@ -1,7 +1,7 @@
 //! The static problem against closed-form solutions (docs/theory/inextensible_beam.md).
 
 use fem_beam::{
-    BeamModel, BeamParameters, BeamState, End, UzawaSettings, solve_static, solve_static_at,
+    Beam, BeamParameters, BeamState, End, UzawaSettings, solve_static, solve_static_at,
 };
 
 fn params(n: usize, length: f64, ei: f64, end_a: End, end_b: End) -> BeamParameters {
@@ -31,7 +31,7 @@ fn clamped_arc(n: usize) -> (f64, f64, f64) {
         )
     };
     let (xb, tb) = exact(length);
-    let model = BeamModel::new(params(
+    let model = Beam::new(params(
         n,
         length,
         ei,
@@ -98,7 +98,7 @@ fn hanging_clamped_beam_is_straight_with_linear_tension() {
     );
     p.density = rho;
     p.gravity = [0.0, -g, 0.0];
-    let model = BeamModel::new(p).unwrap();
+    let model = Beam::new(p).unwrap();
     // Guess: tilted and in the wrong plane.
     let guess = BeamState::straight(&model, [0.0; 3], [0.3, -1.0, 0.2]);
     let sol = solve_static(&model, &guess, &UzawaSettings::anderson(1e3)).unwrap();
@@ -118,7 +118,7 @@ fn hanging_clamped_beam_is_straight_with_linear_tension() {
 #[test]
 fn paper_static_start_is_independent_of_r_and_acceleration() {
     // The static start of experiment (95): pinned at (0,0) and (20,0), L = 32.6 m.
-    let model = BeamModel::new(BeamParameters::paper_95()).unwrap();
+    let model = Beam::new(BeamParameters::paper_95()).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let mut sags = Vec::new();
     for s in [
@@ -157,7 +157,7 @@ fn moving_end_is_followed_by_the_static_solution() {
         End::clamped([0.0; 3], [1.0, 0.0, 0.0]),
         End::Pinned(fem_beam::Placement::moving(|t| [1.5, 0.2 * t, 0.1 * t])),
     );
-    let model = BeamModel::new(p).unwrap();
+    let model = Beam::new(p).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [1.5, 0.2, 0.1], [0.0, 1.0, 0.0]);
     let sol = solve_static_at(&model, &guess, None, 1.0, &UzawaSettings::anderson(100.0)).unwrap();
     assert_eq!(sol.state.positions[8], [1.5, 0.2, 0.1]);
@@ -168,20 +168,20 @@ fn moving_end_is_followed_by_the_static_solution() {
 #[test]
 fn bad_input_is_refused() {
     let free = params(4, 1.0, 1.0, End::Free, End::Free);
-    let model = BeamModel::new(free).unwrap();
+    let model = Beam::new(free).unwrap();
     let guess = BeamState::straight(&model, [0.0; 3], [1.0, 0.0, 0.0]);
     assert!(matches!(
         solve_static(&model, &guess, &UzawaSettings::plain(1.0)),
         Err(fem_beam::BeamError::NoSupport)
     ));
-    assert!(BeamModel::new(params(0, 1.0, 1.0, End::Free, End::Free)).is_err());
-    assert!(BeamModel::new(params(3, -1.0, 1.0, End::Free, End::Free)).is_err());
+    assert!(Beam::new(params(0, 1.0, 1.0, End::Free, End::Free)).is_err());
+    assert!(Beam::new(params(3, -1.0, 1.0, End::Free, End::Free)).is_err());
     assert!(solve_static(&model, &guess, &UzawaSettings::plain(-1.0)).is_err());
 }
 
 #[test]
 fn sampling_interpolates_the_hermite_field() {
-    let model = BeamModel::new(params(5, 2.0, 1.0, End::Free, End::Free)).unwrap();
+    let model = Beam::new(params(5, 2.0, 1.0, End::Free, End::Free)).unwrap();
     let arc = BeamState::arc(&model, [0.0; 3], [1.5, 0.0, 0.0], [0.0, 1.0, 0.0]);
     let samples = model.sample(&arc, 4);
     assert_eq!(samples.len(), 4 * 5 + 1);

@@ -3,7 +3,7 @@
 //! automatic augmentation, and the degenerate settings refused up front.
 
 use fem_beam::{
-    BeamError, BeamModel, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
+    Beam, BeamError, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
     NewtonKktSettings, PointLoad, StaticSolution, UzawaSettings, solve_static, solve_static_newton,
 };
 
@@ -76,7 +76,7 @@ fn elastica(n: usize, k: f64, rule: ConstraintPoints) -> (StaticSolution, [f64; 
             force: [0.0, -k, 0.0],
         }],
     };
-    let model = BeamModel::with_options(p, options(rule)).unwrap();
+    let model = Beam::with_options(p, options(rule)).unwrap();
     let guess = BeamState::straight(&model, [0.0; 3], [1.0, 0.0, 0.0]);
     let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
     let tip = sol.state.positions[n];
@@ -128,18 +128,18 @@ fn elastica_tip_is_second_order_with_gauss_points_and_fourth_with_nodes_and_midp
 }
 
 /// The paper's static start with `N` elements: pinned (0,0), (20,0), `L = 32.6`, `ρ = 7.67`.
-fn paper_start(n: usize, ei: f64, rule: ConstraintPoints) -> (BeamModel, StaticSolution) {
+fn paper_start(n: usize, ei: f64, rule: ConstraintPoints) -> (Beam, StaticSolution) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
     p.bending_stiffness = ei;
-    let model = BeamModel::with_options(p, options(rule)).unwrap();
+    let model = Beam::with_options(p, options(rule)).unwrap();
     let guess = BeamState::try_arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
     let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
     (model, sol)
 }
 
 /// The mid-span sag from 2 samples per element (an even `N` puts a node at mid-span).
-fn sag(model: &BeamModel, sol: &StaticSolution) -> f64 {
+fn sag(model: &Beam, sol: &StaticSolution) -> f64 {
     -model
         .sample(&sol.state, 2)
         .iter()
@@ -193,7 +193,7 @@ fn a_cable_with_gauss_points_is_refused() {
     let mut p = BeamParameters::paper_95();
     p.bending_stiffness = 0.0;
     assert!(matches!(
-        BeamModel::new(p),
+        Beam::new(p),
         Err(BeamError::CableNeedsNodalPoints)
     ));
 }
@@ -230,7 +230,7 @@ fn the_paper_start_and_the_catenary_converge_at_ten_thousand_elements() {
 
 #[test]
 fn newton_and_uzawa_reach_the_same_static_start() {
-    let model = BeamModel::new(BeamParameters::paper_95()).unwrap();
+    let model = Beam::new(BeamParameters::paper_95()).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let uz = solve_static(&model, &guess, &UzawaSettings::anderson(1e4)).unwrap();
     let nk = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
@@ -260,7 +260,7 @@ fn uzawa_with_the_automatic_augmentation_starts_any_length() {
     for n in [20, 1000] {
         let mut p = BeamParameters::paper_95();
         p.n_elements = n;
-        let model = BeamModel::new(p).unwrap();
+        let model = Beam::new(p).unwrap();
         let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
         let settings = UzawaSettings::automatic(&model, None);
         let uz = solve_static(&model, &guess, &settings).unwrap();
@@ -279,7 +279,7 @@ fn uzawa_with_the_automatic_augmentation_starts_any_length() {
 
 #[test]
 fn degenerate_settings_are_refused_up_front() {
-    let model = BeamModel::new(BeamParameters::paper_95()).unwrap();
+    let model = Beam::new(BeamParameters::paper_95()).unwrap();
     assert!(matches!(
         BeamState::try_arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0; 3]),
         Err(BeamError::DegenerateSagDirection { .. })

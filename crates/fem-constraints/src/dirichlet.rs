@@ -35,11 +35,31 @@ pub enum Enforcement {
     Full,
 }
 
+/// A dof of the system a stepper steps, in the system's own numbering — for a model on a mesh
+/// the index among its *free* dofs, after the fixed ones are eliminated, not
+/// `node · n_components + component`. Made by the model from its own numbering
+/// (`fem_solid::SolidSystem::system_dof(node, component)`, `fem_model::build::system_dof`), or
+/// by [`SystemDof::new`] for a system whose unknowns are numbered by its author.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SystemDof(usize);
+
+impl SystemDof {
+    /// The system's unknown number `index` (its own numbering: see the type's documentation).
+    pub fn new(index: usize) -> Self {
+        Self(index)
+    }
+
+    /// The index among the system's unknowns.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// Dofs prescribed by one signal with one enforcement method.
 #[derive(Clone, Debug)]
 pub struct DirichletSet {
-    /// System dof indices (after any elimination of homogeneous conditions).
-    pub dofs: Vec<usize>,
+    /// The system's dofs (its own numbering, [`SystemDof`]).
+    pub dofs: Vec<SystemDof>,
     /// The prescribed function of time.
     pub signal: Arc<dyn Signal>,
     /// How it is enforced.
@@ -80,7 +100,7 @@ impl DirichletConditions {
         let mut entries: Vec<(usize, usize)> = sets
             .iter()
             .enumerate()
-            .flat_map(|(s, set)| set.dofs.iter().map(move |&d| (d, s)))
+            .flat_map(|(s, set)| set.dofs.iter().map(move |&d| (d.index(), s)))
             .collect();
         entries.sort_unstable();
         let mut out = Self::default();
@@ -184,7 +204,7 @@ mod tests {
         let a: Arc<dyn Signal> = Arc::new(Ramp(1.0));
         let b: Arc<dyn Signal> = Arc::new(Ramp(2.0));
         let set = |dofs: Vec<usize>, signal: &Arc<dyn Signal>, enforcement| DirichletSet {
-            dofs,
+            dofs: dofs.into_iter().map(SystemDof::new).collect(),
             signal: signal.clone(),
             enforcement,
         };

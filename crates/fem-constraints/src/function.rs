@@ -67,6 +67,23 @@ pub enum FunctionError {
         /// What is wrong.
         message: String,
     },
+    /// The expression is longer than an expression may be ([`MAX_EXPRESSION_CHARS`],
+    /// [`MAX_EXPRESSION_TOKENS`]): the cost of evaluating one grows with the square of its
+    /// length.
+    #[error(
+        "the expression `{start}` has {size} {unit}; at most {max} are accepted (evaluating \
+         one costs the square of its length): write it shorter, or give a table of values"
+    )]
+    TooLong {
+        /// Its first characters.
+        start: String,
+        /// Its length in `unit`s.
+        size: usize,
+        /// `characters` or `terms and operators`.
+        unit: &'static str,
+        /// The limit.
+        max: usize,
+    },
     /// The expression uses a name that is neither `t`, a constant nor a function.
     #[error(
         "the expression `{source_text}` uses the unknown name `{name}`; {}",
@@ -251,7 +268,39 @@ enum Tok<'a> {
 /// Splits `source` into tokens with their character positions, checks the names, and refuses
 /// the two forms `exmex` reads differently from mathematics. Anything it does not recognise is
 /// left to `exmex` to report.
+/// The longest expression accepted, in characters.
+pub const MAX_EXPRESSION_CHARS: usize = 4096;
+/// The most terms, operators and parentheses an expression may have. The expression engine
+/// evaluates in a time that grows with the square of this count (`t+t+…` with 10⁴ terms took
+/// 13 s of `fem check`, 3·10⁶ terms 1.8 GB); at 512 one evaluation is tens of microseconds.
+pub const MAX_EXPRESSION_TOKENS: usize = 512;
+
+/// Refuses an expression longer than [`MAX_EXPRESSION_CHARS`] characters, before anything is
+/// built from it (the token limit is checked as it is read).
+pub fn check_expression_length(source: &str) -> Result<(), FunctionError> {
+    let n = source.chars().count();
+    if n > MAX_EXPRESSION_CHARS {
+        return Err(FunctionError::TooLong {
+            start: expression_start(source),
+            size: n,
+            unit: "characters",
+            max: MAX_EXPRESSION_CHARS,
+        });
+    }
+    Ok(())
+}
+
+/// The first 40 characters of `source`, and `…` if there are more.
+fn expression_start(source: &str) -> String {
+    let mut s: String = source.chars().take(40).collect();
+    if source.chars().nth(40).is_some() {
+        s.push('…');
+    }
+    s
+}
+
 fn precheck(source: &str) -> Result<(), FunctionError> {
+    check_expression_length(source)?;
     let ops = TimeOps::make();
     let parse_err = |position: usize, message: &str| FunctionError::Parse {
         source_text: source.to_string(),
@@ -322,6 +371,14 @@ fn precheck(source: &str) -> Result<(), FunctionError> {
         }
     }
     check_brackets(&toks, source)?;
+    if toks.len() > MAX_EXPRESSION_TOKENS {
+        return Err(FunctionError::TooLong {
+            start: expression_start(source),
+            size: toks.len(),
+            unit: "terms and operators",
+            max: MAX_EXPRESSION_TOKENS,
+        });
+    }
     check_sequence(&toks, source)?;
     for (i, &(pos, tok)) in toks.iter().enumerate() {
         if tok == Tok::Function && toks.get(i + 1).map(|t| t.1) != Some(Tok::Open) {

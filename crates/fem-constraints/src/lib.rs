@@ -30,7 +30,9 @@ pub use constraint::{
     ConstraintError, ConstraintFunction, ConstraintKind, ConstraintSolver, DiscreteGradient,
     MultiplierUpdate, constraint_residual,
 };
-pub use dirichlet::{ConflictingSets, DirichletConditions, DirichletSet, Enforcement, Signal};
+pub use dirichlet::{
+    ConflictingSets, DirichletConditions, DirichletSet, Enforcement, Signal, SystemDof,
+};
 pub use function::{EXPRESSION_SYNTAX, Expression, FunctionError, Prescribed, Table, TimeFunction};
 pub use lcp::{LcpError, LcpMethod, LcpReport, LcpSolver, lcp_residual};
 pub use lemke::Lemke;

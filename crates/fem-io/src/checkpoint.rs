@@ -107,7 +107,14 @@ pub enum CheckpointError {
         /// What does not fit.
         why: String,
     },
+    /// The outputs the checkpoint continues (frames, history) are missing, truncated or
+    /// cannot be reopened.
+    #[error("{0}")]
+    Output(#[from] crate::OutputError),
 }
+
+/// The largest checkpoint read (64 GiB: a run's state, about 10⁹ dofs and their history).
+const MAX_CHECKPOINT_BYTES: u64 = 64 << 30;
 
 /// The CRC-32 fingerprint of the inputs a run reads (the input file, its mesh file…).
 pub fn fingerprint(parts: &[&[u8]]) -> u32 {
@@ -183,6 +190,25 @@ impl Checkpoint {
     /// Reads a checkpoint, refusing a truncated or corrupt file, another version, or one
     /// written for another input (`fingerprint`).
     pub fn read(path: &Path, fingerprint: u32) -> Result<Self, CheckpointError> {
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => {
+                return Err(CheckpointError::Corrupt {
+                    path: path.to_path_buf(),
+                    why: "it is not a regular file (a device, a pipe or a folder stands there)"
+                        .into(),
+                });
+            }
+            Ok(m) if m.len() > MAX_CHECKPOINT_BYTES => {
+                return Err(CheckpointError::Corrupt {
+                    path: path.to_path_buf(),
+                    why: format!(
+                        "it has {} bytes, more than a checkpoint this fem writes ({MAX_CHECKPOINT_BYTES})",
+                        m.len()
+                    ),
+                });
+            }
+            _ => {}
+        }
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -28,7 +28,7 @@ pub enum OutputError {
     },
     /// The caller's data is inconsistent (wrong lengths, out-of-range node indices, …);
     /// nothing was written to `path`.
-    #[error("invalid data for {}: {message}", path.display())]
+    #[error("{}: {message}", path.display())]
     InvalidData {
         /// The file that was to be written.
         path: PathBuf,

@@ -75,13 +75,19 @@ impl HistoryWriter {
         keep: u64,
     ) -> Result<Self, OutputError> {
         let path = path.as_ref().to_path_buf();
-        let text = std::fs::read(&path).map_err(|e| OutputError::io("read", &path, e))?;
-        if (text.len() as u64) < keep {
+        let metadata = std::fs::metadata(&path).map_err(|e| OutputError::io("read", &path, e))?;
+        if !metadata.is_file() {
+            return Err(OutputError::invalid(
+                &path,
+                "it is not a regular file (a device, a pipe or a folder stands there): the run cannot resume",
+            ));
+        }
+        if metadata.len() < keep {
             return Err(OutputError::invalid(
                 &path,
                 format!(
                     "the history has {} bytes, fewer than the {keep} the checkpoint recorded",
-                    text.len()
+                    metadata.len()
                 ),
             ));
         }
@@ -93,7 +99,12 @@ impl HistoryWriter {
             push_csv_field(c, &mut header);
         }
         header.push('\n');
-        if !text.starts_with(header.as_bytes()) {
+        // Only the header is read: the rows past `keep` are cut, whatever their length.
+        let mut start = vec![0u8; header.len()];
+        let read = std::fs::File::open(&path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut start))
+            .map(|()| start == header.as_bytes());
+        if !matches!(read, Ok(true)) {
             return Err(OutputError::invalid(
                 &path,
                 "the history's columns are not this run's: the run cannot resume",

@@ -443,8 +443,17 @@ fn read_node_tags(bytes: &[u8], start: usize, header: &Header) -> Result<Vec<Vec
         r.int(&what("entity dimension"))?;
         r.int(&what("entity tag"))?;
         let parametric = r.int(&what("parametric flag"))?;
-        if parametric != 0 {
-            return Err(PreError::Parametric);
+        match parametric {
+            0 => {}
+            // Gmsh writes 1 for a block with parametric coordinates; any other value is not a
+            // Gmsh file's (corrupt bytes), and says nothing about parametric coordinates.
+            1 => return Err(PreError::Parametric),
+            other => {
+                return Err(r.error(format!(
+                    "{}: found {other}, expected 0 (or 1 for a block with parametric coordinates)",
+                    what("parametric flag")
+                )));
+            }
         }
         let n = r.size(&what("node count"))?;
         total = total.saturating_add(n);
@@ -459,7 +468,7 @@ fn read_node_tags(bytes: &[u8], start: usize, header: &Header) -> Result<Vec<Vec
             let tag = r.size(&what("node tag"))?;
             if tag == 0 || tag < min_tag || tag > max_tag {
                 return Err(r.error(format!(
-                    "node tag {tag} is outside the range {min_tag}..={max_tag} of the header"
+                    "node tag {tag} is outside the range {min_tag} to {max_tag} of the header"
                 )));
             }
             tags.push(tag);
@@ -494,12 +503,12 @@ fn check_header_counts(
     }
     if n_items > 0 && (min_tag == 0 || min_tag > max_tag) {
         return Err(r.error_at(at_header, format!(
-            "the header gives the {item} tags as {min_tag}..={max_tag}: expected 1 <= minimum <= maximum"
+            "the header gives the {item} tags as {min_tag} to {max_tag}: expected 1 <= minimum <= maximum"
         )));
     }
     if max_tag - min_tag.min(max_tag) < n_items.saturating_sub(1) {
         return Err(r.error_at(at_header, format!(
-            "the header announces {n_items} {item}s with tags in {min_tag}..={max_tag}, which cannot hold that many distinct tags"
+            "the header announces {n_items} {item}s with tags from {min_tag} to {max_tag}, which cannot hold that many distinct tags"
         )));
     }
     Ok(())

@@ -475,7 +475,14 @@ fn check_geometry(kind: CellKind, x: &[[f64; 3]], scale: f64) -> Result<(), Stri
             points.push(kind.reference_centroid());
             for xi in points {
                 let d = det3(&jacobian(kind, x, xi));
-                // `!(d > tol)` also catches NaN.
+                if !d.is_finite() {
+                    return Err(format!(
+                        "the cell is too large to compute with: its Jacobian determinant (the \
+                         volume scale) at reference point ({}, {}, {}) is {d}, not a finite \
+                         number; use coordinates of a moderate size",
+                        xi[0], xi[1], xi[2]
+                    ));
+                }
                 if d.partial_cmp(&tol) != Some(std::cmp::Ordering::Greater) {
                     return Err(format!(
                         "non-positive Jacobian determinant {d:.3e} at reference point \

@@ -116,7 +116,7 @@ impl Solver {
 /// MMJ on the plucked string at `fs`, without contacts.
 fn free_stepper(modes: &StringModes, fs: f64) -> ModalMoreauJean {
     let q0 = modes.triangular_pluck(0.5 * LENGTH, PLUCK);
-    ModalMoreauJean::new(
+    ModalMoreauJean::from_physical_state(
         modes
             .modal_system(&ModalDamping::None)
             .expect("modal system"),
@@ -400,7 +400,7 @@ mod parts {
         let mut s = contact_stepper(&modes, fs, obstacle, Solver::Lemke);
         let (mut best, mut state) = (0, None);
         for _ in 0..STEPS {
-            let before = (s.position().to_vec(), s.velocity().to_vec());
+            let before = (s.position().to_vec(), s.velocity_at_step().to_vec());
             s.step().expect("step");
             let r = s.last_contact();
             if r.n_active > best {

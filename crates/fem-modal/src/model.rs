@@ -6,7 +6,8 @@
 //! contact points as vertices, placed at their obstacle's height (point data
 //! `contact_force`, the impulse over the step divided by Δt); `history.csv` has
 //! `step,t,kinetic,potential,total,n_active,lcp_iterations,lcp_residual,min_gap,
-//! contact_force_total`, `total` the physical energy `½ Σ m (q̇² + ω² q²)`, which the scheme
+//! contact_force_total` (the contact columns only with a `contact` section: without one the
+//! string rings freely), `total` the physical energy `½ Σ m (q̇² + ω² q²)`, which the scheme
 //! conserves to round-off in free flight and through elastic impacts (`e = 1`) and never
 //! increases through an impact with `e < 1`; `probes.csv` has `t` and the displacement at each
 //! `output.probes` position, every step.
@@ -14,7 +15,7 @@
 use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts};
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
-use fem_model::input::{InitialField, LcpSolverKind, SchemeKind};
+use fem_model::input::{InitialField, LcpSolverKind, OfferedScheme};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
@@ -86,7 +87,10 @@ impl ModelSection for ModalStringSection {
             exact_start: true,
             probes: true,
             samples: true,
-            schemes: &[SchemeKind::ModalMoreauJean],
+            schemes: &[OfferedScheme {
+                name: fem_time::nonsmooth::modal::NAME,
+                settings: &[],
+            }],
         }
     }
 
@@ -116,6 +120,9 @@ pub struct ModalStringModel {
     force: Vec<f64>,
     /// The smallest gap at `t0` (the history's first row).
     initial_min_gap: f64,
+    /// Whether the input has a `contact` section: without one the string rings freely and
+    /// the history has no contact columns (a gap to no obstacle is not a number).
+    has_contact: bool,
 }
 
 impl ModalStringModel {
@@ -307,8 +314,16 @@ impl ModalStringModel {
         let setup = |e: fem_time::StepError| invalid("model.modal_string", e.to_string());
         let n_modes = modes.n_modes();
         let mut stepper =
-            ModalMoreauJean::new(system, grid.dt(), grid.t0(), &q0, &v0).map_err(setup)?;
+            ModalMoreauJean::from_physical_state(system, grid.dt(), grid.t0(), &q0, &v0)
+                .map_err(setup)?;
         if let Some(c) = input.contact {
+            let m = contact_points.len() as f64;
+            fem_model::progress::phase(format!(
+                "the modal string's contact matrices: {} contact points over {n_modes} modes \
+                 (about {:.1e} multiply-adds)",
+                contact_points.len(),
+                m * m * n_modes as f64
+            ));
             let contacts = UnilateralContacts::from_dense(
                 n_modes,
                 &modes.point_rows(&contact_points),
@@ -328,18 +343,18 @@ impl ModalStringModel {
         let top = stepper.system().omega.last().copied().unwrap_or(0.0);
         let describe = vec![
             format!(
-                "  model: modal string, {n_modes} modes, highest {:.1} Hz, omega_max dt = {:.3e}",
-                top / (2.0 * std::f64::consts::PI),
-                top * grid.dt()
+                "  model: modal string, {n_modes} modes, highest {} Hz, omega_max dt = {}",
+                fem_model::number::shown(top / (2.0 * std::f64::consts::PI)),
+                fem_model::number::shown(top * grid.dt())
             ),
             format!("  contact: {} points", contact_points.len()),
             format!(
-                "  time: exact modal Moreau-Jean, dt = {:e} (fs = {:.0} Hz), {} steps from {} to {}",
-                grid.dt(),
-                1.0 / grid.dt(),
+                "  time: exact modal Moreau-Jean, dt = {} (fs = {} Hz), {} steps from {} to {}",
+                fem_model::number::shown(grid.dt()),
+                fem_model::number::shown(1.0 / grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                fem_model::number::shown(grid.t0()),
+                fem_model::number::shown(grid.t_end())
             ),
             "  stability: unconditional (exact for free modes at any omega dt)".to_string(),
         ];
@@ -379,6 +394,7 @@ impl ModalStringModel {
             velocity: vec![0.0; 3 * n_points],
             force: vec![0.0; n_points],
             initial_min_gap,
+            has_contact: !contact_points.is_empty(),
             modes,
             stepper,
             grid,
@@ -415,6 +431,9 @@ impl Model for ModalStringModel {
         &mut self.stepper
     }
     fn history_columns(&self) -> Vec<String> {
+        if !self.has_contact {
+            return Vec::new();
+        }
         [
             "n_active",
             "lcp_iterations",
@@ -426,6 +445,9 @@ impl Model for ModalStringModel {
         .to_vec()
     }
     fn history_values(&self, _report: &StepReport, out: &mut Vec<f64>) {
+        if !self.has_contact {
+            return;
+        }
         let r = self.stepper.last_contact();
         let min_gap = if self.stepper.step_index() == 0 {
             self.initial_min_gap
@@ -442,7 +464,7 @@ impl Model for ModalStringModel {
     }
     fn frame(&mut self) -> Frame<'_> {
         let n_modes = self.modes.n_modes();
-        let (q, v) = (self.stepper.position(), self.stepper.velocity());
+        let (q, v) = (self.stepper.position(), self.stepper.velocity_at_step());
         for (i, row) in self.sample_rows.chunks(n_modes).enumerate() {
             self.displacement[3 * i + 1] = dot(row, q);
             self.velocity[3 * i + 1] = dot(row, &v);
@@ -455,6 +477,21 @@ impl Model for ModalStringModel {
             .with_point_field(Field::vector("displacement", &self.displacement))
             .with_point_field(Field::vector("velocity", &self.velocity))
             .with_point_field(Field::scalar("contact_force", &self.force))
+    }
+
+    /// Across the plane of the string and its motion, warped by `displacement` at true scale
+    /// (the contact points sit at their obstacles' heights) and stretched across when the
+    /// motion is small; coloured by `velocity`.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            look_along: Some([0.0, 0.0, -1.0]),
+            up: [0.0, 1.0, 0.0],
+            warp_by: Some("displacement".into()),
+            warp_scale: Some(1.0),
+            color_by: Some("velocity".into()),
+            exaggerate: Some([0.0, 1.0, 0.0]),
+            ..Default::default()
+        }
     }
     fn probe_columns(&self) -> Vec<String> {
         self.probe_names.clone()
@@ -508,7 +545,7 @@ fn modal_shape(
             if s.mode == 0 || s.mode as usize > n || s.component != 0 || !s.amplitude.is_finite() {
                 return Err(invalid(
                     ".sine",
-                    format!("expected a mode in 1..={n}, component 0 and a finite amplitude"),
+                    format!("expected a mode from 1 to {n}, component 0 and a finite amplitude"),
                 ));
             }
             // u = a sin(jπx/L) = q_j φ_j with φ_j(x) = shape(j, x).

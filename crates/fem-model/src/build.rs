@@ -113,6 +113,18 @@ pub fn newton_settings(time: &TimeInput) -> Result<NewtonSettings, InputError> {
     })
 }
 
+/// How the frames of a run are written, as its `output` section asks.
+pub fn series_format(output: &crate::input::OutputInput) -> fem_io::SeriesFormat {
+    use crate::input::{FormatKind, PrecisionKind};
+    match output.format {
+        FormatKind::Pvd => fem_io::SeriesFormat::Pvd(compression(output.compression)),
+        FormatKind::Vtkhdf => fem_io::SeriesFormat::VtkHdf(match output.precision {
+            Some(PrecisionKind::Single) => fem_io::Precision::Single,
+            _ => fem_io::Precision::Double,
+        }),
+    }
+}
+
 /// The `.vtu` compression an input asks for.
 pub fn compression(kind: CompressionKind) -> fem_io::Compression {
     match kind {
@@ -120,6 +132,21 @@ pub fn compression(kind: CompressionKind) -> fem_io::Compression {
         CompressionKind::Lz4 => fem_io::Compression::Lz4,
         CompressionKind::Zlib => fem_io::Compression::Zlib,
     }
+}
+
+/// The system dof of `component` of `node` in a model numbered by `dofmap` (its free dofs),
+/// `None` when the dof is fixed (eliminated) or not the model's.
+pub fn system_dof(
+    dofmap: &DofMap,
+    node: usize,
+    component: usize,
+) -> Option<fem_constraints::SystemDof> {
+    if component >= dofmap.n_comp() {
+        return None;
+    }
+    dofmap
+        .free(node * dofmap.n_comp() + component)
+        .map(fem_constraints::SystemDof::new)
 }
 
 /// Builds the Dirichlet conditions: locate each set's dofs, parse its functions, check them
@@ -145,7 +172,7 @@ pub fn dirichlet_conditions(
         let global = locate_dofs(mesh, d.into(), &field, dofmap.n_comp())?;
         let mut dofs = Vec::with_capacity(global.len());
         for g in global {
-            match dofmap.free(g) {
+            match system_dof(dofmap, g / dofmap.n_comp(), g % dofmap.n_comp()) {
                 Some(f) => dofs.push(f),
                 None => {
                     return Err(invalid(
@@ -433,8 +460,8 @@ pub fn locate_dofs(
                 return Err(invalid(
                     ".nodes",
                     format!(
-                        "node {bad} does not exist: the mesh has nodes 0..{}",
-                        mesh.n_nodes()
+                        "node {bad} does not exist: the mesh has nodes 0 to {}",
+                        mesh.n_nodes().saturating_sub(1)
                     ),
                 ));
             }
@@ -453,7 +480,8 @@ pub fn locate_dofs(
                 return Err(invalid(
                     ".components",
                     format!(
-                        "component {bad} is out of range: the model has components 0..{n_comp}"
+                        "component {bad} is out of range: the model has components 0 to {}",
+                        n_comp.saturating_sub(1)
                     ),
                 ));
             }

@@ -326,9 +326,9 @@ pub struct SineInput {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TimeInput {
-    /// The time stepper.
+    /// The time stepper, by the name the model gives it (default: the model's first scheme).
     #[serde(default)]
-    pub scheme: SchemeKind,
+    pub scheme: Option<String>,
     /// Parameter of the alpha schemes, in [0, 1/2] (default 1/4; only for the schemes that
     /// have one).
     #[serde(default)]
@@ -405,50 +405,48 @@ impl TimeInput {
     }
 }
 
-/// Time steppers selectable by name.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum SchemeKind {
-    /// The three-level alpha scheme (16) of Glowinski–Holmström.
-    #[default]
-    Alpha,
-    /// The backward-Euler acceleration step of the Serac seed (first order, dissipative).
-    BackwardEuler,
-    /// The exact modal Moreau–Jean scheme (modal string, unilateral contact).
-    ModalMoreauJean,
-    /// The conservation-form implicit scheme (40) (double pendulum).
-    ConservationForm,
-    /// The Moreau–Jean theta scheme (seed 002), `time.theta` in (0, 1].
-    MoreauJean,
-    /// Solfec's RIG_POS rotation scheme for rigid bodies (NEW1 of Koziara & Bićanić 2010):
-    /// semi-explicit, ends with the explicit `Ω₁`.
-    RigPos,
-    /// Solfec's RIG_NEG rotation scheme (NEW2): semi-explicit, balances the spatial angular
-    /// momentum exactly.
-    RigNeg,
-    /// Solfec's RIG_IMP rotation scheme (NEW3): semi-implicit (Newton per body, `time.newton`),
-    /// balances the spatial angular momentum to the Newton tolerance.
-    RigImp,
-    /// Solfec's DEF_EXP explicit leap-frog for deformable bodies (lumped mass, no solve).
-    DefExp,
-    /// Solfec's DEF_LIM linearly implicit leap-frog for deformable bodies (one solve per step).
-    DefLim,
+/// A time scheme a model offers: its name in `time.scheme` and the settings of the `time`
+/// section it reads. A model lists its schemes in [`crate::Uses::schemes`]; the name is the one
+/// its stepper gives (`fem_time::alpha::NAME`, …), so adding a stepper that a model offers is an
+/// entry in that model's list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OfferedScheme {
+    /// The name in input files (`alpha`, `def_exp`).
+    pub name: &'static str,
+    /// The optional settings of the `time` section it reads.
+    pub settings: &'static [TimeSetting],
 }
 
-impl SchemeKind {
-    /// The name used in input files.
-    pub fn name(self) -> &'static str {
+/// An optional setting of the `time` section, which some schemes read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeSetting {
+    /// `time.alpha`.
+    Alpha,
+    /// `time.theta`.
+    Theta,
+    /// `time.newton`.
+    Newton,
+}
+
+impl TimeSetting {
+    /// Every optional setting.
+    pub const ALL: [TimeSetting; 3] = [TimeSetting::Alpha, TimeSetting::Theta, TimeSetting::Newton];
+
+    /// Its key, `time.alpha`.
+    pub fn key(self) -> &'static str {
         match self {
-            SchemeKind::Alpha => "alpha",
-            SchemeKind::BackwardEuler => "backward_euler",
-            SchemeKind::ModalMoreauJean => "modal_moreau_jean",
-            SchemeKind::ConservationForm => "conservation_form",
-            SchemeKind::MoreauJean => "moreau_jean",
-            SchemeKind::RigPos => "rig_pos",
-            SchemeKind::RigNeg => "rig_neg",
-            SchemeKind::RigImp => "rig_imp",
-            SchemeKind::DefExp => "def_exp",
-            SchemeKind::DefLim => "def_lim",
+            TimeSetting::Alpha => "time.alpha",
+            TimeSetting::Theta => "time.theta",
+            TimeSetting::Newton => "time.newton",
+        }
+    }
+
+    /// Whether the section gives it.
+    pub fn is_given(self, time: &TimeInput) -> bool {
+        match self {
+            TimeSetting::Alpha => time.alpha.is_some(),
+            TimeSetting::Theta => time.theta.is_some(),
+            TimeSetting::Newton => time.newton.is_some(),
         }
     }
 }
@@ -481,6 +479,17 @@ pub struct OutputInput {
     /// the run is interrupted (SIGINT, SIGTERM).
     #[serde(default)]
     pub checkpoint_every: Option<u64>,
+    /// How the frames are written: `pvd` (default: a `.pvd` collection and one `.vtu` per
+    /// frame, read by every ParaView) or `vtkhdf` (one `.vtkhdf` file holding the mesh once and
+    /// every frame as a time step; ParaView 5.12 or later).
+    #[serde(default)]
+    pub format: FormatKind,
+    /// Precision of the fields of a `vtkhdf` file: `double` (default) or `single`.
+    #[serde(default)]
+    pub precision: Option<PrecisionKind>,
+    /// Write PNG and SVG plots of `history.csv` into `plots/` at the end of the run.
+    #[serde(default)]
+    pub plots: bool,
 }
 
 impl Default for OutputInput {
@@ -492,8 +501,33 @@ impl Default for OutputInput {
             samples: None,
             probes: Vec::new(),
             checkpoint_every: None,
+            format: FormatKind::default(),
+            precision: None,
+            plots: false,
         }
     }
+}
+
+/// How the frames are written (`output.format`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatKind {
+    /// A `.pvd` collection and one `.vtu` file per frame.
+    #[default]
+    Pvd,
+    /// One VTKHDF file with every frame as a time step.
+    Vtkhdf,
+}
+
+/// Precision of the fields of a `vtkhdf` file (`output.precision`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PrecisionKind {
+    /// 64-bit floats.
+    #[default]
+    Double,
+    /// 32-bit floats.
+    Single,
 }
 
 fn one_u64() -> u64 {

@@ -19,6 +19,7 @@ pub mod error;
 pub mod input;
 pub mod model;
 pub mod number;
+pub mod progress;
 pub mod resources;
 
 pub use error::InputError;

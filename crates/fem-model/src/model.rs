@@ -16,10 +16,10 @@ use serde::de::DeserializeOwned;
 
 use crate::error::InputError;
 use crate::input::{
-    ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, SchemeKind,
-    TimeInput,
+    ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OfferedScheme, OutputInput,
+    TimeInput, TimeSetting,
 };
-use crate::resources::{BASE_MEMORY, Budget, check_output};
+use crate::resources::{BASE_MEMORY, Budget, OutputEstimate, check_output};
 
 /// A model being run: its stepper, and what it writes.
 pub trait Model {
@@ -66,6 +66,11 @@ pub trait Model {
     fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
         self.stepper_mut().restore(step_index, fields)
     }
+    /// How the frames are best looked at (the ParaView view written beside the series):
+    /// camera, warp, colour, obstacles and supports. By default an oblique view, no warp.
+    fn view(&self) -> fem_io::View {
+        fem_io::View::default()
+    }
 }
 
 /// Whether a model needs a mesh.
@@ -96,8 +101,8 @@ pub struct Uses {
     pub probes: bool,
     /// `output.samples`.
     pub samples: bool,
-    /// The time schemes the model can be stepped by.
-    pub schemes: &'static [SchemeKind],
+    /// The time schemes the model can be stepped by; the first is the default.
+    pub schemes: &'static [OfferedScheme],
 }
 
 impl Uses {
@@ -111,7 +116,7 @@ impl Uses {
         exact_start: false,
         probes: false,
         samples: false,
-        schemes: &[SchemeKind::Alpha],
+        schemes: &[],
     };
 
     /// A model that builds its own geometry and takes its initial state in its own section.
@@ -124,23 +129,8 @@ impl Uses {
         exact_start: false,
         probes: false,
         samples: false,
-        schemes: &[SchemeKind::Alpha],
+        schemes: &[],
     };
-}
-
-/// Which settings of the `time` section a scheme reads.
-fn scheme_settings(scheme: SchemeKind) -> (bool, bool, bool) {
-    // (alpha, theta, newton)
-    match scheme {
-        SchemeKind::Alpha => (true, false, true),
-        SchemeKind::BackwardEuler => (false, false, true),
-        SchemeKind::ModalMoreauJean => (false, false, false),
-        SchemeKind::ConservationForm => (false, false, true),
-        SchemeKind::MoreauJean => (false, true, true),
-        SchemeKind::RigPos | SchemeKind::RigNeg => (false, false, false),
-        SchemeKind::RigImp => (false, false, true),
-        SchemeKind::DefExp | SchemeKind::DefLim => (false, false, false),
-    }
 }
 
 /// Everything in an input file but the model's own section.
@@ -165,9 +155,37 @@ pub struct Sections<'a> {
     /// The memory and disk the run may claim; every count is checked against it before it
     /// is allocated.
     pub budget: Budget,
+    /// Where [`Sections::check_output`] leaves its estimate of the output, for `fem check` to
+    /// print.
+    pub estimate: &'a std::cell::Cell<Option<OutputEstimate>>,
+    /// The scheme the run is stepped by, once [`check_uses`] has resolved `time.scheme`
+    /// against the model's list (`None` before).
+    pub scheme: Option<&'static OfferedScheme>,
 }
 
 impl Sections<'_> {
+    /// The name of the scheme the run is stepped by: the one [`check_uses`] resolved (the
+    /// model's default when `time.scheme` is not given), else `time.scheme` as written.
+    pub fn scheme_name(&self) -> &str {
+        match (self.scheme, &self.time.scheme) {
+            (Some(s), _) => s.name,
+            (None, Some(name)) => name,
+            (None, None) => "",
+        }
+    }
+
+    /// The error of a scheme a model's build does not handle although its `uses` lists it (a
+    /// programming error of the model, reported rather than panicking).
+    pub fn unhandled_scheme(&self, model: &str) -> InputError {
+        InputError::invalid(
+            "time.scheme",
+            format!(
+                "model.{model} lists the scheme '{}' but does not build it",
+                self.scheme_name()
+            ),
+        )
+    }
+
     /// The folder relative file names are resolved from.
     pub fn base_dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
@@ -181,22 +199,30 @@ impl Sections<'_> {
 
     /// Refuses an output beyond [`MAX_FRAMES`](crate::resources::MAX_FRAMES) frames or the disk
     /// budget: frames of `frame_bytes` each (see
-    /// [`frame_bytes`](crate::resources::frame_bytes)) every `output.every` steps of `grid`,
-    /// and `history.csv` rows of `columns` numbers.
+    /// [`frame_bytes`](crate::resources::frame_bytes)) every `output.every` steps of `grid`
+    /// (or of the budget's [`steps`](Budget::steps), `--max-steps`, when fewer), and
+    /// `history.csv` rows of `columns` numbers. The estimate is left in
+    /// [`estimate`](Self::estimate).
     pub fn check_output(
         &self,
         grid: &TimeGrid,
         frame_bytes: f64,
         columns: f64,
     ) -> Result<(), InputError> {
-        check_output(
+        let steps = self
+            .budget
+            .steps
+            .map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
+        let estimate = check_output(
             &self.budget,
-            grid.n_steps(),
+            steps,
             self.output.every,
             frame_bytes,
             self.output.history_every,
             columns,
-        )
+        )?;
+        self.estimate.set(Some(estimate));
+        Ok(())
     }
 }
 
@@ -217,12 +243,48 @@ pub fn build<M: ModelSection>(
     section: &M,
     input: &Sections<'_>,
 ) -> Result<Box<dyn Model>, InputError> {
-    check_uses(M::NAME, &section.uses(), input)?;
-    section.build(input)
+    let scheme = check_uses(M::NAME, &section.uses(), input)?;
+    let model = section.build(&Sections {
+        scheme: Some(scheme),
+        ..*input
+    })?;
+    check_initial_energy(M::NAME, model.as_ref())?;
+    Ok(model)
 }
 
-/// Refuses every section and setting a model does not read.
-pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), InputError> {
+/// Refuses an initial state whose energy is not a number: an initial value so large that its
+/// energy overflows (an angular velocity of 1e200) would otherwise pass `fem check` and stop
+/// `fem run` at step 0.
+fn check_initial_energy(name: &str, model: &dyn Model) -> Result<(), InputError> {
+    let Some(e) = model.stepper().energy() else {
+        return Ok(());
+    };
+    for (what, v) in [
+        ("kinetic", e.kinetic),
+        ("potential", e.potential),
+        ("total", e.total),
+    ] {
+        if !v.is_finite() {
+            return Err(InputError::invalid(
+                format!("model.{name}"),
+                format!(
+                    "the initial state's {what} energy is not a finite number ({v}): an initial \
+                     value (a velocity, an angular velocity, a displacement) is too large to compute \
+                     with"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses every section and setting a model does not read; returns the scheme `time.scheme`
+/// names among the model's (its first when not given).
+pub fn check_uses(
+    name: &str,
+    uses: &Uses,
+    input: &Sections<'_>,
+) -> Result<&'static OfferedScheme, InputError> {
     let not_for = |field: &str| {
         InputError::invalid(
             field,
@@ -271,31 +333,15 @@ pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), I
     if !uses.samples && input.output.samples.is_some() {
         return Err(not_for("output.samples"));
     }
-    let scheme = input.time.scheme;
-    if !uses.schemes.contains(&scheme) {
-        let names: Vec<&str> = uses.schemes.iter().map(|s| s.name()).collect();
-        return Err(InputError::invalid(
-            "time.scheme",
-            format!(
-                "model.{name} is stepped by {}; '{}' does not apply to it",
-                names.join(" or "),
-                scheme.name()
-            ),
-        ));
-    }
-    let (alpha, theta, newton) = scheme_settings(scheme);
-    let time = input.time;
-    for (given, used, field) in [
-        (time.alpha.is_some(), alpha, "time.alpha"),
-        (time.theta.is_some(), theta, "time.theta"),
-        (time.newton.is_some(), newton, "time.newton"),
-    ] {
-        if given && !used {
+    let scheme = resolve_scheme(name, uses, input.time)?;
+    for setting in TimeSetting::ALL {
+        if setting.is_given(input.time) && !scheme.settings.contains(&setting) {
+            let field = setting.key();
             return Err(InputError::invalid(
                 field,
                 format!(
                     "the scheme '{}' has no such setting: remove '{field}'",
-                    scheme.name()
+                    scheme.name
                 ),
             ));
         }
@@ -312,11 +358,50 @@ pub fn check_uses(name: &str, uses: &Uses, input: &Sections<'_>) -> Result<(), I
             "expected a positive number of steps between checkpoints, got 0",
         ));
     }
+    if input.output.precision.is_some() && input.output.format != crate::input::FormatKind::Vtkhdf {
+        return Err(InputError::invalid(
+            "output.precision",
+            "the precision applies to 'format: vtkhdf' only (.vtu files are written in double precision): remove it or add 'format: vtkhdf'",
+        ));
+    }
     if input.output.history_every == 0 {
         return Err(InputError::invalid(
             "output.history_every",
             "expected a positive number of steps between rows, got 0",
         ));
     }
-    Ok(())
+    Ok(scheme)
+}
+
+/// The scheme `time.scheme` names among the model's, or the model's first.
+fn resolve_scheme(
+    name: &str,
+    uses: &Uses,
+    time: &TimeInput,
+) -> Result<&'static OfferedScheme, InputError> {
+    let listed = || {
+        let names: Vec<&str> = uses.schemes.iter().map(|s| s.name).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    };
+    match &time.scheme {
+        None => uses.schemes.first().ok_or_else(|| {
+            InputError::invalid("time.scheme", format!("model.{name} offers no time scheme"))
+        }),
+        Some(given) => uses
+            .schemes
+            .iter()
+            .find(|s| s.name == given)
+            .ok_or_else(|| {
+                InputError::invalid(
+                    "time.scheme",
+                    format!(
+                        "model.{name} is stepped by {}; '{given}' does not apply to it",
+                        listed()
+                    ),
+                )
+            }),
+    }
 }

@@ -186,3 +186,66 @@ where
         form.map(T::from_form)
     }
 }
+
+/// A number as a message shows it to a person: six significant digits, trailing zeros
+/// dropped, plain decimals from `10⁻⁴` to `10⁶` and an exponent outside
+/// (`0.009` for `9.000000000000001e-3`, `1.23457e-7`, `2.5e8`). Non-finite values as Rust
+/// writes them (`NaN`, `inf`).
+pub fn shown(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    let a = x.abs();
+    if (1e-4..1e6).contains(&a) {
+        let decimals = (5 - a.log10().floor() as i32).max(0) as usize;
+        let s = trim(&format!("{x:.decimals$}"));
+        // Rounding may carry into a seventh digit (999999.7 → 1000000): fine as it is.
+        if s == "-0" { "0".into() } else { s }
+    } else {
+        let s = format!("{x:.5e}");
+        let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+        format!("{}e{exponent}", trim(mantissa))
+    }
+}
+
+/// A vector as a message shows it: `[0, 0, -9.8696]` ([`shown`] for each entry).
+pub fn shown_list(v: &[f64]) -> String {
+    format!(
+        "[{}]",
+        v.iter().map(|&x| shown(x)).collect::<Vec<_>>().join(", ")
+    )
+}
+
+#[cfg(test)]
+mod shown_tests {
+    use super::shown;
+
+    #[test]
+    fn numbers_are_shown_rounded_to_six_digits() {
+        for (x, s) in [
+            (9.000000000000001e-3, "0.009"),
+            (0.1 + 0.2, "0.3"),
+            (1.0, "1"),
+            (-2.5, "-2.5"),
+            (123456.7, "123457"),
+            (1.0 / 3.0, "0.333333"),
+            (1.2345678e-7, "1.23457e-7"),
+            (2.5e8, "2.5e8"),
+            (1e200, "1e200"),
+            (0.0, "0"),
+            (f64::INFINITY, "inf"),
+        ] {
+            assert_eq!(shown(x), s, "{x:e}");
+        }
+    }
+}

@@ -8,9 +8,9 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-/// The message of the lowest rank that has one, on every rank (`None` if no rank has one).
-/// Collective.
-pub fn first_message(world: &SimpleCommunicator, mine: Option<String>) -> Option<String> {
+/// The message of the lowest rank that has one, with that rank, on every rank (`None` if no
+/// rank has one). Collective.
+pub fn first_message(world: &SimpleCommunicator, mine: Option<String>) -> Option<(usize, String)> {
     let size = world.size();
     let me = if mine.is_some() { world.rank() } else { size };
     let mut first = size;
@@ -28,7 +28,7 @@ pub fn first_message(world: &SimpleCommunicator, mine: Option<String>) -> Option
     root.broadcast_into(&mut len);
     bytes.resize(len as usize, 0);
     root.broadcast_into(&mut bytes[..]);
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Some((first as usize, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// `result` if every rank's is `Ok`, else the lowest failing rank's error on every rank.
@@ -46,23 +46,9 @@ pub fn agree<T>(
     });
     match first_message(world, mine) {
         None => result,
-        Some(m) => {
+        Some((_, m)) => {
             let (field, message) = m.split_once('\u{0}').unwrap_or(("input", &m));
             Err(InputError::invalid(field, message))
         }
     }
-}
-
-/// Whether `ok` holds on every rank. Collective.
-pub fn all(world: &SimpleCommunicator, ok: bool) -> bool {
-    let mut all = 0i32;
-    world.all_reduce_into(&i32::from(ok), &mut all, SystemOperation::min());
-    all != 0
-}
-
-/// Whether `flag` holds on some rank. Collective.
-pub fn any(world: &SimpleCommunicator, flag: bool) -> bool {
-    let mut any = 0i32;
-    world.all_reduce_into(&i32::from(flag), &mut any, SystemOperation::max());
-    any != 0
 }

@@ -1,5 +1,5 @@
 //! [`DistributedSolid`]: one rank's subdomain of a solid as a
-//! [`LeapFrogSystem`], so that the DEF_EXP stepper of `fem-solid`
+//! [`LeapFrogSystem`], so that the DEF_EXP stepper of `fem-time`
 //! runs on it unchanged.
 //!
 //! The unknowns are the free dofs of the rank's nodes (owned and ghost). Every force
@@ -12,13 +12,14 @@
 //! eigenvalue over all ranks), the strain and kinetic energies and the work terms (exactly
 //! rounded sums of the owned terms, [`ExactSum`]), and the agreement on a failure.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use fem_assembly::{DofMap, ExactSum, SolidError, SolidOperator, StableStep};
 use fem_constraints::{DirichletConditions, DirichletSet};
 use fem_model::InputError;
-use fem_solid::{DeadLoads, LeapFrogSystem, SolidSetup};
-use fem_time::{Mass, Matrix, SecondOrderSystem};
+use fem_solid::system::evaluation_error;
+use fem_solid::{DeadLoads, SolidSetup};
+use fem_time::{EvalError, LeapFrogSystem, Mass, SecondOrderSystem, TangentKind};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -46,7 +47,7 @@ struct Scratch {
 pub struct DistributedSolid {
     world: SimpleCommunicator,
     sub: Subdomain,
-    operator: SolidOperator,
+    operator: Arc<SolidOperator>,
     mass: Mass,
     /// Body force and dead tractions on this subdomain's free dofs.
     loads: DeadLoads,
@@ -57,7 +58,6 @@ pub struct DistributedSolid {
     /// Some rank has an external force (the same on every rank).
     has_external: bool,
     scratch: Mutex<Scratch>,
-    failure: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for DistributedSolid {
@@ -149,14 +149,13 @@ impl DistributedSolid {
         let mut system = Self {
             world,
             sub,
-            operator,
+            operator: Arc::new(operator),
             mass: Mass::Lumped(Vec::new()),
             loads: DeadLoads::new(dofmap.n_free()),
             owned_dof,
             global_free,
             has_external: false,
             scratch: Mutex::new(Scratch::default()),
-            failure: Mutex::new(None),
         };
         // The lumped mass, assembled as the force is.
         let masses = system
@@ -215,7 +214,7 @@ impl DistributedSolid {
             .enumerate()
             .filter(|(_, (dof, _, _))| local_of.get(*dof).is_some_and(|&l| l != usize::MAX))
             .map(|(index, (dof, _, enforcement))| DirichletSet {
-                dofs: vec![local_of[dof]],
+                dofs: vec![fem_constraints::SystemDof::new(local_of[dof])],
                 signal: whole.shared_signal(index),
                 enforcement,
             })
@@ -236,6 +235,11 @@ impl DistributedSolid {
     /// The subdomain's operator (its cells, local node numbering).
     pub fn operator(&self) -> &SolidOperator {
         &self.operator
+    }
+
+    /// The subdomain's operator, shared (the frames of the model use it).
+    pub fn shared_operator(&self) -> Arc<SolidOperator> {
+        Arc::clone(&self.operator)
     }
 
     /// The communicator.
@@ -318,13 +322,6 @@ impl DistributedSolid {
         result
     }
 
-    fn record(&self, message: String) {
-        let mut slot = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            *slot = Some(message);
-        }
-    }
-
     /// The exact sum of `local` (this rank's terms) over all ranks.
     fn global_sum(&self, local: &ExactSum) -> f64 {
         let mut parts = local.to_parts();
@@ -355,7 +352,7 @@ impl SecondOrderSystem for DistributedSolid {
         &self.mass
     }
 
-    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
         let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let Scratch {
             u,
@@ -371,19 +368,14 @@ impl SecondOrderSystem for DistributedSolid {
         let boundary = self.operator.cell_forces_range(u, 0..nb, slots);
         let u: &[f64] = u;
         let interior = |slots: &mut [f64]| self.operator.cell_forces_range(u, nb..n_cells, slots);
-        let result = self
-            .exchange_and_gather(slots, f, interior, send, received, nodal)
-            .and(boundary);
-        if let Err(e) = result {
-            f.fill(f64::NAN);
-            let e = globalize(e, &self.sub.cells);
-            self.record(format!("rank {}: {e}", self.sub.rank));
-        }
+        self.exchange_and_gather(slots, f, interior, send, received, nodal)
+            .and(boundary)
+            .map_err(|e| evaluation_error(globalize(e, &self.sub.cells)))
     }
 
-    fn tangent(&self, _x: &[f64]) -> Matrix {
-        // Only DEF_EXP runs distributed (no tangent); a dense empty matrix says "none".
-        Matrix::Dense(nalgebra::DMatrix::zeros(0, 0))
+    /// Only DEF_EXP runs distributed: no tangent.
+    fn tangent_kind(&self) -> TangentKind {
+        TangentKind::NotProvided
     }
 
     fn potential_energy(&self, x: &[f64]) -> Option<f64> {
@@ -413,7 +405,7 @@ impl SecondOrderSystem for DistributedSolid {
 }
 
 impl LeapFrogSystem for DistributedSolid {
-    fn critical_step(&self, x: &[f64]) -> Result<StableStep, String> {
+    fn critical_step(&self, x: &[f64]) -> Result<StableStep, EvalError> {
         let mut u = Vec::new();
         self.full_displacement(x, &mut u);
         // (failed, λ_max or the failed cell, the cell), the cell numbered in the whole mesh.
@@ -443,11 +435,10 @@ impl LeapFrogSystem for DistributedSolid {
             }
         }
         if let Some(cell) = failed {
-            return Err(SolidError::Inverted {
-                kind: self.operator.kind(),
+            return Err(EvalError::InvertedCell {
+                element: self.operator.kind().name(),
                 cell: cell as usize,
-            }
-            .to_string());
+            });
         }
         let (lambda_max, cell) = best.unwrap_or((f64::NEG_INFINITY, 0.0));
         Ok(StableStep {
@@ -455,15 +446,6 @@ impl LeapFrogSystem for DistributedSolid {
             lambda_max,
             cell: cell as usize,
         })
-    }
-
-    fn take_failure(&self) -> Option<String> {
-        let mine = self
-            .failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        crate::collective::first_message(&self.world, mine)
     }
 
     fn sum_over_dofs(&self, terms: &mut dyn Iterator<Item = (usize, f64)>) -> f64 {

@@ -6,16 +6,17 @@
 //! multiplier iterations, Newton iterations, wall time) and the energy drift after t = 4;
 //! `-- csv <case> [t_end]` writes the history of a case to stdout.
 
-use fem_pendulum::{Enforcement, PendulumRecord, PendulumSetup, PendulumSimulation};
+use fem_pendulum::{ConstraintMethod, PendulumRecord, PendulumSetup, PendulumSimulation};
 use fem_time::conservation_form::MultiplierSettings;
 
 fn ellipse(method: &str, dt: Option<f64>) -> PendulumSetup {
     match method {
-        "ellipse_penalty" => {
-            PendulumSetup::ellipse(Enforcement::Penalty { epsilon: 1e-6 }, dt.unwrap_or(1e-6))
-        }
+        "ellipse_penalty" => PendulumSetup::ellipse(
+            ConstraintMethod::Penalty { epsilon: 1e-6 },
+            dt.unwrap_or(1e-6),
+        ),
         _ => PendulumSetup::ellipse(
-            Enforcement::AugmentedLagrangian {
+            ConstraintMethod::AugmentedLagrangian {
                 epsilon: 1e-6,
                 multipliers: MultiplierSettings::default(),
             },

@@ -11,6 +11,6 @@ pub mod pendulum;
 
 pub use model::{DoublePendulumSection, PendulumModel};
 pub use pendulum::{
-    DoublePendulum, EllipseConstraint, Enforcement, PendulumConstraint, PendulumRecord,
+    ConstraintMethod, DoublePendulum, EllipseConstraint, PendulumConstraint, PendulumRecord,
     PendulumSetup, PendulumSimulation, WallConstraint,
 };

@@ -9,8 +9,8 @@
 
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{newton_settings, time_grid};
-use fem_model::input::SchemeKind;
-use fem_model::number::strict;
+use fem_model::input::{OfferedScheme, TimeSetting};
+use fem_model::number::{shown, shown_list, strict};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use fem_time::conservation_form::MultiplierSettings;
@@ -18,7 +18,7 @@ use fem_time::{StepError, StepReport, Stepper, TimeGrid};
 use serde::Deserialize;
 
 use crate::pendulum::{
-    EllipseConstraint, Enforcement, PendulumConstraint, PendulumRecord, PendulumSetup,
+    ConstraintMethod, EllipseConstraint, PendulumConstraint, PendulumRecord, PendulumSetup,
     PendulumSimulation, WallConstraint,
 };
 
@@ -33,7 +33,7 @@ pub struct DoublePendulumSection {
     pub constraint: PendulumConstraintInput,
     /// `{penalty: {epsilon}}` or `{augmented_lagrangian: {epsilon, tolerance, max_iterations}}`.
     #[serde(default)]
-    pub enforcement: Option<EnforcementInput>,
+    pub enforcement: Option<ConstraintMethodInput>,
     /// θ(0) (default: the table's).
     #[serde(default, deserialize_with = "strict")]
     pub angles: Option<[f64; 2]>,
@@ -72,7 +72,7 @@ pub enum PendulumConstraintInput {
 /// How a constraint is enforced.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub enum EnforcementInput {
+pub enum ConstraintMethodInput {
     /// Quadratic penalty.
     Penalty {
         /// ε > 0.
@@ -108,7 +108,10 @@ impl ModelSection for DoublePendulumSection {
 
     fn uses(&self) -> Uses {
         Uses {
-            schemes: &[SchemeKind::ConservationForm],
+            schemes: &[OfferedScheme {
+                name: fem_time::conservation_form::NAME,
+                settings: &[TimeSetting::Newton],
+            }],
             ..Uses::OWN_GEOMETRY
         }
     }
@@ -145,9 +148,11 @@ impl PendulumModel {
         input.check_output(&grid, frame_bytes(3.0, 6.0, 2.0, 2.0), 12.0)?;
         let newton = newton_settings(input.time)?;
         let enforcement = match m.enforcement {
-            None => Enforcement::Penalty { epsilon: 1.0 },
-            Some(EnforcementInput::Penalty { epsilon }) => Enforcement::Penalty { epsilon },
-            Some(EnforcementInput::AugmentedLagrangian {
+            None => ConstraintMethod::Penalty { epsilon: 1.0 },
+            Some(ConstraintMethodInput::Penalty { epsilon }) => {
+                ConstraintMethod::Penalty { epsilon }
+            }
+            Some(ConstraintMethodInput::AugmentedLagrangian {
                 epsilon,
                 tolerance,
                 max_iterations,
@@ -158,7 +163,7 @@ impl PendulumModel {
                         "expected a positive tolerance and at least one iteration".into(),
                     ));
                 }
-                Enforcement::AugmentedLagrangian {
+                ConstraintMethod::AugmentedLagrangian {
                     epsilon,
                     multipliers: MultiplierSettings {
                         tolerance,
@@ -168,9 +173,8 @@ impl PendulumModel {
             }
         };
         let epsilon = match enforcement {
-            Enforcement::Penalty { epsilon } | Enforcement::AugmentedLagrangian { epsilon, .. } => {
-                epsilon
-            }
+            ConstraintMethod::Penalty { epsilon }
+            | ConstraintMethod::AugmentedLagrangian { epsilon, .. } => epsilon,
         };
         if !(epsilon.is_finite() && epsilon > 0.0) {
             return Err(invalid(
@@ -296,14 +300,35 @@ impl Model for PendulumModel {
     fn describe(&self) -> Vec<String> {
         vec![
             format!(
-                "  model: double pendulum, constraint {:?}, enforcement {:?}",
-                self.setup.constraint, self.setup.enforcement
+                "  model: double pendulum, constraint {}, enforcement {}",
+                match self.setup.constraint {
+                    PendulumConstraint::Free => "none".to_string(),
+                    PendulumConstraint::Wall(w) => format!("wall y_B <= {}", shown(w.d)),
+                    PendulumConstraint::Ellipse(e) => format!(
+                        "ellipse (centre {}, semi-axes {})",
+                        shown_list(&e.centre),
+                        shown_list(&e.semi_axes)
+                    ),
+                },
+                match self.setup.enforcement {
+                    ConstraintMethod::Penalty { epsilon } =>
+                        format!("penalty, epsilon = {}", shown(epsilon)),
+                    ConstraintMethod::AugmentedLagrangian {
+                        epsilon,
+                        multipliers,
+                    } => format!(
+                        "augmented Lagrangian, epsilon = {}, tolerance {}, at most {} updates a step",
+                        shown(epsilon),
+                        shown(multipliers.tolerance),
+                        multipliers.max_iterations
+                    ),
+                }
             ),
             format!(
-                "  time: conservation-form scheme (40), dt = {:e}, {} steps to {}",
-                self.grid.dt(),
+                "  time: conservation-form scheme (40), dt = {}, {} steps to {}",
+                shown(self.grid.dt()),
                 self.grid.n_steps(),
-                self.grid.t_end()
+                shown(self.grid.t_end())
             ),
         ]
     }
@@ -337,5 +362,19 @@ impl Model for PendulumModel {
         Frame::new(&self.points, &self.cells)
             .with_point_field(Field::scalar("part", &self.point_part))
             .with_cell_field(Field::scalar("part", &self.part))
+    }
+
+    /// In its plane, gravity down the screen, coloured by `part`; the pivot drawn.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            look_along: Some([0.0, 0.0, -1.0]),
+            up: [0.0, 1.0, 0.0],
+            color_by: Some("part".into()),
+            scene: fem_io::Scene {
+                points: vec![screen([0.0, 0.0])],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
     }
 }

@@ -229,7 +229,7 @@ impl ConstraintFunction for EllipseConstraint {
 
 /// How a pendulum constraint is enforced.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Enforcement {
+pub enum ConstraintMethod {
     /// Quadratic penalty with parameter `ε`.
     Penalty {
         /// `ε > 0`.
@@ -263,7 +263,7 @@ pub struct PendulumSetup {
     /// Its constraint.
     pub constraint: PendulumConstraint,
     /// How the constraint is enforced (ignored for [`PendulumConstraint::Free`]).
-    pub enforcement: Enforcement,
+    pub enforcement: ConstraintMethod,
     /// `Δt`.
     pub dt: f64,
     /// `θ(0)`.
@@ -284,7 +284,7 @@ impl PendulumSetup {
                 d: 2.44,
             }),
             pendulum,
-            enforcement: Enforcement::Penalty { epsilon },
+            enforcement: ConstraintMethod::Penalty { epsilon },
             dt,
             theta0: TABLE1_THETA0,
             theta_dot0: [0.0, 0.0],
@@ -294,7 +294,7 @@ impl PendulumSetup {
 
     /// Table 3 with the ellipse by the given enforcement (Table 4: penalty `ε = 1e−6`,
     /// `Δt = 1e−6`; augmented Lagrangian `ε = 1e−6`, `Δt = 5e−4`).
-    pub fn ellipse(enforcement: Enforcement, dt: f64) -> Self {
+    pub fn ellipse(enforcement: ConstraintMethod, dt: f64) -> Self {
         Self {
             pendulum: DoublePendulum::table3(),
             constraint: PendulumConstraint::Ellipse(EllipseConstraint::table3()),
@@ -336,6 +336,9 @@ pub struct PendulumRecord {
     pub energy: f64,
     /// The constraint energy `ψ(c(θ^{n−1/2}))`.
     pub constraint_energy: f64,
+    /// Work of the torque at `O` since `t = 0`, `Σ Q(t_n) (θ₁^{n+1/2} − θ₁^{n−1/2})`: the
+    /// energy less this work is what scheme (40) conserves to its truncation error.
+    pub torque_work: f64,
     /// Newton iterations of the step.
     pub newton_iterations: usize,
     /// Multiplier iterations of the step.
@@ -345,7 +348,7 @@ pub struct PendulumRecord {
 impl PendulumRecord {
     /// Names of the record's values in [`PendulumRecord::values`] order (the model's own
     /// history columns; `mechanical_energy` is the record's `energy`).
-    pub const COLUMNS: [&'static str; 11] = [
+    pub const COLUMNS: [&'static str; 12] = [
         "theta1",
         "theta2",
         "tip_x",
@@ -355,12 +358,13 @@ impl PendulumRecord {
         "multiplier",
         "mechanical_energy",
         "constraint_energy",
+        "torque_work",
         "newton_iterations",
         "multiplier_iterations",
     ];
 
     /// The record's values after `step` and `t`, in [`PendulumRecord::COLUMNS`] order.
-    pub fn values(&self) -> [f64; 11] {
+    pub fn values(&self) -> [f64; 12] {
         [
             self.theta[0],
             self.theta[1],
@@ -371,6 +375,7 @@ impl PendulumRecord {
             self.multiplier,
             self.energy,
             self.constraint_energy,
+            self.torque_work,
             self.newton_iterations as f64,
             self.multiplier_iterations as f64,
         ]
@@ -421,11 +426,11 @@ impl PendulumSimulation {
                 let kinds = function.kinds();
                 let (solver, multipliers): (Box<dyn ConstraintSolver>, _) = match setup.enforcement
                 {
-                    Enforcement::Penalty { epsilon } => (
+                    ConstraintMethod::Penalty { epsilon } => (
                         Box::new(Penalty::new(epsilon, kinds).map_err(constraint_error)?),
                         MultiplierSettings::default(),
                     ),
-                    Enforcement::AugmentedLagrangian {
+                    ConstraintMethod::AugmentedLagrangian {
                         epsilon,
                         multipliers,
                     } => (
@@ -496,6 +501,7 @@ impl PendulumSimulation {
             multiplier: r.multipliers.first().copied().unwrap_or(0.0),
             energy: r.energy,
             constraint_energy: r.constraint_energy,
+            torque_work: r.external_work,
             newton_iterations: r.newton_iterations,
             multiplier_iterations: r.multiplier_iterations,
         }

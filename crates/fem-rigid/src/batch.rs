@@ -33,7 +33,7 @@ use crate::mat3::{Mat3, Vec3};
 use crate::rotation::{
     A_SERIES, B_SERIES, C_SERIES, SHORT_SERIES_SQ, rodrigues_coefficients, tangent_coefficient,
 };
-use crate::scheme::{NewtonSettings, Scheme};
+use crate::scheme::{RigImpSettings, Scheme};
 
 /// Bodies per group.
 pub(crate) const LANES: usize = 4;
@@ -400,7 +400,7 @@ fn solve_w3<L: Lanes>(
     inertia: V<L>,
     a: V<L>,
     start: V<L>,
-    settings: &NewtonSettings,
+    settings: &RigImpSettings,
 ) -> Option<(V<L>, M<L>, usize, f64)> {
     let scale_a = dot(a, a).sqrt().to_array();
     let threshold = scale_a.map(|s| (settings.tolerance * s).max(settings.absolute_tolerance));
@@ -542,7 +542,7 @@ pub(crate) fn step_group<L: Lanes>(
 mod tests {
     use crate::bodies::{AngularVelocity, RigidBodies, RigidBody};
     use crate::error::RigidError;
-    use crate::scheme::{NewtonSettings, Scheme};
+    use crate::scheme::{RigImpSettings, Scheme};
     use crate::stepper::{Kernel, RigidStepper};
     use fem_constraints::TimeFunction;
 
@@ -610,10 +610,10 @@ mod tests {
             Scheme::RigPos,
             Scheme::RigNeg,
             Scheme::rig_imp(),
-            Scheme::RigImp(NewtonSettings {
+            Scheme::RigImp(RigImpSettings {
                 tolerance: 1e-10,
                 absolute_tolerance: 1e-9,
-                ..NewtonSettings::default()
+                ..RigImpSettings::default()
             }),
         ];
         for scheme in schemes {
@@ -645,7 +645,7 @@ mod tests {
     fn every_kernel_reports_the_same_failure() {
         // A Newton that cannot converge in one iteration, and a spin that overflows (body 13,
         // in a group of free unloaded bodies): the per-body error, from every kernel.
-        let tight = Scheme::RigImp(NewtonSettings {
+        let tight = Scheme::RigImp(RigImpSettings {
             tolerance: 1e-300,
             max_iterations: 1,
             absolute_tolerance: 0.0,

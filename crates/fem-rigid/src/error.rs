@@ -95,7 +95,7 @@ pub enum RigidError {
     #[error(
         "RIG_IMP: Newton for W3(t+h) did not converge at step {step} (t = {time}) for body \
          {body}: relative residual {residual:e} after {iterations} iterations (tolerance \
-         {tolerance:e}); reduce dt or raise max_iterations"
+         {tolerance:e}); reduce time.dt or raise time.newton.max_iterations"
     )]
     NewtonNotConverged {
         /// The step being taken (1 for the step from `t0` to `t0 + dt`).
@@ -113,8 +113,8 @@ pub enum RigidError {
     },
     /// A step produced a non-finite state (a load returned NaN, or the step diverged).
     #[error(
-        "step {step} (t = {time}): body {body} has a non-finite state after the step (check the \
-         applied force and torque functions, or reduce dt)"
+        "step {step} (t = {time}): body {body} has a non-finite state after the step (check its \
+         force and torque functions, or reduce time.dt)"
     )]
     NonFiniteState {
         /// The step being taken.

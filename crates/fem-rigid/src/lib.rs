@@ -5,7 +5,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`rotation`] | the skew map, `exp[Ψ]` by Rodrigues' formula with a series at small angles, its tangent operator |
-//! | [`scheme`] | [`Scheme`] (RIG_POS, RIG_NEG, RIG_IMP with [`NewtonSettings`]): the seed's equations `R(t+h/2)` … `R2(t+h)` |
+//! | [`scheme`] | [`Scheme`] (RIG_POS, RIG_NEG, RIG_IMP with [`RigImpSettings`]): the seed's equations `R(t+h/2)` … `R2(t+h)` |
 //! | [`bodies`] | [`RigidBody`] (one body as given), [`RigidBodies`] (the state, struct of arrays), [`Observables`] |
 //! | [`stepper`] | [`RigidStepper`]: one step of every body, translation by the seed's `q(t+h/2)`, `u(t+h)`, `q(t+h)` |
 //! | [`exact`] | closed forms for validation: `K(m)` by the AGM, pendulum and torque-free periods |
@@ -42,6 +42,7 @@ pub mod drawing;
 pub mod error;
 pub mod exact;
 mod mat3;
+pub mod mesh_mass;
 pub mod model;
 pub mod rotation;
 pub mod scheme;
@@ -54,7 +55,8 @@ pub use bodies::{
 };
 pub use drawing::Drawing;
 pub use error::RigidError;
+pub use mesh_mass::{MeshMassError, mesh_mass_properties};
 pub use model::RigidModel;
-pub use scheme::{NewtonSettings, Scheme};
+pub use scheme::{RigImpSettings, Scheme};
 pub use section::RigidBodiesSection;
-pub use stepper::{RigidStepper, StepReport};
+pub use stepper::{RigidStepReport, RigidStepper};

@@ -14,12 +14,21 @@
 
 use fem_io::Frame;
 use fem_model::Model;
+use fem_model::number::{shown, shown_list};
 use fem_time::{Energy, StateField, StepError, StepReport, Stepper, TimeGrid};
 
 use crate::bodies::Observables;
 use crate::drawing::Drawing;
-use crate::section::BodySummary;
 use crate::stepper::RigidStepper;
+
+/// What `fem check` says about one body.
+#[derive(Clone, Debug)]
+pub(crate) struct BodySummary {
+    pub mass: f64,
+    pub moments: [f64; 3],
+    pub support: String,
+    pub drawing: String,
+}
 
 /// The model's own `history.csv` columns, after `step,t,kinetic,potential,total`.
 pub const HISTORY_COLUMNS: [&str; 9] = [
@@ -77,16 +86,19 @@ impl Model for RigidModel {
     fn describe(&self) -> Vec<String> {
         let bodies = self.stepper.bodies();
         let mut lines = vec![format!(
-            "  model: {} rigid {}, gravity {:?}",
+            "  model: {} rigid {}, gravity {}",
             bodies.len(),
             if bodies.len() == 1 { "body" } else { "bodies" },
-            bodies.gravity()
+            shown_list(&bodies.gravity())
         )];
         const SHOWN: usize = 10;
         for (i, s) in self.summaries.iter().enumerate().take(SHOWN) {
             lines.push(format!(
-                "  body {i}: mass {}, principal moments {:?} about the centre of mass, {}, drawn as {}",
-                s.mass, s.moments, s.support, s.drawing
+                "  body {i}: mass {}, principal moments {} about the centre of mass, {}, drawn as {}",
+                shown(s.mass),
+                shown_list(&s.moments),
+                s.support,
+                s.drawing
             ));
         }
         if self.summaries.len() > SHOWN {
@@ -94,23 +106,26 @@ impl Model for RigidModel {
         }
         let o = &self.observables;
         lines.push(format!(
-            "  at t0: kinetic {:.9e}, potential {:.9e}, total {:.9e}",
-            o.kinetic, o.potential, o.total
+            "  at t0: kinetic {}, potential {}, total {}",
+            shown(o.kinetic),
+            shown(o.potential),
+            shown(o.total)
         ));
         let scheme = match self.stepper.scheme() {
             crate::Scheme::RigPos => "RIG_POS (NEW1, semi-explicit)".to_string(),
             crate::Scheme::RigNeg => "RIG_NEG (NEW2, semi-explicit)".to_string(),
             crate::Scheme::RigImp(n) => format!(
-                "RIG_IMP (NEW3, Newton per body: tolerance {:e}, at most {} iterations)",
-                n.tolerance, n.max_iterations
+                "RIG_IMP (NEW3, Newton per body: tolerance {}, at most {} iterations)",
+                shown(n.tolerance),
+                n.max_iterations
             ),
         };
         lines.push(format!(
-            "  time: {scheme}, dt = {:e}, {} steps from {} to {}",
-            self.grid.dt(),
+            "  time: {scheme}, dt = {}, {} steps from {} to {}",
+            shown(self.grid.dt()),
             self.grid.n_steps(),
-            self.grid.t0(),
-            self.grid.t_end()
+            shown(self.grid.t0()),
+            shown(self.grid.t_end())
         ));
         lines.push(format!(
             "  drawing: {} points, {} cells",
@@ -163,5 +178,22 @@ impl Model for RigidModel {
     fn frame(&mut self) -> Frame<'_> {
         self.drawing.update(self.stepper.bodies());
         self.drawing.frame()
+    }
+
+    /// The bodies where they are (no warp), obliquely, gravity down the screen, coloured by
+    /// `body` when there are several; fixed points drawn.
+    fn view(&self) -> fem_io::View {
+        let bodies = self.stepper.bodies();
+        fem_io::View {
+            up: fem_io::up_against(bodies.gravity()),
+            color_by: (bodies.len() > 1).then(|| "body".into()),
+            scene: fem_io::Scene {
+                points: (0..bodies.len())
+                    .filter_map(|i| bodies.fixed_point(i))
+                    .collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
     }
 }

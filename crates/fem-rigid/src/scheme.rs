@@ -47,7 +47,7 @@ use crate::rotation::{ExpWithTangent, exp_increment};
 
 /// Settings of RIG_IMP's Newton iteration for `W3(t+h)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NewtonSettings {
+pub struct RigImpSettings {
     /// Converged when `‖exp[h/2 Ω₃] J Ω₃ − a‖ ≤ tolerance · ‖a‖` (a relative tolerance on the
     /// angular momentum balance; the spatial angular momentum error of a step is at most this
     /// times its size). Default `1e-14`, a few ulps above the round-off floor of the residual.
@@ -60,7 +60,7 @@ pub struct NewtonSettings {
     pub absolute_tolerance: f64,
 }
 
-impl Default for NewtonSettings {
+impl Default for RigImpSettings {
     fn default() -> Self {
         Self {
             tolerance: 1e-14,
@@ -70,7 +70,7 @@ impl Default for NewtonSettings {
     }
 }
 
-impl NewtonSettings {
+impl RigImpSettings {
     /// Checks the ranges: `0 < tolerance < 1`, `max_iterations ≥ 1`, `absolute_tolerance`
     /// finite and `≥ 0`.
     pub fn validate(&self) -> Result<(), RigidError> {
@@ -96,6 +96,13 @@ impl NewtonSettings {
     }
 }
 
+/// The name of RIG_POS in input files (`time.scheme: rig_pos`).
+pub const RIG_POS: &str = "rig_pos";
+/// The name of RIG_NEG in input files.
+pub const RIG_NEG: &str = "rig_neg";
+/// The name of RIG_IMP in input files.
+pub const RIG_IMP: &str = "rig_imp";
+
 /// The rotation scheme (Solfec's `scheme` parameter of a rigid `BODY`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scheme {
@@ -106,13 +113,13 @@ pub enum Scheme {
     RigNeg,
     /// RIG_IMP (NEW3): semi-implicit, `W3(t+h)` by Newton, then `R2(t+h)`; energy oscillates
     /// without drift; spatial angular momentum balanced exactly (to the Newton tolerance).
-    RigImp(NewtonSettings),
+    RigImp(RigImpSettings),
 }
 
 impl Scheme {
     /// RIG_IMP with the default Newton settings.
     pub fn rig_imp() -> Self {
-        Self::RigImp(NewtonSettings::default())
+        Self::RigImp(RigImpSettings::default())
     }
 
     /// The scheme's snake_case name (`rig_pos`, `rig_neg`, `rig_imp`), as an input file names it.
@@ -265,7 +272,7 @@ fn solve_w3(
     inertia: &Vec3,
     a: Vec3,
     start: Vec3,
-    settings: &NewtonSettings,
+    settings: &RigImpSettings,
 ) -> Result<(Vec3, Mat3, usize, f64), NewtonFailure> {
     let scale_a = norm(a);
     let threshold = settings.threshold(scale_a);
@@ -326,7 +333,7 @@ mod tests {
         let a = [1.0, -2.0, 5.0];
         let half = 0.05;
         let (w, _, its, residual) =
-            solve_w3(half, &j, a, diag_div(a, &j), &NewtonSettings::default()).expect("converges");
+            solve_w3(half, &j, a, diag_div(a, &j), &RigImpSettings::default()).expect("converges");
         assert!(residual <= 1e-14, "{residual:e}");
         let r = sub(w3_left_side(half, &j, w), a);
         assert!(norm(r) <= 1e-14 * norm(a), "{r:?}");
@@ -336,10 +343,10 @@ mod tests {
     #[test]
     fn newton_reports_its_cap() {
         let j = [1.0, 2.0, 3.0];
-        let settings = NewtonSettings {
+        let settings = RigImpSettings {
             tolerance: 1e-15,
             max_iterations: 1,
-            ..NewtonSettings::default()
+            ..RigImpSettings::default()
         };
         // A far start and a large step: one iteration cannot reach 1e-15.
         let err = solve_w3(0.5, &j, [10.0, 20.0, 5.0], [0.0; 3], &settings).unwrap_err();

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use fem_constraints::TimeFunction;
 use fem_model::build::{msh_memory, time_function, time_grid};
-use fem_model::input::{FunctionInput, SchemeKind};
+use fem_model::input::{FunctionInput, OfferedScheme, TimeSetting};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
 use serde::Deserialize;
@@ -27,9 +27,9 @@ use crate::bodies::{AngularVelocity, RigidBodies, RigidBody};
 use crate::drawing::{Drawing, equivalent_box};
 use crate::error::RigidError;
 use crate::mat3::{IDENTITY, Mat3, add, mat_mul_t, mat_vec, norm, sub};
-use crate::model::{HISTORY_COLUMNS, RigidModel};
+use crate::model::{BodySummary, HISTORY_COLUMNS, RigidModel};
 use crate::rotation::exp_map;
-use crate::scheme::{NewtonSettings, Scheme};
+use crate::scheme::{RigImpSettings, Scheme};
 use crate::stepper::RigidStepper;
 
 /// Rigid bodies under gravity, free or on fixed points, stepped by RIG_POS, RIG_NEG or
@@ -124,7 +124,20 @@ impl ModelSection for RigidBodiesSection {
 
     fn uses(&self) -> Uses {
         Uses {
-            schemes: &[SchemeKind::RigPos, SchemeKind::RigNeg, SchemeKind::RigImp],
+            schemes: &[
+                OfferedScheme {
+                    name: crate::scheme::RIG_POS,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: crate::scheme::RIG_NEG,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: crate::scheme::RIG_IMP,
+                    settings: &[TimeSetting::Newton],
+                },
+            ],
             ..Uses::OWN_GEOMETRY
         }
     }
@@ -132,15 +145,6 @@ impl ModelSection for RigidBodiesSection {
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
         Ok(Box::new(self.model(input)?))
     }
-}
-
-/// What `fem check` says about one body.
-#[derive(Clone, Debug)]
-pub(crate) struct BodySummary {
-    pub mass: f64,
-    pub moments: [f64; 3],
-    pub support: String,
-    pub drawing: String,
 }
 
 const SECTION: &str = "model.rigid_bodies";
@@ -187,13 +191,13 @@ impl RigidBodiesSection {
 /// The scheme `time.scheme` names, with RIG_IMP's Newton settings from `time.newton` (its own
 /// defaults, 1e-14 and 20 iterations, without that section).
 fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
-    Ok(match input.time.scheme {
-        SchemeKind::RigPos => Scheme::RigPos,
-        SchemeKind::RigNeg => Scheme::RigNeg,
-        SchemeKind::RigImp => {
+    Ok(match input.scheme_name() {
+        crate::scheme::RIG_POS => Scheme::RigPos,
+        crate::scheme::RIG_NEG => Scheme::RigNeg,
+        crate::scheme::RIG_IMP => {
             let settings = match input.time.newton {
-                None => NewtonSettings::default(),
-                Some(n) => NewtonSettings {
+                None => RigImpSettings::default(),
+                Some(n) => RigImpSettings {
                     tolerance: n.relative_tolerance,
                     max_iterations: n.max_iterations,
                     absolute_tolerance: n.absolute_tolerance,
@@ -204,15 +208,7 @@ fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
                 .map_err(|e| InputError::invalid("time.newton", e.to_string()))?;
             Scheme::RigImp(settings)
         }
-        other => {
-            return Err(InputError::invalid(
-                "time.scheme",
-                format!(
-                    "model.rigid_bodies is stepped by rig_pos, rig_neg or rig_imp, not '{}'",
-                    other.name()
-                ),
-            ));
-        }
+        _ => return Err(input.unhandled_scheme(RigidBodiesSection::NAME)),
     })
 }
 
@@ -241,7 +237,7 @@ fn optional_vec3(
     v.as_ref().map(|v| vec3(&field, v, what)).transpose()
 }
 
-/// The mass properties of a body as given.
+/// The mass properties of a body as given (or integrated from its mesh).
 struct MassInput {
     mass: f64,
     /// About the centre of mass, body axes.
@@ -251,24 +247,104 @@ struct MassInput {
     axes: Mat3,
     /// The YAML key the inertia came from.
     key: &'static str,
+    /// A mesh body: its mesh (drawn by default), file and centre of mass.
+    mesh: Option<(fem_mesh::Mesh, PathBuf, [f64; 3])>,
 }
 
-fn mass_input(b: &BodyInput, path: &str) -> Result<MassInput, InputError> {
+/// Reads a body's Gmsh mesh (`field` its key), refused before it is read or built when it does
+/// not fit the memory budget.
+fn read_body_mesh(
+    field: &str,
+    file: &std::path::Path,
+    input: &Sections<'_>,
+) -> Result<fem_mesh::Mesh, InputError> {
+    let mut accept = |size: &fem_mesh::MshSize| {
+        // The mesh and its copy in the drawing.
+        let (what, bytes) = msh_memory(size, 128.0);
+        input
+            .check_memory(field, &what, bytes)
+            .map_err(|e| match e {
+                InputError::Invalid { message, .. } => message,
+                other => other.to_string(),
+            })
+    };
+    fem_mesh::read_msh_within(&input.base_dir().join(file), &mut accept).map_err(|e| {
+        InputError::Mesh {
+            field: field.to_string(),
+            source: Box::new(e),
+        }
+    })
+}
+
+/// A mesh body's mass properties: `mesh` integrated with `density` (both required, and no
+/// `mass`, `inertia`, `principal_inertia`, `principal_axes` or `centre_of_mass` beside them).
+fn mesh_mass_input(
+    b: &BodyInput,
+    path: &str,
+    input: &Sections<'_>,
+) -> Result<MassInput, InputError> {
     let at = |key: &str| format!("{path}.{key}");
-    if b.mesh.is_some() || b.density.is_some() {
-        if b.mass.is_some() || b.inertia.is_some() || b.principal_inertia.is_some() {
+    for (key, given) in [
+        ("mass", b.mass.is_some()),
+        ("inertia", b.inertia.is_some()),
+        ("principal_inertia", b.principal_inertia.is_some()),
+    ] {
+        if given {
             return Err(InputError::invalid(
-                path,
+                at(key),
                 "give either 'mass' with 'inertia' (or 'principal_inertia'), or 'mesh' with \
                  'density', not both",
             ));
         }
+    }
+    for (key, given) in [
+        ("principal_axes", b.principal_axes.is_some()),
+        ("centre_of_mass", b.centre_of_mass.is_some()),
+    ] {
+        if given {
+            return Err(InputError::invalid(
+                at(key),
+                format!(
+                    "a body massed from its mesh takes its '{key}' from the mesh: remove '{key}'"
+                ),
+            ));
+        }
+    }
+    let (Some(file), Some(density)) = (&b.mesh, b.density) else {
+        let missing = if b.mesh.is_none() { "mesh" } else { "density" };
         return Err(InputError::invalid(
-            at(if b.mesh.is_some() { "mesh" } else { "density" }),
-            "mass properties integrated from a mesh are not available in this build yet: give \
-             'mass' and 'inertia' (or 'principal_inertia'), and draw the mesh with \
-             'draw: {mesh: FILE}'",
+            path,
+            format!(
+                "a body massed from a mesh needs both 'mesh' (a Gmsh volume mesh) and 'density' \
+                 (kg/m^3): '{missing}' is missing"
+            ),
         ));
+    };
+    if !(density.is_finite() && density > 0.0) {
+        return Err(InputError::invalid(
+            at("density"),
+            format!("expected a positive finite density (kg/m^3), got {density}"),
+        ));
+    }
+    let field = at("mesh");
+    let mesh = read_body_mesh(&field, file, input)?;
+    let props = crate::mesh_mass::mesh_mass_properties(&mesh, density)
+        .map_err(|e| InputError::invalid(&field, format!("{}: {e}", file.display())))?;
+    let (moments, axes) = principal(&props.inertia);
+    Ok(MassInput {
+        mass: props.mass,
+        inertia: props.inertia,
+        moments,
+        axes,
+        key: "mesh",
+        mesh: Some((mesh, file.clone(), props.center)),
+    })
+}
+
+fn mass_input(b: &BodyInput, path: &str, input: &Sections<'_>) -> Result<MassInput, InputError> {
+    let at = |key: &str| format!("{path}.{key}");
+    if b.mesh.is_some() || b.density.is_some() {
+        return mesh_mass_input(b, path, input);
     }
     let Some(mass) = b.mass else {
         return Err(InputError::invalid(
@@ -328,6 +404,7 @@ fn mass_input(b: &BodyInput, path: &str) -> Result<MassInput, InputError> {
                 moments,
                 axes,
                 key: "inertia",
+                mesh: None,
             })
         }
         (None, Some(moments)) => {
@@ -357,6 +434,7 @@ fn mass_input(b: &BodyInput, path: &str) -> Result<MassInput, InputError> {
                 moments,
                 axes,
                 key: "principal_inertia",
+                mesh: None,
             })
         }
     }
@@ -436,9 +514,13 @@ fn add_body(
     drawing: &mut Drawing,
 ) -> Result<BodySummary, InputError> {
     let at = |key: &str| format!("{path}.{key}");
-    let props = mass_input(b, path)?;
-    let centre =
-        optional_vec3(at("centre_of_mass"), &b.centre_of_mass, "a point")?.unwrap_or([0.0; 3]);
+    let mut props = mass_input(b, path, input)?;
+    let centre = match &props.mesh {
+        Some((_, _, c)) => *c,
+        None => {
+            optional_vec3(at("centre_of_mass"), &b.centre_of_mass, "a point")?.unwrap_or([0.0; 3])
+        }
+    };
     let psi = optional_vec3(
         at("rotation"),
         &b.rotation,
@@ -482,6 +564,40 @@ fn add_body(
             "an angular velocity",
         )?),
     };
+    // The energies of the initial state must be numbers (an angular velocity of 1e200 passed
+    // `fem check` and stopped the run at step 0 with an infinite kinetic energy).
+    let omega = match angular_velocity {
+        AngularVelocity::Body(w) | AngularVelocity::Spatial(w) => w,
+    };
+    let spin: f64 = (0..3)
+        .map(|r| omega[r] * (0..3).map(|c| props.inertia[r][c] * omega[c]).sum::<f64>())
+        .sum();
+    let gravity_scale = norm(set.gravity());
+    for (key, value) in [
+        ("angular_velocity", 0.5 * spin),
+        (
+            "velocity",
+            0.5 * props.mass * crate::mat3::dot(velocity, velocity),
+        ),
+        (
+            if fixed_point.is_some() {
+                "fixed_point"
+            } else {
+                "position"
+            },
+            props.mass * gravity_scale * norm(position),
+        ),
+    ] {
+        if !value.is_finite() {
+            return Err(InputError::invalid(
+                at(key),
+                format!(
+                    "too large: the body's energy from it is not a finite number ({value}); give a \
+                     value whose energy can be computed"
+                ),
+            ));
+        }
+    }
     let body = RigidBody {
         mass: props.mass,
         inertia: props.inertia,
@@ -508,28 +624,13 @@ fn add_body(
             let lengths = vec3(&at("draw.box"), lengths, "three edge lengths")?;
             (
                 drawing.push_box(index, centre, lengths, &IDENTITY),
-                format!("a box {lengths:?}"),
+                format!("a box {}", fem_model::number::shown_list(&lengths)),
             )
         }
         Some(DrawInput::Mesh(file)) => {
-            let field = at("draw.mesh");
             // Refused before it is read (the file's size) and before it is built (its header
             // counts) when it does not fit the memory budget.
-            let mut accept = |size: &fem_mesh::MshSize| {
-                // The mesh and its copy in the drawing.
-                let (what, bytes) = msh_memory(size, 128.0);
-                input
-                    .check_memory(&field, &what, bytes)
-                    .map_err(|e| match e {
-                        InputError::Invalid { message, .. } => message,
-                        other => other.to_string(),
-                    })
-            };
-            let mesh = fem_mesh::read_msh_within(&input.base_dir().join(file), &mut accept)
-                .map_err(|e| InputError::Mesh {
-                    field: field.clone(),
-                    source: Box::new(e),
-                })?;
+            let mesh = read_body_mesh(&at("draw.mesh"), file, input)?;
             (
                 drawing.push_mesh(index, centre, &mesh),
                 format!(
@@ -540,19 +641,35 @@ fn add_body(
                 ),
             )
         }
+        None if props.mesh.is_some() => {
+            let (mesh, file, _) = props.mesh.take().expect("a mesh body");
+            (
+                drawing.push_mesh(index, centre, &mesh),
+                format!(
+                    "its mesh {} ({} nodes, {} cells)",
+                    file.display(),
+                    mesh.n_nodes(),
+                    mesh.n_cells()
+                ),
+            )
+        }
         None => {
             let lengths = equivalent_box(props.mass, props.moments);
             (
                 drawing.push_box(index, centre, lengths, &props.axes),
-                format!("the box of its mass and moments, {lengths:.3?}"),
+                format!(
+                    "the box of its mass and moments, {}",
+                    fem_model::number::shown_list(&lengths)
+                ),
             )
         }
     };
     shape.map_err(|e| InputError::invalid(at("draw"), e.to_string()))?;
     let support = match fixed_point {
         Some(p) => format!(
-            "on the fixed point {p:?} (arm {:.6})",
-            norm(sub(position, p))
+            "on the fixed point {} (arm {})",
+            fem_model::number::shown_list(&p),
+            fem_model::number::shown(norm(sub(position, p)))
         ),
         None => "free".to_string(),
     };

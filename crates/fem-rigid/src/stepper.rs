@@ -24,8 +24,8 @@
 //! - `step`: the step above; [`fem_time::StepReport::iterations`] and `residual` are RIG_IMP's
 //!   largest Newton iteration count and final relative residual over the bodies (0 for
 //!   RIG_POS and RIG_NEG); `constraint_violation` is 0 (a fixed point is kept exactly, by
-//!   `x = p + Λ X_c`). A failed step is [`fem_time::StepError::Failed`] with the step, its
-//!   start time and the body.
+//!   `x = p + Λ X_c`). A failed step is [`fem_time::StepError::Model`] holding the
+//!   [`RigidError`], which names the step, its start time and the body.
 //! - `energy`: kinetic plus gravity potential ([`Observables`]), with the work of the applied
 //!   loads as `external_work` and nothing dissipated.
 //! - `invariant`: [`fem_time::Invariant::Truncation`] for all three schemes. None conserves
@@ -42,7 +42,7 @@
 
 use std::borrow::Cow;
 
-use fem_time::{Energy, Invariant, StateField, StateKind, StepError, restored};
+use fem_time::{Clock, Energy, Invariant, StateField, StateKind, StepError, restored};
 use rayon::prelude::*;
 
 #[cfg(target_arch = "x86_64")]
@@ -55,7 +55,7 @@ use crate::scheme::{NewtonFailure, RotationalLoad, Scheme, rotate};
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepReport {
+pub struct RigidStepReport {
     /// The index of the step just taken (1 for the first).
     pub step: u64,
     /// The time reached.
@@ -78,16 +78,14 @@ struct LoadValue {
 /// Steps a set of rigid bodies by RIG_POS, RIG_NEG or RIG_IMP.
 ///
 /// `step()` reads the state at `t_n`, writes the state at `t_{n+1}` and returns a
-/// [`StepReport`]; energies and momenta are computed on demand ([`Self::observables`]), not in
+/// [`RigidStepReport`]; energies and momenta are computed on demand ([`Self::observables`]), not in
 /// the step, since for many bodies they cost a pass over the state. After an error the step is
 /// partly done and the state should not be used further.
 #[derive(Clone, Debug)]
 pub struct RigidStepper {
     bodies: RigidBodies,
     scheme: Scheme,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     load_values: Vec<LoadValue>,
     external_work: f64,
     kernel: Kernel,
@@ -140,9 +138,7 @@ struct Chunk<'a> {
 impl RigidStepper {
     /// A stepper for `bodies` by `scheme`, with step `dt > 0`, starting at `t0`.
     pub fn new(bodies: RigidBodies, scheme: Scheme, dt: f64, t0: f64) -> Result<Self, RigidError> {
-        if !(dt.is_finite() && dt > 0.0 && t0.is_finite()) {
-            return Err(RigidError::InvalidTime { dt, t0 });
-        }
+        let clock = Clock::new(t0, dt).map_err(|_| RigidError::InvalidTime { dt, t0 })?;
         if let Scheme::RigImp(settings) = &scheme {
             settings.validate()?;
         }
@@ -150,9 +146,7 @@ impl RigidStepper {
         Ok(Self {
             bodies,
             scheme,
-            dt,
-            t0,
-            step: 0,
+            clock,
             load_values,
             external_work: 0.0,
             kernel: Kernel::detect(),
@@ -179,21 +173,17 @@ impl RigidStepper {
 
     /// The time step.
     pub fn dt(&self) -> f64 {
-        self.dt
+        self.clock.dt()
     }
 
     /// The current time, `t0 + n dt`.
     pub fn time(&self) -> f64 {
-        self.time_at(self.step)
-    }
-
-    fn time_at(&self, n: u64) -> f64 {
-        self.t0 + n as f64 * self.dt
+        self.clock.time()
     }
 
     /// The number of steps taken.
     pub fn step_index(&self) -> u64 {
-        self.step
+        self.clock.step()
     }
 
     /// Energies, momenta and the orthonormality defect now (see [`Observables`]).
@@ -227,9 +217,9 @@ impl RigidStepper {
     /// `t + h/2` (for a free body exactly the kinetic energy the kick gives, since
     /// `x^{t+h} − x^t = h (v^t + v^{t+h})/2`) and `h t · (ω^t + ω^{t+h})/2` for a torque `t`
     /// (exact in planar motion, otherwise to the scheme's truncation error).
-    pub fn step(&mut self) -> Result<StepReport, RigidError> {
+    pub fn step(&mut self) -> Result<RigidStepReport, RigidError> {
         let t = self.time();
-        let h = self.dt;
+        let h = self.clock.dt();
         let t_half = t + 0.5 * h;
         for (l, v) in self.bodies.loads.iter().zip(self.load_values.iter_mut()) {
             let eval = |f: &[fem_constraints::TimeFunction; 3]| {
@@ -243,7 +233,7 @@ impl RigidStepper {
         let gravity = self.bodies.gravity;
         let kernel = self.kernel;
         let run = |c: Chunk<'_>| step_chunk(c, kernel, &scheme, h, gravity);
-        let step = self.step + 1;
+        let step = self.clock.step() + 1;
         // Chunks report in chunk order; the first failure (lowest body) wins, and the work is
         // summed in chunk order (the same on any number of threads).
         let outcome = if self.bodies.len() > CHUNK {
@@ -272,9 +262,9 @@ impl RigidStepper {
                 body,
             },
         })?;
-        self.step = step;
+        self.clock.advance();
         self.external_work += outcome.work;
-        Ok(StepReport {
+        Ok(RigidStepReport {
             step,
             time: self.time(),
             newton_iterations: outcome.iterations,
@@ -577,7 +567,7 @@ fn step_chunk_generic<L: Lanes>(
 
 impl fem_time::Stepper for RigidStepper {
     fn step(&mut self) -> Result<fem_time::StepReport, StepError> {
-        let report = RigidStepper::step(self).map_err(|e| step_error(&e))?;
+        let report = RigidStepper::step(self).map_err(step_error)?;
         Ok(fem_time::StepReport {
             iterations: report.newton_iterations,
             residual: report.newton_residual,
@@ -585,16 +575,8 @@ impl fem_time::Stepper for RigidStepper {
         })
     }
 
-    fn time(&self) -> f64 {
-        RigidStepper::time(self)
-    }
-
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
 
     fn energy(&self) -> Option<Energy> {
@@ -630,6 +612,21 @@ impl fem_time::Stepper for RigidStepper {
         let rotation = restored(fields, "rotation", 9 * n)?;
         let omega = restored(fields, "angular_velocity", 3 * n)?;
         let work = restored(fields, "external_work", 1)?;
+        // A rotation must be one (orthonormal, det +1) to the precision the schemes keep.
+        for (k, r) in rotation.chunks_exact(9).enumerate() {
+            let defect = orthonormality_defect(r);
+            if defect.is_nan() || defect > 1e-9 {
+                return Err(StepError::InvalidParameter {
+                    name: "rotation",
+                    value: defect,
+                    expected: if k == 0 {
+                        "an orthonormal rotation matrix (defect |R^T R - I| below 1e-9) for every body"
+                    } else {
+                        "an orthonormal rotation matrix for every body (a later body's is not)"
+                    },
+                });
+            }
+        }
         let b = &mut self.bodies;
         b.position.as_flattened_mut().copy_from_slice(position);
         b.velocity.as_flattened_mut().copy_from_slice(velocity);
@@ -639,7 +636,7 @@ impl fem_time::Stepper for RigidStepper {
             .copy_from_slice(rotation);
         b.omega.as_flattened_mut().copy_from_slice(omega);
         self.external_work = work[0];
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -655,38 +652,33 @@ impl RigidStepper {
     }
 }
 
-/// A failed step as the framework's error: [`StepError::Failed`] with the step, its start time
-/// and, in the message, the body and the numbers.
-fn step_error(e: &RigidError) -> StepError {
-    match *e {
-        RigidError::NewtonNotConverged {
-            step,
-            time,
-            body,
-            iterations,
-            residual,
-            tolerance,
-        } => StepError::Failed {
-            step,
-            t: time,
-            message: format!(
-                "RIG_IMP: Newton for W3(t+h) did not converge for body {body}: relative residual \
-                 {residual:e} after {iterations} iterations (tolerance {tolerance:e}); reduce \
-                 time.dt or raise time.newton.max_iterations"
-            ),
-        },
-        RigidError::NonFiniteState { step, time, body } => StepError::Failed {
-            step,
-            t: time,
-            message: format!(
-                "body {body} has a non-finite state after the step (check its force and torque \
-                 functions, or reduce time.dt)"
-            ),
-        },
-        ref other => StepError::Failed {
-            step: 0,
-            t: 0.0,
-            message: other.to_string(),
-        },
+/// A failed step as the framework's error: the model's own [`RigidError`] (which names the
+/// step, its start time and the body) at the step it happened.
+fn step_error(e: RigidError) -> StepError {
+    let (step, t) = match e {
+        RigidError::NewtonNotConverged { step, time, .. }
+        | RigidError::NonFiniteState { step, time, .. } => (step, time),
+        _ => (0, 0.0),
+    };
+    StepError::model(step, t, e)
+}
+
+/// `max |RᵀR − I|` and `|det R − 1|` of a row-major 3×3 matrix (NaN when it has one).
+fn orthonormality_defect(r: &[f64]) -> f64 {
+    let mut defect = 0.0f64;
+    for i in 0..3 {
+        for j in 0..3 {
+            let dot: f64 = (0..3).map(|k| r[3 * k + i] * r[3 * k + j]).sum();
+            let expected = if i == j { 1.0 } else { 0.0 };
+            defect = defect.max((dot - expected).abs());
+        }
+    }
+    let det = r[0] * (r[4] * r[8] - r[5] * r[7]) - r[1] * (r[3] * r[8] - r[5] * r[6])
+        + r[2] * (r[3] * r[7] - r[4] * r[6]);
+    let det_defect = (det - 1.0).abs();
+    if det_defect.is_nan() || defect.is_nan() {
+        f64::NAN
+    } else {
+        defect.max(det_defect)
     }
 }

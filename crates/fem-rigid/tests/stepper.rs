@@ -7,7 +7,7 @@ use common::{max_abs_diff, norm, observed_orders, schemes, sub};
 use fem_constraints::TimeFunction;
 use fem_rigid::rotation::exp_map;
 use fem_rigid::{
-    AngularVelocity, NewtonSettings, RigidBodies, RigidBody, RigidError, RigidStepper, Scheme,
+    AngularVelocity, RigImpSettings, RigidBodies, RigidBody, RigidError, RigidStepper, Scheme,
     diagonal,
 };
 
@@ -229,10 +229,10 @@ fn newton_failure_names_the_step_and_the_residual() {
     b.angular_velocity = AngularVelocity::Body([10.0, 20.0, 5.0]);
     let bodies = RigidBodies::from_bodies([0.0; 3], [RigidBody::new(1.0, diagonal([1.0; 3])), b])
         .expect("valid");
-    let settings = NewtonSettings {
+    let settings = RigImpSettings {
         tolerance: 1e-15,
         max_iterations: 1,
-        ..NewtonSettings::default()
+        ..RigImpSettings::default()
     };
     let mut s = RigidStepper::new(bodies, Scheme::RigImp(settings), 0.1, 0.0).expect("valid");
     let err = s.step().unwrap_err();
@@ -311,10 +311,10 @@ fn bad_parameters_are_refused() {
         RigidStepper::new(bodies.clone(), Scheme::RigPos, 0.01, f64::NAN),
         Err(RigidError::InvalidTime { .. })
     ));
-    let bad = NewtonSettings {
+    let bad = RigImpSettings {
         tolerance: 0.0,
         max_iterations: 10,
-        ..NewtonSettings::default()
+        ..RigImpSettings::default()
     };
     assert!(matches!(
         RigidStepper::new(bodies, Scheme::RigImp(bad), 0.01, 0.0),
@@ -355,4 +355,36 @@ fn the_fixed_point_stays_fixed() {
         assert!((norm(b.positions()[0]) - 1.0).abs() < 1e-14);
         assert_eq!(b.fixed_point(0), Some([0.0; 3]));
     }
+}
+
+/// A restored state whose rotation is not one (a damaged or crafted checkpoint) is refused.
+#[test]
+fn a_restored_rotation_that_is_not_orthonormal_is_refused() {
+    let b = RigidBody::new(1.0, diagonal([1.0, 2.0, 3.0]));
+    let bodies = RigidBodies::from_bodies([0.0; 3], [b]).expect("valid");
+    let mut s = RigidStepper::new(bodies, Scheme::RigPos, 0.01, 0.0).expect("valid");
+    s.step().expect("a step");
+    let owned: Vec<(String, fem_time::StateKind, Vec<f64>)> = fem_time::Stepper::state(&s)
+        .into_iter()
+        .map(|f| (f.name.into_owned(), f.kind, f.values.into_owned()))
+        .collect();
+    let fields = |scale: f64| -> Vec<fem_time::StateField<'static>> {
+        owned
+            .iter()
+            .map(|(name, kind, values)| {
+                let mut values = values.clone();
+                if name == "rotation" {
+                    values[0] *= scale;
+                }
+                fem_time::StateField {
+                    name: name.clone().into(),
+                    kind: *kind,
+                    values: values.into(),
+                }
+            })
+            .collect()
+    };
+    assert!(fem_time::Stepper::restore(&mut s, 1, &fields(1.0)).is_ok());
+    let err = fem_time::Stepper::restore(&mut s, 1, &fields(1.5)).unwrap_err();
+    assert!(err.to_string().contains("orthonormal"), "{err}");
 }

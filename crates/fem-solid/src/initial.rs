@@ -23,6 +23,21 @@ pub enum InitialVelocity {
 
 /// Parses an expression of `x, y, z`; the error is the message to show.
 pub fn parse_expression(source: &str) -> Result<FlatEx<f64>, String> {
+    // The expression engine evaluates in a time that grows with the square of the length, once
+    // per node: bounded as the time functions are (`fem_constraints::function`).
+    fem_constraints::function::check_expression_length(source).map_err(|e| e.to_string())?;
+    let terms = source
+        .split(|c: char| "+-*/^(),<>=!&|".contains(c))
+        .filter(|w| !w.trim().is_empty())
+        .count();
+    let max = fem_constraints::function::MAX_EXPRESSION_TOKENS / 2;
+    if terms > max {
+        return Err(format!(
+            "'{}…' has {terms} terms; at most {max} are accepted (evaluating one costs the square \
+             of its length): write it shorter",
+            source.chars().take(40).collect::<String>()
+        ));
+    }
     let e = exmex::parse::<f64>(source).map_err(|e| format!("'{source}': {}", e.msg()))?;
     if let Some(bad) = e
         .var_names()

@@ -14,15 +14,16 @@
 //!   external_work − reaction_work` is what the scheme keeps (to its truncation error for
 //!   DEF_EXP, DEF_LIM and the alpha scheme at `α = 1/4`).
 
+use std::sync::Arc;
+
+use fem_assembly::SolidOperator;
 use fem_elements::solid::CellStress;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::Model;
 use fem_time::{NodalStepper, StepReport, Stepper, TimeGrid};
 
-use crate::system::SolidSystem;
-
 /// The column of the hourglass energy, after [`HISTORY_COLUMNS`], when some cell is
-/// `one_point`.
+/// `one_point` (a serial run's: a process's part of a distributed body has a part of it).
 pub const HOURGLASS_COLUMN: &str = "hourglass_energy";
 
 /// The model's own `history.csv` columns, after `step,t,kinetic,potential,total`.
@@ -34,12 +35,15 @@ pub const HISTORY_COLUMNS: [&str; 5] = [
     "iterations",
 ];
 
-/// What a frame shows, and its buffers.
+/// What a frame shows, and its buffers: the whole body's, or — in a distributed run — one
+/// process's part of it, with the global numbers of its nodes and cells.
 #[derive(Debug)]
 pub struct SolidOutput {
     points: Vec<[f64; 3]>,
     cells: VtkCells,
-    system: SolidSystem,
+    operator: Arc<SolidOperator>,
+    /// `global_node` and `global_cell` of a process's part (a distributed run).
+    global: Option<(Vec<f64>, Vec<f64>)>,
     displacement: Vec<f64>,
     velocity: Vec<f64>,
     stresses: Vec<CellStress>,
@@ -50,14 +54,15 @@ pub struct SolidOutput {
 }
 
 impl SolidOutput {
-    /// The frames of `system` on the mesh `points` and the solid's `cells`.
-    pub fn new(points: Vec<[f64; 3]>, cells: VtkCells, system: SolidSystem) -> Self {
-        let n_cells = system.operator().n_cells();
+    /// The frames of the solid of `operator` on the mesh `points` and the solid's `cells`.
+    pub fn new(points: Vec<[f64; 3]>, cells: VtkCells, operator: Arc<SolidOperator>) -> Self {
+        let n_cells = operator.n_cells();
         let n_dofs = 3 * points.len();
         Self {
             points,
             cells,
-            system,
+            operator,
+            global: None,
             displacement: vec![0.0; n_dofs],
             velocity: vec![0.0; n_dofs],
             stresses: vec![CellStress::default(); n_cells],
@@ -68,13 +73,35 @@ impl SolidOutput {
         }
     }
 
+    /// With the point array `global_node` and the cell array `global_cell` (a process's
+    /// part of a distributed body: the numbers of its nodes and cells in the whole mesh).
+    pub fn with_global_numbers(mut self, nodes: &[usize], cells: &[usize]) -> Self {
+        let numbers = |v: &[usize]| v.iter().map(|&i| i as f64).collect();
+        self.global = Some((numbers(nodes), numbers(cells)));
+        self
+    }
+
+    /// Whether the history has [`HOURGLASS_COLUMN`]: some cell is `one_point`, and the body is
+    /// whole (not a process's part).
+    fn has_hourglass_column(&self) -> bool {
+        self.global.is_none() && self.operator.has_hourglass_control()
+    }
+
+    /// The energy the hourglass control of the `one_point` cells stores at the free-dof
+    /// position `position` (part of the strain energy).
+    fn hourglass_energy(&self, position: &[f64]) -> f64 {
+        let dofmap = self.operator.dofmap();
+        let mut u = vec![0.0; dofmap.n_dofs()];
+        dofmap.scatter(position, 0.0, &mut u);
+        self.operator.hourglass_energy_sum(&u).value()
+    }
+
     /// Fills the point and cell fields from the free-dof position and velocity.
     fn update(&mut self, position: &[f64], velocity: &[f64]) {
-        self.system
-            .full_displacement(position, &mut self.displacement);
-        self.system.full_displacement(velocity, &mut self.velocity);
-        self.system
-            .operator()
+        let dofmap = self.operator.dofmap();
+        dofmap.scatter(position, 0.0, &mut self.displacement);
+        dofmap.scatter(velocity, 0.0, &mut self.velocity);
+        self.operator
             .cell_stresses(&self.displacement, &mut self.stresses);
         // A value that is not finite is left as it is: the run loop refuses such a frame (the
         // run stops with exit 1, naming the field) rather than write a made-up number.
@@ -125,17 +152,16 @@ impl SolidModel {
         self.stepper.as_ref()
     }
 
-    /// The system (operator, mass, loads).
-    pub fn system(&self) -> &SolidSystem {
-        &self.output.system
+    /// The operator (geometry, material, dof map).
+    pub fn operator(&self) -> &SolidOperator {
+        &self.output.operator
     }
 
     /// The displacement of every node (`3 n_nodes`, fixed dofs zero) at the current step.
     pub fn displacement(&self) -> Vec<f64> {
-        let mut u = Vec::new();
-        self.output
-            .system
-            .full_displacement(self.stepper.position(), &mut u);
+        let dofmap = self.output.operator.dofmap();
+        let mut u = vec![0.0; dofmap.n_dofs()];
+        dofmap.scatter(self.stepper.position(), 0.0, &mut u);
         u
     }
 }
@@ -159,7 +185,7 @@ impl Model for SolidModel {
 
     fn history_columns(&self) -> Vec<String> {
         let mut columns = HISTORY_COLUMNS.map(String::from).to_vec();
-        if self.output.system.operator().has_hourglass_control() {
+        if self.output.has_hourglass_column() {
             columns.push(HOURGLASS_COLUMN.into());
         }
         columns
@@ -174,22 +200,39 @@ impl Model for SolidModel {
             self.stepper.dt(),
             report.iterations as f64,
         ]);
-        if self.output.system.operator().has_hourglass_control() {
-            out.push(self.output.system.hourglass_energy(self.stepper.position()));
+        if self.output.has_hourglass_column() {
+            out.push(self.output.hourglass_energy(self.stepper.position()));
         }
     }
 
     fn frame(&mut self) -> Frame<'_> {
         let position = self.stepper.position().to_vec();
-        let velocity = self.stepper.velocity().into_owned();
+        let velocity = self.stepper.velocity_at_step().into_owned();
         self.output.update(&position, &velocity);
         let o = &self.output;
-        Frame::new(&o.points, &o.cells)
+        let mut frame = Frame::new(&o.points, &o.cells)
             .with_point_field(Field::vector("displacement", &o.displacement))
-            .with_point_field(Field::vector("velocity", &o.velocity))
+            .with_point_field(Field::vector("velocity", &o.velocity));
+        if let Some((nodes, _)) = &o.global {
+            frame = frame.with_point_field(Field::scalar("global_node", nodes));
+        }
+        frame = frame
             .with_cell_field(Field::new("cauchy_stress", 6, &o.cauchy))
             .with_cell_field(Field::scalar("von_mises", &o.von_mises))
             .with_cell_field(Field::scalar("J", &o.jacobian))
-            .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density))
+            .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density));
+        if let Some((_, cells)) = &o.global {
+            frame = frame.with_cell_field(Field::scalar("global_cell", cells));
+        }
+        frame
+    }
+
+    /// Warped by `displacement`, coloured by `von_mises`, seen obliquely with z up.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            warp_by: Some("displacement".into()),
+            color_by: Some("von_mises".into()),
+            ..Default::default()
+        }
     }
 }

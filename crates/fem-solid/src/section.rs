@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use fem_assembly::{DofMap, SolidError, SolidOperator, StableStep};
-use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Prescribed, TimeFunction};
+use fem_constraints::{
+    DirichletConditions, DirichletSet, Enforcement, Prescribed, SystemDof, TimeFunction,
+};
 use fem_elements::solid::{
     FaceKind, Formulation, Lumping, Material, MaterialError, MaterialModel, SolidKind,
 };
@@ -17,25 +19,54 @@ use fem_model::build::{
     DofLocation, alpha, build_mesh, dirichlet_conditions, group_list, locate_dofs, newton_settings,
     time_function,
 };
-use fem_model::input::{EnforcementKind, FunctionInput, MassKind, SchemeKind};
+use fem_model::input::{EnforcementKind, FunctionInput, MassKind, OfferedScheme, TimeSetting};
+use fem_model::number::shown;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
+use fem_time::leapfrog::{def_exp, def_lim};
 use fem_time::{AlphaScheme, BackwardEuler, NodalStepper, StepError, StepSettings, TimeGrid};
 use serde::Deserialize;
 
-use crate::def_exp::{CriticalStepCheck, DefExp};
-use crate::def_lim::DefLim;
 use crate::initial::{InitialVelocity, parse_expression};
 use crate::model::{SolidModel, SolidOutput};
 use crate::rotation::RotationSignal;
-use crate::spectral::{self, CriticalStep};
 use crate::system::{SolidMass, SolidSystem};
+use fem_time::DefLim;
+use fem_time::leapfrog::spectral::{self, CriticalStep};
+use fem_time::{CriticalStepCheck, DefExp};
 
-/// The model's own bytes per mesh node, for the memory budget checked before the mesh is
-/// built: the cells' geometry (≈ 0.6–1.6 kB a cell, 1–6 cells a node), the tangent's pattern
-/// and values (≈ 81 entries a row, 3 rows a node, 16 bytes an entry) and the state vectors.
-/// A DEF_LIM factor's fill grows faster than the node count and is not counted here.
+/// The model's own bytes per mesh node with an implicit scheme (DEF_LIM, alpha, backward
+/// Euler), for the memory budget checked before the mesh is built: the cells' geometry
+/// (≈ 0.6–1.6 kB a cell, 1–6 cells a node), the tangent's pattern and values (≈ 81 entries a
+/// row, 3 rows a node, 16 bytes an entry) and the state vectors. A DEF_LIM factor's fill grows
+/// faster than the node count and is not counted here.
 const BYTES_PER_NODE: f64 = 8192.0;
+
+/// DEF_EXP's own bytes per mesh node and per cell, besides the mesh's
+/// ([`fem_model::resources::mesh_bytes`]): fitted to the peak resident memory of `fem run`
+/// on boxes of hex8 (10³ … 60³ cells), tet4 (10³ … 40³) and tet10 (20³, 30³), frame 0 written
+/// and three steps taken, so that the estimate is above every measured peak and within 1.5×
+/// of it (`tests/solid_memory.rs`; the figures in `docs/performance.md`). An explicit run keeps
+/// no tangent: per node the lumped mass, the state and force vectors and the gather plan, per
+/// cell its compact geometry and force slots.
+const EXPLICIT_BYTES_PER_NODE: f64 = 2300.0;
+/// See [`EXPLICIT_BYTES_PER_NODE`].
+const EXPLICIT_BYTES_PER_CELL: f64 = 500.0;
+
+/// The model's own bytes per mesh node for the memory estimate of [`build_mesh`]: with
+/// DEF_EXP, [`EXPLICIT_BYTES_PER_NODE`] plus [`EXPLICIT_BYTES_PER_CELL`] times the cells per
+/// node of a generated box (exact), or of a mesh file's worst case, tet4's 6 (its cell kind is
+/// not known before its header is read); with an implicit scheme, [`BYTES_PER_NODE`].
+fn model_bytes_per_node(scheme: &str, mesh: &fem_model::input::MeshInput) -> f64 {
+    if scheme != def_exp::NAME {
+        return BYTES_PER_NODE;
+    }
+    let cells_per_node = match fem_model::build::generated_mesh_counts(mesh) {
+        Some((nodes, cells, _)) if nodes > 0.0 => cells / nodes,
+        _ => 6.0,
+    };
+    EXPLICIT_BYTES_PER_NODE + EXPLICIT_BYTES_PER_CELL * cells_per_node
+}
 
 const SECTION: &str = "model.solid";
 
@@ -222,10 +253,22 @@ impl ModelSection for SolidSection {
         Uses {
             initial: false,
             schemes: &[
-                SchemeKind::DefExp,
-                SchemeKind::DefLim,
-                SchemeKind::Alpha,
-                SchemeKind::BackwardEuler,
+                OfferedScheme {
+                    name: def_exp::NAME,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: def_lim::NAME,
+                    settings: &[],
+                },
+                OfferedScheme {
+                    name: fem_time::alpha::NAME,
+                    settings: &[TimeSetting::Alpha, TimeSetting::Newton],
+                },
+                OfferedScheme {
+                    name: fem_time::backward_euler::NAME,
+                    settings: &[TimeSetting::Newton],
+                },
             ],
             ..Uses::ON_A_MESH
         }
@@ -603,24 +646,18 @@ impl SolidSection {
     pub fn setup(&self, input: &Sections<'_>) -> Result<SolidSetup, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
         let at = |key: &str| format!("{SECTION}.{key}");
-        let scheme = input.time.scheme;
+        let scheme = input.scheme_name();
         let grid = fem_model::build::time_grid(input.time)?;
         for (given, key, only) in [
-            (self.damping.is_some(), "damping", SchemeKind::DefLim),
-            (self.auto_dt.is_some(), "auto_dt", SchemeKind::DefExp),
-            (
-                self.recheck_every.is_some(),
-                "recheck_every",
-                SchemeKind::DefExp,
-            ),
+            (self.damping.is_some(), "damping", def_lim::NAME),
+            (self.auto_dt.is_some(), "auto_dt", def_exp::NAME),
+            (self.recheck_every.is_some(), "recheck_every", def_exp::NAME),
         ] {
             if given && scheme != only {
                 return Err(invalid(
                     &at(key),
                     format!(
-                        "'{key}' is a setting of the scheme '{}', not of '{}': remove it",
-                        only.name(),
-                        scheme.name()
+                        "'{key}' is a setting of the scheme '{only}', not of '{scheme}': remove it",
                     ),
                 ));
             }
@@ -631,7 +668,7 @@ impl SolidSection {
                 "a solid needs a volume mesh: 'file' or 'box'".into(),
             )
         })?;
-        let mesh = build_mesh(input, mesh_input, BYTES_PER_NODE)?;
+        let mesh = build_mesh(input, mesh_input, model_bytes_per_node(scheme, mesh_input))?;
         let (material, density) = material(&self.material)?;
         let cells = solid_cells(&mesh, &self.region)?;
         let formulations = formulations(&mesh, &cells, self.element, &self.element_groups)?;
@@ -644,6 +681,14 @@ impl SolidSection {
             Some(LumpingInput::RowSum) => Lumping::RowSum,
             Some(LumpingInput::Hrz) => Lumping::Hrz,
         };
+        if self.mass == MassKind::Consistent && scheme == def_exp::NAME {
+            return Err(invalid(
+                &at("mass"),
+                "the scheme def_exp steps explicitly with a lumped mass (it solves no linear system): \
+                 use mass: lumped, or the scheme def_lim for a consistent mass"
+                    .into(),
+            ));
+        }
         if self.lumping.is_some() && self.mass == MassKind::Consistent {
             return Err(invalid(
                 &at("lumping"),
@@ -729,7 +774,6 @@ impl SolidSection {
     pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
         let at = |key: &str| format!("{SECTION}.{key}");
-        let scheme = input.time.scheme;
         let setup = self.setup(input)?;
         let grid = setup.grid;
         let (material, density, lumping) = (setup.material, setup.density, setup.lumping);
@@ -741,6 +785,8 @@ impl SolidSection {
         };
         let dofmap = setup.dofmap.clone();
         let mesh = &setup.mesh;
+        let n_cells = cells.connectivity.len() / cells.kind.n_nodes().max(1);
+        fem_model::progress::phase(format!("the solid's operator: {n_cells} cells"));
         let all: Vec<usize> = (0..setup.formulations.len()).collect();
         let operator = setup
             .operator(&mesh.points, &cells.connectivity, &all, &dofmap)
@@ -769,11 +815,11 @@ impl SolidSection {
                 cells.kind
             ),
             format!(
-                "  material: {} E = {:e}, nu = {}, rho = {:e}; mass {}{}",
+                "  material: {} E = {}, nu = {}, rho = {}; mass {}{}",
                 material.model(),
-                material.young(),
-                material.poisson(),
-                density,
+                shown(material.young()),
+                shown(material.poisson()),
+                shown(density),
                 match self.mass {
                     MassKind::Lumped => "lumped",
                     MassKind::Consistent => "consistent",
@@ -792,16 +838,18 @@ impl SolidSection {
                 n_prescribed
             ),
         ];
+        fem_model::progress::phase(format!(
+            "the solid's critical step: the largest eigenvalue of each of its {n_cells} cells"
+        ));
         // The element bound from every cell's eigenvalue (ranked for fem check), refined by
         // Lanczos for DEF_EXP.
         let eigenvalues = system
             .cell_eigenvalues(&x0)
             .map_err(|e| setup.operator_error(e))?;
         let element = element_bound(&eigenvalues);
-        let critical = match scheme {
-            SchemeKind::DefExp => {
-                spectral::refine(&system, &x0, element).map_err(|m| invalid("mesh", m))?
-            }
+        let critical = match input.scheme_name() {
+            def_exp::NAME => spectral::refine(&system, &x0, element)
+                .map_err(|e| invalid("mesh", e.to_string()))?,
             _ => CriticalStep {
                 step: element,
                 element,
@@ -818,8 +866,8 @@ impl SolidSection {
             .starting_at(choice.grid.t0())
             .with_dirichlet(dirichlet);
         let step_error = |e: StepError| invalid("time", e.to_string());
-        let stepper: Box<dyn NodalStepper> = match scheme {
-            SchemeKind::DefExp => {
+        let stepper: Box<dyn NodalStepper> = match input.scheme_name() {
+            def_exp::NAME => {
                 let check = self.critical_step_check();
                 let s = DefExp::with_bound_at(
                     system.clone(),
@@ -835,7 +883,7 @@ impl SolidSection {
                 })?;
                 Box::new(s)
             }
-            SchemeKind::DefLim => {
+            def_lim::NAME => {
                 let eta = self.damping.unwrap_or(0.0);
                 if !(eta >= 0.0 && eta.is_finite()) {
                     return Err(invalid(
@@ -845,7 +893,7 @@ impl SolidSection {
                 }
                 Box::new(DefLim::new(system.clone(), eta, settings, &x0, &v0).map_err(step_error)?)
             }
-            SchemeKind::Alpha => {
+            fem_time::alpha::NAME => {
                 let alpha = alpha(input.time)?;
                 let settings = settings.with_newton(newton_settings(input.time)?);
                 Box::new(
@@ -853,25 +901,28 @@ impl SolidSection {
                         .map_err(step_error)?,
                 )
             }
-            SchemeKind::BackwardEuler => {
+            fem_time::backward_euler::NAME => {
                 let settings = settings.with_newton(newton_settings(input.time)?);
                 Box::new(
                     BackwardEuler::new(system.clone(), settings, &x0, &v0).map_err(step_error)?,
                 )
             }
-            other => unreachable!("refused by the model's uses: {other:?}"),
+            _ => return Err(input.unhandled_scheme(SolidSection::NAME)),
         };
         let mut describe = describe_model;
         describe.push(choice.describe);
         describe.push(if critical.iterations > 0 {
             format!(
-                "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (lambda_max of M^-1 K by Lanczos, {} force pairs; the element bound is {:e})",
-                critical.step.dt, critical.iterations, critical.element.dt
+                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (lambda_max of M^-1 K by Lanczos, {} force pairs; the element bound is {})",
+                shown(critical.step.dt),
+                critical.iterations,
+                shown(critical.element.dt)
             )
         } else {
             format!(
-                "  explicit critical step 2/sqrt(lambda_max) = {:e} at t0 (the element bound)",
-                critical.element.dt
+                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (the element bound, cell {})",
+                shown(critical.element.dt),
+                critical.element.cell
             )
         });
         describe.push(limiting_cells(&eigenvalues, |c| {
@@ -883,7 +934,7 @@ impl SolidSection {
         }));
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
-        let output = SolidOutput::new(setup.mesh.points, vtk, system);
+        let output = SolidOutput::new(setup.mesh.points, vtk, system.shared_operator());
         Ok(SolidModel::new(stepper, choice.grid, describe, output))
     }
 
@@ -897,8 +948,8 @@ impl SolidSection {
     ) -> Result<SchemeChoice, InputError> {
         let time = input.time;
         let mut grid = grid;
-        let describe = match time.scheme {
-            SchemeKind::DefExp => {
+        let describe = match input.scheme_name() {
+            def_exp::NAME => {
                 if let Some(safety) = self.auto_dt {
                     if !(safety > 0.0 && safety <= 1.0) {
                         return Err(InputError::invalid(
@@ -909,35 +960,48 @@ impl SolidSection {
                         ));
                     }
                     let dt = (safety * critical).min(time.dt);
+                    if !(dt > 0.0 && dt.is_finite()) {
+                        return Err(InputError::invalid(
+                            format!("{SECTION}.auto_dt"),
+                            format!(
+                                "the critical step 2/sqrt(lambda_max) is {} s, so auto_dt = {} of it gives \
+                                 no usable step ({dt:e} s): the cells are too small or too stiff for \
+                                 their density to be stepped explicitly",
+                                fem_model::number::shown(critical),
+                                fem_model::number::shown(safety),
+                            ),
+                        ));
+                    }
                     grid = TimeGrid::new(time.t0, time.t_end, dt)
                         .map_err(|e| InputError::invalid("time", e.to_string()))?;
                 }
                 format!(
-                    "  time: DEF_EXP (explicit leap-frog, lumped mass), dt = {:e}{}, {} steps from {} to {}",
-                    grid.dt(),
+                    "  time: DEF_EXP (explicit leap-frog, lumped mass), dt = {}{}, {} steps from {} to {}",
+                    shown(grid.dt()),
                     self.auto_dt.map_or(String::new(), |s| format!(
-                        " ({s} of the critical step, at most time.dt)"
+                        " ({} of the critical step, at most time.dt)",
+                        shown(s)
                     )),
                     grid.n_steps(),
-                    grid.t0(),
-                    grid.t_end()
+                    shown(grid.t0()),
+                    shown(grid.t_end())
                 )
             }
-            SchemeKind::DefLim => format!(
-                "  time: DEF_LIM (linearly implicit leap-frog, one Cholesky solve per step), eta = {}, dt = {:e}, {} steps from {} to {}",
-                self.damping.unwrap_or(0.0),
-                grid.dt(),
+            def_lim::NAME => format!(
+                "  time: DEF_LIM (linearly implicit leap-frog, one Cholesky solve per step), eta = {}, dt = {}, {} steps from {} to {}",
+                shown(self.damping.unwrap_or(0.0)),
+                shown(grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                shown(grid.t0()),
+                shown(grid.t_end())
             ),
             other => format!(
-                "  time: {} (Newton on the solid), dt = {:e}, {} steps from {} to {}",
-                other.name(),
-                grid.dt(),
+                "  time: {} (Newton on the solid), dt = {}, {} steps from {} to {}",
+                other,
+                shown(grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                shown(grid.t0()),
+                shown(grid.t_end())
             ),
         };
         Ok(SchemeChoice { grid, describe })
@@ -959,7 +1023,7 @@ impl SolidSection {
             .iter()
             .enumerate()
             .map(|(index, (dof, _, e))| DirichletSet {
-                dofs: vec![dof],
+                dofs: vec![SystemDof::new(dof)],
                 signal: shared.shared_signal(index),
                 enforcement: e,
             })
@@ -1005,8 +1069,7 @@ impl SolidSection {
             let angle = Arc::new(angle);
             for &node in &group.nodes {
                 for c in 0..3 {
-                    let g = 3 * node + c;
-                    let dof = dofmap.free(g).ok_or_else(|| {
+                    let dof = fem_model::build::system_dof(dofmap, node, c).ok_or_else(|| {
                         InputError::invalid(
                             format!("{field}.group"),
                             format!(
@@ -1252,6 +1315,19 @@ fn operator_error(e: SolidError, kind: SolidKind, lumping: Lumping) -> InputErro
         ),
         SolidError::Density { .. } => {
             InputError::invalid(format!("{SECTION}.material.density"), e.to_string())
+        }
+        // Coordinates so large (or a cell so small) that its volume element is not a number:
+        // not an inverted cell.
+        SolidError::InvertedCell { kind, cell, source } if !source.det.is_finite() => {
+            InputError::invalid(
+                "mesh",
+                format!(
+                    "{kind} cell {cell} (counted within the solid) is too large to compute with: \
+                     its volume element is {} at quadrature point {}; use coordinates of a \
+                     moderate size (metres, millimetres)",
+                    source.det, source.point
+                ),
+            )
         }
         _ => InputError::invalid("mesh", format!("{e} (cells counted within the solid)")),
     }

@@ -8,16 +8,15 @@
 //! force is a constant part (the body force) plus dead tractions, each a fixed spatial pattern
 //! scaled by a function of time per component.
 //!
-//! A force or tangent evaluated on an inverted body (`J ≤ 0` at a quadrature point) is
-//! returned as NaN, which every stepper refuses as a non-finite state; the first inverted cell
-//! is kept ([`SolidSystem::inverted`]) so the failure can name it.
+//! A force or tangent evaluated on an inverted body (`J ≤ 0` at a quadrature point) is an
+//! [`EvalError::InvertedCell`] naming the lowest such cell.
 
 use std::sync::{Arc, Mutex};
 
 use fem_assembly::{CsrMatrix, SolidError, SolidOperator, StableStep, solid::face_traction_vector};
 use fem_constraints::TimeFunction;
 use fem_elements::solid::FaceKind;
-use fem_time::{Mass, Matrix, SecondOrderSystem};
+use fem_time::{EvalError, LeapFrogSystem, Mass, Matrix, SecondOrderSystem, TangentKind};
 
 use crate::loads::DeadLoads;
 
@@ -48,7 +47,6 @@ pub struct SolidSystem {
     /// The external force: body force and dead tractions, free dofs.
     loads: DeadLoads,
     scratch: Mutex<Scratch>,
-    inverted: Mutex<Option<SolidError>>,
 }
 
 impl SolidSystem {
@@ -64,7 +62,6 @@ impl SolidSystem {
             mass,
             loads: DeadLoads::new(n),
             scratch: Mutex::new(Scratch::default()),
-            inverted: Mutex::new(None),
         })
     }
 
@@ -116,6 +113,17 @@ impl SolidSystem {
         &self.operator
     }
 
+    /// The system dof of `component` of `node` (the mesh's numbering), `None` when it is
+    /// fixed: the dofs Dirichlet sets for this system take ([`fem_constraints::SystemDof`]).
+    pub fn system_dof(&self, node: usize, component: usize) -> Option<fem_constraints::SystemDof> {
+        fem_model::build::system_dof(self.operator.dofmap(), node, component)
+    }
+
+    /// The operator, shared (the frames of a model use it).
+    pub fn shared_operator(&self) -> Arc<SolidOperator> {
+        self.operator.clone()
+    }
+
     /// The reference position of the node of each free dof (three dofs share a point).
     pub fn dof_points(&self) -> Vec<[f64; 3]> {
         self.operator
@@ -128,30 +136,6 @@ impl SolidSystem {
         let dofmap = self.operator.dofmap();
         u.resize(dofmap.n_dofs(), 0.0);
         dofmap.scatter(x, 0.0, u);
-    }
-
-    /// The first inverted cell met by a force or tangent evaluation, if any (cleared by
-    /// [`take_inverted`](Self::take_inverted)).
-    pub fn inverted(&self) -> Option<SolidError> {
-        self.inverted
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Takes the recorded inversion, leaving none.
-    pub fn take_inverted(&self) -> Option<SolidError> {
-        self.inverted
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-    }
-
-    fn record(&self, e: SolidError) {
-        let mut slot = self.inverted.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            *slot = Some(e);
-        }
     }
 
     /// The explicit critical step at `x`: `2/sqrt(λ_max)` with `λ_max` the largest
@@ -188,17 +172,17 @@ impl SolidSystem {
         self.full_displacement(x, &mut u);
         self.operator.hourglass_energy_sum(&u).value()
     }
+}
 
-    /// The tangent `K(x)` on the free dofs into `out`'s values (its pattern is the operator's,
-    /// fixed); NaN values when the body is inverted.
-    pub fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
-        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let Scratch { u, slots } = &mut *scratch;
-        self.full_displacement(x, u);
-        if let Err(e) = self.operator.tangent_values(u, slots, out.values_mut()) {
-            out.values_mut().fill(f64::NAN);
-            self.record(e);
-        }
+/// A solid's failure as the time layer's evaluation error: an inverted cell is named; any other
+/// failure of the operator keeps its own type.
+pub fn evaluation_error(e: SolidError) -> EvalError {
+    match e {
+        SolidError::Inverted { kind, cell } => EvalError::InvertedCell {
+            element: kind.name(),
+            cell,
+        },
+        other => EvalError::model(other),
     }
 }
 
@@ -209,7 +193,6 @@ impl Clone for SolidSystem {
             mass: self.mass.clone(),
             loads: self.loads.clone(),
             scratch: Mutex::new(Scratch::default()),
-            inverted: Mutex::new(None),
         }
     }
 }
@@ -223,23 +206,37 @@ impl SecondOrderSystem for SolidSystem {
         &self.mass
     }
 
-    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
         let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let Scratch { u, slots } = &mut *scratch;
         self.full_displacement(x, u);
-        if let Err(e) = self.operator.internal_force(u, slots, f) {
-            f.fill(f64::NAN);
-            self.record(e);
-        }
+        self.operator
+            .internal_force(u, slots, f)
+            .map_err(evaluation_error)
     }
 
-    fn tangent(&self, x: &[f64]) -> Matrix {
+    fn tangent_kind(&self) -> TangentKind {
+        TangentKind::Symmetric
+    }
+
+    fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
         let pattern = self.operator.matrix_pattern().clone();
         let nnz = pattern.nnz();
         let mut k = CsrMatrix::try_from_pattern_and_values(pattern, vec![0.0; nnz])
             .expect("values match the pattern");
-        self.tangent_into(x, &mut k);
-        Matrix::Sparse(k)
+        self.tangent_into(x, &mut k)?;
+        Ok(Matrix::Sparse(k))
+    }
+
+    /// The tangent `K(x)` on the free dofs into `out`'s values (its pattern is the operator's,
+    /// fixed).
+    fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) -> Result<(), EvalError> {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let Scratch { u, slots } = &mut *scratch;
+        self.full_displacement(x, u);
+        self.operator
+            .tangent_values(u, slots, out.values_mut())
+            .map_err(evaluation_error)
     }
 
     fn potential_energy(&self, x: &[f64]) -> Option<f64> {
@@ -256,5 +253,11 @@ impl SecondOrderSystem for SolidSystem {
 
     fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
         Some(SolidSystem::dof_points(self))
+    }
+}
+
+impl LeapFrogSystem for SolidSystem {
+    fn critical_step(&self, x: &[f64]) -> Result<StableStep, EvalError> {
+        SolidSystem::critical_step(self, x).map_err(evaluation_error)
     }
 }

@@ -9,8 +9,9 @@ mod common;
 use common::{BoxBody, box_body};
 use fem_assembly::{DofMap, SolidOperator};
 use fem_elements::solid::{Formulation, Material, MaterialModel, SolidKind};
-use fem_solid::spectral::{self, CriticalStep};
-use fem_solid::{CriticalStepCheck, DefExp, SolidMass, SolidSystem};
+use fem_solid::{SolidMass, SolidSystem};
+use fem_time::leapfrog::spectral::{self, CriticalStep};
+use fem_time::{CriticalStepCheck, DefExp};
 use fem_time::{Mass, SecondOrderSystem, StepSettings, Stepper};
 use nalgebra::DMatrix;
 
@@ -39,7 +40,7 @@ fn system_of(body: &BoxBody, formulation: Formulation, model: MaterialModel) -> 
 
 /// The true `λ_max(M⁻¹ K(x))`.
 fn true_lambda(system: &SolidSystem, x: &[f64]) -> f64 {
-    let k = system.tangent(x).to_csr().into_owned();
+    let k = system.tangent(x).unwrap().to_csr().into_owned();
     let Mass::Lumped(m) = system.mass() else {
         unreachable!()
     };

@@ -7,8 +7,9 @@ mod common;
 
 use common::*;
 use fem_elements::solid::{MaterialModel, SolidKind};
-use fem_solid::{CriticalStepCheck, DefExp, DefLim, SolidMass, SolidSystem};
+use fem_solid::{SolidMass, SolidSystem};
 use fem_time::{AlphaScheme, BackwardEuler, NewtonSettings, NodalStepper, StepSettings};
+use fem_time::{CriticalStepCheck, DefExp, DefLim};
 
 const T_END: f64 = 0.25;
 

@@ -10,7 +10,8 @@ mod common;
 
 use common::*;
 use fem_elements::solid::{MaterialModel, SolidKind};
-use fem_solid::{DefLim, SolidMass, SolidSystem};
+use fem_solid::{SolidMass, SolidSystem};
+use fem_time::DefLim;
 use fem_time::{NodalStepper, StepSettings, Stepper};
 
 struct Bar {

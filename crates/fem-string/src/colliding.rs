@@ -31,7 +31,7 @@ use fem_constraints::Penalty;
 use fem_elements::StringMaterial;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::{alpha, newton_settings, time_grid};
-use fem_model::input::InitialField;
+use fem_model::input::{InitialField, OfferedScheme, TimeSetting};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
@@ -347,7 +347,13 @@ impl ModelSection for CollidingStringsSection {
     const NAME: &'static str = "colliding_strings";
 
     fn uses(&self) -> Uses {
-        Uses::OWN_GEOMETRY
+        Uses {
+            schemes: &[OfferedScheme {
+                name: fem_time::alpha::NAME,
+                settings: &[TimeSetting::Alpha, TimeSetting::Newton],
+            }],
+            ..Uses::OWN_GEOMETRY
+        }
     }
 
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
@@ -465,14 +471,15 @@ impl CollidingStringsModel {
             .collect();
         let describe = vec![
             format!(
-                "  model: two P1 strings, I = {} cells each, u >= v by the time-discretized penalty, epsilon = {:e}",
-                n, m.epsilon
+                "  model: two P1 strings, I = {} cells each, u >= v by the time-discretized penalty, epsilon = {}",
+                n,
+                fem_model::number::shown(m.epsilon)
             ),
             format!(
-                "  time: nonlinear alpha scheme (63), alpha = {alpha}, dt = {:e}, {} steps to {}",
-                grid.dt(),
+                "  time: nonlinear alpha scheme (63), alpha = {alpha}, dt = {}, {} steps to {}",
+                fem_model::number::shown(grid.dt()),
                 grid.n_steps(),
-                grid.t_end()
+                fem_model::number::shown(grid.t_end())
             ),
         ];
         Ok(Self {
@@ -540,5 +547,17 @@ impl Model for CollidingStringsModel {
         Frame::new(&self.points, &self.cells)
             .with_point_field(Field::scalar("string", &self.which))
             .with_point_field(Field::scalar("contact_force", &self.force))
+    }
+
+    /// The two strings in their plane (drawn at their positions), coloured by `string` and
+    /// stretched across when the motion is small.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            look_along: Some([0.0, 0.0, -1.0]),
+            up: [0.0, 1.0, 0.0],
+            color_by: Some("string".into()),
+            exaggerate: Some([0.0, 1.0, 0.0]),
+            ..Default::default()
+        }
     }
 }

@@ -19,7 +19,7 @@ use fem_model::build::{
     DofLocation, alpha, build_mesh, dirichlet_conditions, generated_mesh_counts, group_list,
     locate_dofs, newton_settings, theta, time_grid,
 };
-use fem_model::input::{InitialField, MassKind, SchemeKind};
+use fem_model::input::{InitialField, MassKind, OfferedScheme, TimeSetting};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
@@ -73,9 +73,18 @@ impl ModelSection for StringSection {
     fn uses(&self) -> Uses {
         Uses {
             schemes: &[
-                SchemeKind::Alpha,
-                SchemeKind::BackwardEuler,
-                SchemeKind::MoreauJean,
+                OfferedScheme {
+                    name: fem_time::alpha::NAME,
+                    settings: &[TimeSetting::Alpha, TimeSetting::Newton],
+                },
+                OfferedScheme {
+                    name: fem_time::backward_euler::NAME,
+                    settings: &[TimeSetting::Newton],
+                },
+                OfferedScheme {
+                    name: fem_time::nonsmooth::moreau_jean::NAME,
+                    settings: &[TimeSetting::Theta, TimeSetting::Newton],
+                },
             ],
             ..Uses::ON_A_MESH
         }
@@ -249,10 +258,10 @@ impl StringModel {
             .with_dirichlet(dirichlet)
             .with_newton(newton_settings(time)?);
         let setup = |e: fem_time::StepError| invalid("time", e.to_string());
-        let (stepper, scheme, stability): (Box<dyn NodalStepper>, String, String) = match time
-            .scheme
+        let (stepper, scheme, stability): (Box<dyn NodalStepper>, String, String) = match input
+            .scheme_name()
         {
-            SchemeKind::Alpha => {
+            fem_time::alpha::NAME => {
                 let alpha = alpha(time)?;
                 let s = AlphaScheme::new(system, alpha, settings, &x0, &v0).map_err(setup)?;
                 let stability = match s.stability() {
@@ -270,12 +279,12 @@ impl StringModel {
                     stability,
                 )
             }
-            SchemeKind::BackwardEuler => (
+            fem_time::backward_euler::NAME => (
                 Box::new(BackwardEuler::new(system, settings, &x0, &v0).map_err(setup)?),
                 "backward-Euler acceleration step (Serac)".into(),
                 "unconditional (first order, dissipative)".into(),
             ),
-            SchemeKind::MoreauJean => {
+            fem_time::nonsmooth::moreau_jean::NAME => {
                 let theta = theta(time)?;
                 (
                     Box::new(MoreauJean::new(system, theta, settings, &x0, &v0).map_err(setup)?),
@@ -283,7 +292,7 @@ impl StringModel {
                     "unconditional for theta >= 1/2".into(),
                 )
             }
-            other => unreachable!("refused by the model's uses: {other:?}"),
+            _ => return Err(input.unhandled_scheme(StringSection::NAME)),
         };
 
         let mut describe = vec![
@@ -300,11 +309,11 @@ impl StringModel {
                 dofmap.n_comp()
             ),
             format!(
-                "  time: {scheme}, dt = {:e}, {} steps from {} to {}",
-                grid.dt(),
+                "  time: {scheme}, dt = {}, {} steps from {} to {}",
+                fem_model::number::shown(grid.dt()),
                 grid.n_steps(),
-                grid.t0(),
-                grid.t_end()
+                fem_model::number::shown(grid.t0()),
+                fem_model::number::shown(grid.t_end())
             ),
             format!("  stability: {stability}"),
         ];
@@ -400,13 +409,47 @@ impl Model for StringModel {
     }
     fn frame(&mut self) -> Frame<'_> {
         let x = self.stepper.position().to_vec();
-        let v: Cow<'_, [f64]> = self.stepper.velocity();
+        let v: Cow<'_, [f64]> = self.stepper.velocity_at_step();
         let v = v.into_owned();
         self.spread_to_points(&x, false);
         self.spread_to_points(&v, true);
         Frame::new(&self.points, &self.cells)
             .with_point_field(Field::vector("displacement", &self.displacement))
             .with_point_field(Field::vector("velocity", &self.velocity))
+    }
+    /// Warped by `displacement`, coloured by `velocity`, seen across the plane of motion (the
+    /// chord and the one displacement direction; obliquely for two or three); the nodes whose
+    /// every component is fixed are drawn as supports.
+    fn view(&self) -> fem_io::View {
+        let (first, last) = (self.points[0], self.points[self.points.len() - 1]);
+        let chord: [f64; 3] = std::array::from_fn(|i| last[i] - first[i]);
+        let look_along = match self.directions.as_slice() {
+            [d] => Some([
+                -(chord[1] * d[2] - chord[2] * d[1]),
+                -(chord[2] * d[0] - chord[0] * d[2]),
+                -(chord[0] * d[1] - chord[1] * d[0]),
+            ]),
+            _ => None,
+        };
+        let n_comp = self.dofmap.n_comp();
+        let supports = (0..self.dofmap.n_nodes())
+            .filter(|&n| (0..n_comp).all(|c| self.dofmap.free(self.dofmap.dof(n, c)).is_none()))
+            .map(|n| self.points[n])
+            .collect();
+        fem_io::View {
+            look_along,
+            up: match self.directions.as_slice() {
+                [d] => *d,
+                _ => [0.0, 0.0, 1.0],
+            },
+            warp_by: Some("displacement".into()),
+            color_by: Some("velocity".into()),
+            scene: fem_io::Scene {
+                points: supports,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
     }
 }
 
@@ -629,7 +672,11 @@ fn initial_field(
             if p.component >= n_comp {
                 return Err(invalid(
                     ".pluck.component",
-                    format!("expected a component in 0..{n_comp}, got {}", p.component),
+                    format!(
+                        "expected a component from 0 to {}, got {}",
+                        n_comp - 1,
+                        p.component
+                    ),
                 ));
             }
             for (node, point) in mesh.points.iter().enumerate() {
@@ -659,7 +706,11 @@ fn initial_field(
             if m.component >= n_comp {
                 return Err(invalid(
                     ".sine.component",
-                    format!("expected a component in 0..{n_comp}, got {}", m.component),
+                    format!(
+                        "expected a component from 0 to {}, got {}",
+                        n_comp - 1,
+                        m.component
+                    ),
                 ));
             }
             for (node, point) in mesh.points.iter().enumerate() {

@@ -61,20 +61,25 @@ use fem_assembly::{SparseCholesky, sparse};
 use fem_constraints::Enforcement;
 use nalgebra_sparse::CsrMatrix;
 
-use crate::control::Control;
-use crate::effective::{Coefficients, StepMatrix};
-use crate::error::{check_alpha, check_dt, check_initial, check_t0};
+use crate::Clock;
+use crate::control::DirichletControl;
+use crate::error::{check_alpha, check_initial};
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
-use crate::stability::{LargestEigenvalue, largest_eigenvalue};
+use crate::stability::{LargestEigenvalue, largest_eigenvalue, largest_eigenvalue_of};
+use crate::step_matrix::{Coefficients, StepMatrix, Terms};
 use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::system::damping_csr;
-use crate::{Mass, SecondOrderSystem, StepError, StepSettings};
+use crate::{Mass, SecondOrderSystem, StepError, StepSettings, TangentKind};
+
+/// The name of the alpha scheme (16) in input files (`time.scheme: alpha`).
+pub const NAME: &str = "alpha";
 
 /// The stability bound (23) of the alpha scheme on a system: `None` for `α ≥ ¼`
 /// (unconditionally stable), else the bound and the eigenvalue estimate it came from (with the
-/// tangent at `x` for a nonlinear system).
+/// tangent at `x` for a nonlinear system, or, for a system without a tangent, the tangent's
+/// action by central differences of the internal force).
 pub fn stability_bound<S: SecondOrderSystem + ?Sized>(
     system: &S,
     alpha: f64,
@@ -87,11 +92,32 @@ pub fn stability_bound<S: SecondOrderSystem + ?Sized>(
         Mass::Consistent(m) => Some(SparseCholesky::new(m)?),
         Mass::Lumped(_) => None,
     };
-    let k = match system.constant_stiffness() {
-        Some(k) if system.is_linear() => Cow::Borrowed(k),
-        _ => Cow::Owned(system.tangent(x).to_csr().into_owned()),
+    let failed = |e| StepError::Evaluation {
+        step: 0,
+        t: f64::NAN,
+        source: e,
     };
-    let lambda = largest_eigenvalue(system.mass(), factor.as_ref(), &k, 1e-10, 5000);
+    let k = match system.constant_stiffness() {
+        Some(k) if system.is_linear() => Some(Cow::Borrowed(k)),
+        _ if system.tangent_kind() == TangentKind::NotProvided => None,
+        _ => Some(Cow::Owned(
+            system.tangent(x).map_err(failed)?.to_csr().into_owned(),
+        )),
+    };
+    let lambda = match k {
+        Some(k) => largest_eigenvalue(system.mass(), factor.as_ref(), &k, 1e-10, 5000),
+        None => {
+            let action = crate::check::TangentAction::new(system, x).map_err(failed)?;
+            largest_eigenvalue_of(
+                system.mass(),
+                factor.as_ref(),
+                |y, ky| action.apply(y, ky),
+                1e-10,
+                5000,
+            )
+            .map_err(failed)?
+        }
+    };
     let bound = 2.0 / (lambda.value * (1.0 - 4.0 * alpha)).sqrt();
     Ok(Some((bound, lambda)))
 }
@@ -115,9 +141,7 @@ enum Solution {
 pub struct AlphaScheme<S: SecondOrderSystem> {
     system: S,
     alpha: f64,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     solution: Solution,
     /// `x^n`.
     x: Vec<f64>,
@@ -147,7 +171,7 @@ pub struct AlphaScheme<S: SecondOrderSystem> {
     ax_next: Vec<f64>,
     cd: Vec<f64>,
     /// Prescribed dofs, when there are any.
-    control: Option<Control>,
+    control: Option<DirichletControl>,
 }
 
 impl<S: SecondOrderSystem> AlphaScheme<S> {
@@ -193,11 +217,10 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
             newton,
         } = settings;
         check_alpha(alpha)?;
-        check_dt(dt)?;
-        check_t0(t0)?;
+        let clock = Clock::new(t0, dt)?;
         let n = system.n_dofs();
         check_initial(n, x0, v0)?;
-        let control = Control::new(n, dirichlet)?;
+        let control = DirichletControl::of(n, dirichlet)?;
         let linear = system.is_linear();
         let solution = if linear || alpha == 0.0 {
             Solution::Linear
@@ -221,9 +244,25 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
                 advice: "reduce dt below the bound or use alpha = 0.25 (unconditionally stable)",
             });
         }
+        let needs_tangent = linear || alpha != 0.0;
+        let symmetry = match (system.tangent_kind().symmetry(), needs_tangent) {
+            (Some(symmetry), _) => symmetry,
+            (None, false) => fem_assembly::Symmetry::Symmetric,
+            (None, true) => {
+                return Err(StepError::NeedsTangent {
+                    scheme: "the alpha scheme with alpha > 0 (or on a linear system)",
+                });
+            }
+        };
         let own_stiffness = match system.constant_stiffness() {
             Some(_) if linear => None,
-            _ if linear => Some(system.tangent(x0).to_csr().into_owned()),
+            _ if linear => Some(
+                system
+                    .tangent(x0)
+                    .map_err(|e| clock.failed(e))?
+                    .to_csr()
+                    .into_owned(),
+            ),
             _ => None,
         };
         let damping = damping_csr(&system);
@@ -243,15 +282,20 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
                     .expect("a linear system lends its K"),
             }),
             Solution::Newton => {
-                tangent0 = system.tangent(&x0).to_csr().into_owned();
+                tangent0 = system
+                    .tangent(&x0)
+                    .map_err(|e| clock.failed(e))?
+                    .to_csr()
+                    .into_owned();
                 Some(&tangent0)
             }
         };
-        let symmetry = system.tangent_symmetry();
         let matrix = StepMatrix::new(
-            system.mass(),
-            damping.as_ref(),
-            a_matrix,
+            Terms {
+                mass: system.mass(),
+                damping: damping.as_ref(),
+                stiffness: a_matrix,
+            },
             Coefficients {
                 mass: 1.0,
                 damping: 0.5 * dt,
@@ -264,9 +308,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
 
         let mut scheme = Self {
             alpha,
-            dt,
-            t0,
-            step: 0,
+            clock,
             solution,
             x: x0,
             d: vec![0.0; n],
@@ -296,7 +338,10 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         scheme.d = v0.iter().zip(&e).map(|(v, e)| dt * v - e).collect();
         let x_prev: Vec<f64> = scheme.x.iter().zip(&scheme.d).map(|(x, d)| x - d).collect();
         let mut ax_prev = vec![0.0; n];
-        scheme.system.internal_force(&x_prev, &mut ax_prev);
+        scheme
+            .system
+            .internal_force(&x_prev, &mut ax_prev)
+            .map_err(|e| clock.failed(e))?;
         let (kinetic, potential) = scheme.interval_energy(&ax_prev);
         scheme.has_energy = potential.is_some();
         let potential = potential.unwrap_or(0.0);
@@ -331,12 +376,14 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
 
     /// The start (64) with one linear solve: returns `e`; sets `f^0` and `f_int(x^0)`.
     fn linear_start(&mut self, v0: &[f64]) -> Result<Vec<f64>, StepError> {
-        let (dt, t0, alpha) = (self.dt, self.t0, self.alpha);
+        let (dt, t0, alpha) = (self.clock.dt(), self.clock.t0(), self.alpha);
         let dt2 = dt * dt;
         let n = self.x.len();
         // (M + α Δt² A) e = ½ Δt² (f⁰ − A x⁰ − C x₁), x^{±1} = x⁰ ± Δt x₁ + e.
         self.system.external_force(t0, &mut self.force);
-        self.system.internal_force(&self.x, &mut self.ax);
+        self.system
+            .internal_force(&self.x, &mut self.ax)
+            .map_err(|e| self.clock.failed(e))?;
         let mut e: Vec<f64> = self
             .force
             .iter()
@@ -352,15 +399,17 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         } else {
             let a = (alpha != 0.0).then(|| self.stiffness());
             start_matrix = StepMatrix::new(
-                self.system.mass(),
-                None,
-                a,
+                Terms {
+                    mass: self.system.mass(),
+                    damping: None,
+                    stiffness: a,
+                },
                 Coefficients {
                     mass: 1.0,
                     damping: 0.0,
                     stiffness: alpha * dt2,
                 },
-                self.system.tangent_symmetry(),
+                self.matrix.symmetry(),
                 self.control.as_ref(),
                 self.system.dof_points(),
             )?;
@@ -405,10 +454,12 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
 
     /// The start (64) by Newton's method (nonlinear system, `α > 0`): returns `e`.
     fn newton_start(&mut self, v0: &[f64]) -> Result<Vec<f64>, StepError> {
-        let (dt, t0) = (self.dt, self.t0);
+        let (dt, t0) = (self.clock.dt(), self.clock.t0());
         let n = self.x.len();
         self.system.external_force(t0, &mut self.force);
-        self.system.internal_force(&self.x, &mut self.ax);
+        self.system
+            .internal_force(&self.x, &mut self.ax)
+            .map_err(|e| self.clock.failed(e))?;
         // Constrained e as in the linear start (the full-control coupling aside).
         let mut e = vec![0.0; n];
         let mut fixed = Vec::new();
@@ -448,12 +499,13 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         let mut md = vec![0.0; n];
         self.system.mass().mul(d, &mut md);
         let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        (inf(&md) + self.dt * self.dt * (inf(&self.ax) + inf(&self.force))).max(f64::MIN_POSITIVE)
+        (inf(&md) + self.clock.dt() * self.clock.dt() * (inf(&self.ax) + inf(&self.force)))
+            .max(f64::MIN_POSITIVE)
     }
 
     /// Advances from `t_n` to `t_{n+1}` with the solution method of the system.
     fn advance(&mut self) -> Result<StepReport, StepError> {
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let dt2 = dt * dt;
         let t = self.time();
         let forced = self.system.has_external_force();
@@ -552,7 +604,10 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         std::mem::swap(&mut self.rhs, &mut self.delta);
         std::mem::swap(&mut self.ax, &mut self.ax_next);
         // now ax_next holds f_int(x^n); recompute ax = f_int(x^{n+1})
-        self.system.internal_force(&self.x, &mut self.ax);
+        let clock = self.clock;
+        self.system
+            .internal_force(&self.x, &mut self.ax)
+            .map_err(|e| clock.failed(e))?;
         let ax_prev = std::mem::take(&mut self.ax_next);
         let (kinetic, potential) = self.interval_energy(&ax_prev);
         self.ax_next = ax_prev;
@@ -560,10 +615,10 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         self.energy.kinetic = kinetic;
         self.energy.potential = potential;
         self.energy.total = kinetic + potential;
-        self.step += 1;
+        self.clock.advance();
         if !self.energy.total.is_finite() || self.x.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
-                step: self.step,
+                step: self.clock.step(),
                 t: self.time(),
             });
         }
@@ -576,7 +631,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
     fn solve_constrained(&mut self) {
         let partition = self.control.as_ref().expect("constrained");
         let n = self.x.len();
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let dt2 = dt * dt;
         let t = self.time();
         // δ̄: known δ of direct/rate dofs; g̈, ġ at full dofs; d with full dofs zeroed.
@@ -648,7 +703,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
     fn newton_step(&mut self) -> Result<NewtonReport, StepError> {
         let n = self.x.len();
         let t = self.time();
-        let dt = self.dt;
+        let dt = self.clock.dt();
         // Guess: the last δ; constrained entries prescribed.
         let mut delta = self.delta.clone();
         if let Some(p) = &self.control {
@@ -658,7 +713,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         }
         let d = self.d.clone();
         let scale = self.force_scale(&d);
-        let step = self.step + 1;
+        let step = self.clock.step() + 1;
         let mut newton = self
             .newton
             .take()
@@ -676,7 +731,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
 
     /// Kinetic and potential parts of (19) on `[t_{n−1}, t_n]`, given `f_int(x^{n−1})`.
     fn interval_energy(&self, ax_prev: &[f64]) -> (f64, Option<f64>) {
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let mut potential = 0.0;
         let mut a_dd = 0.0;
         for (((x, d), q), p) in self.x.iter().zip(&self.d).zip(&self.ax).zip(ax_prev) {
@@ -716,7 +771,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
 
     /// The half-step velocity `(x^n − x^{n−1}) / Δt`, the one in the energy (19).
     pub fn half_step_velocity(&self) -> Vec<f64> {
-        self.d.iter().map(|d| d / self.dt).collect()
+        self.d.iter().map(|d| d / self.clock.dt()).collect()
     }
 
     /// Numeric factorizations done for this run (0 when explicit).
@@ -739,14 +794,8 @@ impl<S: SecondOrderSystem> Stepper for AlphaScheme<S> {
     fn step(&mut self) -> Result<StepReport, StepError> {
         self.advance()
     }
-    fn time(&self) -> f64 {
-        self.t0 + self.dt * self.step as f64
-    }
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
     fn energy(&self) -> Option<Energy> {
         self.has_energy.then_some(self.energy)
@@ -755,10 +804,7 @@ impl<S: SecondOrderSystem> Stepper for AlphaScheme<S> {
     /// free dofs to the exact `g̈` rather than to the scheme's own increment, which the balance
     /// then holds to the truncation error only, as it does for a nonlinear system.
     fn invariant(&self) -> Invariant {
-        let full = self
-            .control
-            .as_ref()
-            .is_some_and(|c| c.iter().any(|(_, _, m)| m == Enforcement::Full));
+        let full = self.control.as_ref().is_some_and(|c| c.has_full());
         if self.system.is_linear() && !full {
             Invariant::RoundOff
         } else {
@@ -787,7 +833,7 @@ impl<S: SecondOrderSystem> Stepper for AlphaScheme<S> {
         self.ax_next
             .copy_from_slice(restored(fields, "previous_internal_force", n)?);
         self.energy = Energy::from_slice(restored(fields, "energy", 6)?);
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -796,15 +842,15 @@ impl<S: SecondOrderSystem> NodalStepper for AlphaScheme<S> {
     fn position(&self) -> &[f64] {
         &self.x
     }
-    fn velocity(&self) -> Cow<'_, [f64]> {
-        if self.step == 0 {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
+        if self.clock.step() == 0 {
             return Cow::Borrowed(&self.v0);
         }
         Cow::Owned(
             self.d
                 .iter()
                 .zip(&self.delta)
-                .map(|(d, dl)| (d + 0.5 * dl) / self.dt)
+                .map(|(d, dl)| (d + 0.5 * dl) / self.clock.dt())
                 .collect(),
         )
     }
@@ -890,14 +936,19 @@ impl<S: SecondOrderSystem> NonlinearProblem for AlphaEquation<'_, S> {
             .map_or(self.full.len(), |p| p.free().len())
     }
 
-    fn residual(&mut self, y: &[f64], out: &mut [f64]) {
+    fn residual(&mut self, y: &[f64], out: &mut [f64]) -> Result<(), StepError> {
         self.set(y);
         self.states();
         let s = &*self.scheme;
-        let (alpha, dt) = (s.alpha, s.dt);
+        let (alpha, dt) = (s.alpha, s.clock.dt());
         let dt2 = dt * dt;
-        s.system.internal_force(&self.x1, &mut self.f1);
-        s.system.internal_force(&self.xm, &mut self.fm);
+        let failed = |e| s.clock.failed(e);
+        s.system
+            .internal_force(&self.x1, &mut self.f1)
+            .map_err(failed)?;
+        s.system
+            .internal_force(&self.xm, &mut self.fm)
+            .map_err(failed)?;
         // Step: M δ + Δt² (α f(x^{n+1}) + (1−2α) f(x^n) + α f(x^{n−1}) − f) + Δt C (d + δ/2).
         // Start: 2 M e + Δt² (α f(x^1) + (1−2α) f(x^0) + α f(x^{−1}) − f) + Δt² C x_1.
         s.system.mass().mul(&self.full, &mut self.r);
@@ -926,17 +977,23 @@ impl<S: SecondOrderSystem> NonlinearProblem for AlphaEquation<'_, S> {
             }
             None => out.copy_from_slice(&self.r),
         }
+        Ok(())
     }
 
     fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError> {
         self.set(y);
         self.states();
         let s = &mut *self.scheme;
-        let k = s.system.tangent(&self.x1).to_csr().into_owned();
         // The start's Jacobian, 2M + α Δt² (K(x^1) + K(x^{−1})), is approximated by the step
         // matrix at x^1 times 2 (an inexact Newton: it converges linearly, at a rate O(Δt)).
-        s.matrix
-            .refactor(s.system.mass(), s.damping.as_ref(), &k, s.control.as_ref())?;
+        let k = s.matrix.stiffness_mut().ok_or(StepError::PatternMismatch {
+            what: "a Newton step of the alpha scheme on a matrix without its tangent",
+        })?;
+        let clock = s.clock;
+        s.system
+            .tangent_into(&self.x1, k)
+            .map_err(|e| clock.failed(e))?;
+        s.matrix.refactor()?;
         self.factorizations += 1;
         Ok(())
     }

@@ -30,14 +30,18 @@ use fem_assembly::sparse;
 use fem_constraints::Enforcement;
 use nalgebra_sparse::CsrMatrix;
 
-use crate::control::{Control, free_inf_norm};
-use crate::effective::{Coefficients, StepMatrix};
-use crate::error::{check_dt, check_initial, check_t0};
+use crate::control::{DirichletControl, free_inf_norm};
+use crate::error::check_initial;
+use crate::step_matrix::{Coefficients, StepMatrix, Terms};
 use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::system::damping_csr;
+use crate::{Clock, TangentKind};
 use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings};
+
+/// The name of the backward-Euler acceleration step of the Serac seed in input files (`time.scheme: backward_euler`).
+pub const NAME: &str = "backward_euler";
 
 /// The backward-Euler acceleration step (Serac seed) on a system it owns.
 ///
@@ -50,13 +54,11 @@ use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings};
 #[derive(Debug)]
 pub struct BackwardEuler<S: SecondOrderSystem> {
     system: S,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     x: Vec<f64>,
     v: Vec<f64>,
     a: Vec<f64>,
-    control: Option<Control>,
+    control: Option<DirichletControl>,
     newton: NewtonSettings,
     damping: Option<CsrMatrix<f64>>,
     /// The free block of `M + C Δt + K Δt²` (factored once for the run when linear).
@@ -89,11 +91,15 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
             dirichlet,
             newton,
         } = settings;
-        check_dt(dt)?;
-        check_t0(t0)?;
+        let clock = Clock::new(t0, dt)?;
+        if system.tangent_kind() == TangentKind::NotProvided {
+            return Err(StepError::NeedsTangent {
+                scheme: "backward Euler",
+            });
+        }
         let n = system.n_dofs();
         check_initial(n, x0, v0)?;
-        let control = Control::new(n, dirichlet)?;
+        let control = DirichletControl::of(n, dirichlet)?;
         let mut x = x0.to_vec();
         let mut v = v0.to_vec();
         let mut a = vec![0.0; n];
@@ -106,9 +112,7 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         let damping = damping_csr(&system);
         let mut stepper = Self {
             system,
-            dt,
-            t0,
-            step: 0,
+            clock,
             x,
             v,
             a,
@@ -135,27 +139,35 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
 
     /// Factors the free block of `M + C Δt + K_T(x) Δt²`.
     fn refactor(&mut self, x: &[f64]) -> Result<(), StepError> {
-        let dt = self.dt;
-        let k = self.system.tangent(x);
-        let k = k.to_csr();
+        let dt = self.clock.dt();
+        let clock = self.clock;
         match &mut self.matrix {
-            Some(m) => m.refactor(
-                self.system.mass(),
-                self.damping.as_ref(),
-                &k,
-                self.control.as_ref(),
-            )?,
+            Some(m) => {
+                let k = m.stiffness_mut().expect("the matrix has a stiffness term");
+                self.system
+                    .tangent_into(x, k)
+                    .map_err(|e| clock.failed(e))?;
+                m.refactor()?;
+            }
             None => {
+                let k = self.system.tangent(x).map_err(|e| clock.failed(e))?;
+                let symmetry = self
+                    .system
+                    .tangent_kind()
+                    .symmetry()
+                    .expect("checked when built");
                 self.matrix = Some(StepMatrix::new(
-                    self.system.mass(),
-                    self.damping.as_ref(),
-                    Some(&k),
+                    Terms {
+                        mass: self.system.mass(),
+                        damping: self.damping.as_ref(),
+                        stiffness: Some(&k.to_csr()),
+                    },
                     Coefficients {
                         mass: 1.0,
                         damping: dt,
                         stiffness: dt * dt,
                     },
-                    self.system.tangent_symmetry(),
+                    symmetry,
                     self.control.as_ref(),
                     self.system.dof_points(),
                 )?)
@@ -166,14 +178,17 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
 
     /// `R(a) = M a + C (vp + a Δt) + f_int(xp + a Δt²) − f`, into `self.residual`; returns
     /// `‖R_free‖∞`. `self.work` must hold `f(t+Δt)`.
-    fn evaluate_residual(&mut self) -> f64 {
-        let dt = self.dt;
+    fn evaluate_residual(&mut self) -> Result<f64, StepError> {
+        let dt = self.clock.dt();
         let n = self.x.len();
         let mut x_end = vec![0.0; n];
         for i in 0..n {
             x_end[i] = self.xp[i] + dt * dt * self.a[i];
         }
-        self.system.internal_force(&x_end, &mut self.residual);
+        let clock = self.clock;
+        self.system
+            .internal_force(&x_end, &mut self.residual)
+            .map_err(|e| clock.failed(e))?;
         let mut ma = vec![0.0; n];
         self.system.mass().mul(&self.a, &mut ma);
         for i in 0..n {
@@ -183,13 +198,13 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
             let v_end: Vec<f64> = (0..n).map(|i| self.vp[i] + dt * self.a[i]).collect();
             sparse::mul_add(1.0, &mut self.residual, 1.0, c, &v_end);
         }
-        free_inf_norm(self.control.as_ref(), &self.residual)
+        Ok(free_inf_norm(self.control.as_ref(), &self.residual))
     }
 
     /// Advances from `t_n` to `t_{n+1}`.
     fn advance(&mut self) -> Result<StepReport, StepError> {
-        let dt = self.dt;
-        let t1 = self.t0 + dt * (self.step + 1) as f64;
+        let dt = self.clock.dt();
+        let t1 = self.clock.time_at(self.clock.step() + 1);
         let n = self.x.len();
         // Predictor and the constrained accelerations.
         for i in 0..n {
@@ -215,7 +230,10 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         self.system.external_force(t1, &mut self.work);
         // Force scale for the Newton tolerance.
         let mut scratch = vec![0.0; n];
-        self.system.internal_force(&self.x, &mut scratch);
+        let clock = self.clock;
+        self.system
+            .internal_force(&self.x, &mut scratch)
+            .map_err(|e| clock.failed(e))?;
         let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, e| m.max(e.abs()));
         let mut ma = vec![0.0; n];
         self.system.mass().mul(&self.a, &mut ma);
@@ -223,7 +241,7 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         let tolerance = self.newton.absolute_tolerance + self.newton.relative_tolerance * scale;
 
         let linear = self.system.is_linear();
-        let mut residual = self.evaluate_residual();
+        let mut residual = self.evaluate_residual()?;
         let mut iterations = 0;
         while iterations < self.newton.max_iterations && (iterations == 0 || residual > tolerance) {
             if !linear {
@@ -254,14 +272,14 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
                 }
             }
             iterations += 1;
-            residual = self.evaluate_residual();
+            residual = self.evaluate_residual()?;
             if linear {
                 break;
             }
         }
         if !residual.is_finite() || (!linear && residual > tolerance) {
             return Err(StepError::NewtonDiverged {
-                step: self.step + 1,
+                step: self.clock.step() + 1,
                 iterations,
                 residual,
                 tolerance,
@@ -305,10 +323,10 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         if let Some(c) = &self.damping {
             self.dissipated += dt * sparse::bilinear(c, &self.v, &self.v);
         }
-        self.step += 1;
+        self.clock.advance();
         if self.x.iter().chain(&self.v).any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
-                step: self.step,
+                step: self.clock.step(),
                 t: t1,
             });
         }
@@ -350,14 +368,8 @@ impl<S: SecondOrderSystem> Stepper for BackwardEuler<S> {
     fn step(&mut self) -> Result<StepReport, StepError> {
         self.advance()
     }
-    fn time(&self) -> f64 {
-        self.t0 + self.dt * self.step as f64
-    }
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
     /// Kinetic `½ ẋᵀ M ẋ` and potential `V(x)` of the current state, with the work of the
     /// applied forces `Σ (f^{n+1}, x^{n+1} − x^n)` and the damping's `Σ Δt (C v^{n+1}, v^{n+1})`;
@@ -392,7 +404,7 @@ impl<S: SecondOrderSystem> Stepper for BackwardEuler<S> {
         self.a.copy_from_slice(restored(fields, "acceleration", n)?);
         let b = restored(fields, "balance", 3)?;
         (self.external_work, self.dissipated, self.reaction_work) = (b[0], b[1], b[2]);
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -401,7 +413,7 @@ impl<S: SecondOrderSystem> NodalStepper for BackwardEuler<S> {
     fn position(&self) -> &[f64] {
         &self.x
     }
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.v)
     }
 }

@@ -38,12 +38,16 @@ use std::borrow::Cow;
 use fem_constraints::{ConstraintFunction, ConstraintSolver};
 use nalgebra::DMatrix;
 
-use crate::error::{check_dt, check_initial, check_t0};
+use crate::Clock;
+use crate::error::check_initial;
 use crate::newton::{DenseJacobian, NewtonSolver, NonlinearProblem, central_difference_jacobian};
 use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::{StepError, StepSettings};
+
+/// The name of scheme (40) in conservation form in input files (`time.scheme: conservation_form`).
+pub const NAME: &str = "conservation_form";
 
 /// A Lagrangian system in the conservation form (39): `d/dt f(q, q̇) + g(q, q̇) = Q(t)`.
 pub trait ConservationFormSystem {
@@ -141,6 +145,10 @@ pub struct ConservationStepReport {
     pub energy: f64,
     /// `Σ ψ_k(c_k(q^{n−1/2}))`.
     pub constraint_energy: f64,
+    /// Work of the applied forces `Q` since `t0`: `Σ_n Q(t_n)·(q^{n+1/2} − q^{n−1/2})` over
+    /// the steps taken (`q^{−1/2}` read as `q^0`, where the first energy is taken), so that
+    /// `T + V − external_work` is conserved to the scheme's truncation error.
+    pub external_work: f64,
 }
 
 /// Scheme (40) on a system it owns, with an optional enforced constraint.
@@ -152,9 +160,7 @@ pub struct ConservationStepReport {
 pub struct ConservationFormScheme<S: ConservationFormSystem> {
     system: S,
     constraint: Option<EnforcedConstraint>,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     q: Vec<f64>,
     /// `d^n = q^n − q^{n−1}`.
     d: Vec<f64>,
@@ -245,8 +251,9 @@ impl<S: ConservationFormSystem> NonlinearProblem for Equation<'_, S> {
     fn n_unknowns(&self) -> usize {
         self.q.len()
     }
-    fn residual(&mut self, y: &[f64], r: &mut [f64]) {
+    fn residual(&mut self, y: &[f64], r: &mut [f64]) -> Result<(), StepError> {
         self.eval(y, r);
+        Ok(())
     }
     fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError> {
         let j: DMatrix<f64> = central_difference_jacobian(y.len(), y, |y, r| self.eval(y, r));
@@ -274,8 +281,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             dirichlet,
             newton,
         } = settings;
-        check_dt(dt)?;
-        check_t0(t0)?;
+        let clock = Clock::new(t0, dt)?;
         if !dirichlet.is_empty() {
             return Err(StepError::BadData {
                 what: "prescribed dofs (scheme (40) takes none)",
@@ -315,9 +321,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
         Ok(Self {
             system,
             constraint,
-            dt,
-            t0,
-            step: 0,
+            clock,
             q: q0.to_vec(),
             d: v0.iter().map(|v| dt * v).collect(),
             d_prev: v0.iter().map(|v| dt * v).collect(),
@@ -333,7 +337,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
     /// Computes `q^{n+1}`.
     fn advance(&mut self) -> Result<ConservationStepReport, StepError> {
         let n = self.q.len();
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let t = self.time();
         let mut applied = vec![0.0; n];
         self.system.applied_force(t, &mut applied);
@@ -343,7 +347,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             .as_ref()
             .is_some_and(|c| c.solver.is_iterative());
         let mut report = ConservationStepReport {
-            step: self.step + 1,
+            step: self.clock.step() + 1,
             t: t + dt,
             ..Default::default()
         };
@@ -369,7 +373,9 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
                 inf(&self.prev_momentum) + dt * (inf(&self.prev_force) + inf(&applied)) + inf(&r0)
             };
             let mut eq = eq;
-            let newton = self.newton.solve(&mut eq, &mut z, scale, self.step + 1)?;
+            let newton = self
+                .newton
+                .solve(&mut eq, &mut z, scale, self.clock.step() + 1)?;
             report.newton_iterations += newton.iterations;
             let Some(constraint) = self.constraint.as_mut() else {
                 break;
@@ -382,7 +388,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
             }
             if report.multiplier_iterations >= self.multiplier.max_iterations {
                 return Err(StepError::MultipliersNotConverged {
-                    step: self.step + 1,
+                    step: self.clock.step() + 1,
                     iterations: report.multiplier_iterations,
                     residual: update.residual,
                     tolerance: self.multiplier.tolerance,
@@ -407,16 +413,23 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
         report.kinetic = self.system.kinetic_energy(&mid, &w);
         report.potential = self.system.potential_energy(&mid);
         report.energy = report.kinetic + report.potential;
+        // The applied forces' work from the previous energy's point (the half step n − 1/2,
+        // or q^0 at the start) to this one's (n + 1/2).
+        let start = self.start_velocity.is_some();
+        report.external_work = self.last.external_work
+            + (0..n)
+                .map(|i| applied[i] * (0.5 * z[i] + if start { 0.0 } else { 0.5 * self.d[i] }))
+                .sum::<f64>();
         if y.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
-                step: self.step + 1,
+                step: self.clock.step() + 1,
                 t: t + dt,
             });
         }
         self.q = y;
         self.d_prev = std::mem::replace(&mut self.d, z);
         self.start_velocity = None;
-        self.step += 1;
+        self.clock.advance();
         self.last = report.clone();
         Ok(report)
     }
@@ -429,7 +442,7 @@ impl<S: ConservationFormSystem> ConservationFormScheme<S> {
     /// The backward difference `(q^n − q^{n−1}) / Δt` (after construction: `q̇_0`), the
     /// velocity of the half step `n − 1/2`.
     pub fn half_step_velocity(&self) -> Vec<f64> {
-        self.d.iter().map(|d| d / self.dt).collect()
+        self.d.iter().map(|d| d / self.clock.dt()).collect()
     }
     /// The system.
     pub fn system(&self) -> &S {
@@ -450,20 +463,16 @@ impl<S: ConservationFormSystem> Stepper for ConservationFormScheme<S> {
             constraint_violation: r.constraint.iter().fold(0.0f64, |m, c| m.max(c.abs())),
         })
     }
-    fn time(&self) -> f64 {
-        self.t0 + self.step as f64 * self.dt
-    }
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
     /// `T` and `V` plus the constraint's energy, at the half step `n − 1/2` (at `t0` before
     /// the first step).
     fn energy(&self) -> Option<Energy> {
         let r = &self.last;
-        Some(Energy::new(r.kinetic, r.potential + r.constraint_energy))
+        let mut e = Energy::new(r.kinetic, r.potential + r.constraint_energy);
+        e.external_work = r.external_work;
+        Some(e)
     }
     fn invariant(&self) -> Invariant {
         Invariant::Truncation
@@ -483,6 +492,7 @@ impl<S: ConservationFormSystem> Stepper for ConservationFormScheme<S> {
                     self.last.potential,
                     self.last.energy,
                     self.last.constraint_energy,
+                    self.last.external_work,
                 ],
             ),
         ];
@@ -505,18 +515,23 @@ impl<S: ConservationFormSystem> Stepper for ConservationFormScheme<S> {
             .copy_from_slice(restored(fields, "previous_momentum", n)?);
         self.prev_force
             .copy_from_slice(restored(fields, "previous_force", n)?);
-        let e = restored(fields, "last_energy", 4)?;
+        // Five numbers; four in a checkpoint written before the applied forces' work was kept.
+        let four = fields
+            .iter()
+            .any(|f| f.name == "last_energy" && f.values.len() == 4);
+        let e = restored(fields, "last_energy", if four { 4 } else { 5 })?;
         self.last.kinetic = e[0];
         self.last.potential = e[1];
         self.last.energy = e[2];
         self.last.constraint_energy = e[3];
+        self.last.external_work = e.get(4).copied().unwrap_or(0.0);
         if let Some(c) = &mut self.constraint {
             let m = c.solver.multipliers().len();
             c.solver
                 .set_multipliers(restored(fields, "multipliers", m)?);
         }
         self.start_velocity = None;
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -526,15 +541,15 @@ impl<S: ConservationFormSystem> NodalStepper for ConservationFormScheme<S> {
         &self.q
     }
     /// `(3q^n − 4q^{n−1} + q^{n−2}) / (2Δt)`, second order (`q̇_0` at the start).
-    fn velocity(&self) -> Cow<'_, [f64]> {
-        if self.step == 0 {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
+        if self.clock.step() == 0 {
             return Cow::Owned(self.start_velocity.clone().unwrap_or_default());
         }
         Cow::Owned(
             self.d
                 .iter()
                 .zip(&self.d_prev)
-                .map(|(d, dp)| (1.5 * d - 0.5 * dp) / self.dt)
+                .map(|(d, dp)| (1.5 * d - 0.5 * dp) / self.clock.dt())
                 .collect(),
         )
     }

@@ -4,8 +4,12 @@
 //! the variant but of when it happens: the driver treats errors from construction as input
 //! errors and errors from a step as run failures.
 
+use std::sync::Arc;
+
 use fem_assembly::FactorError;
 use fem_constraints::{ContactError, LcpError};
+
+use crate::evaluation::EvalError;
 
 /// Why a stepper refused to start or to continue.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -110,16 +114,105 @@ pub enum StepError {
         /// The tolerance.
         tolerance: f64,
     },
-    /// A failure particular to a model's own stepper, in its words.
-    #[error("step {step} (t = {t:e}): {message}")]
-    Failed {
+    /// The system could not evaluate its force or tangent while the step was computed.
+    #[error("step {step} (t = {t:e}): {source}")]
+    Evaluation {
         /// Step being computed (1-based; 0 before the first step).
         step: u64,
         /// Its start time.
         t: f64,
         /// What failed.
-        message: String,
+        source: EvalError,
     },
+    /// A scheme that solves needs a tangent, and the system gives none.
+    #[error(
+        "{scheme} needs the system's tangent, and this system gives none (it is for explicit schemes)"
+    )]
+    NeedsTangent {
+        /// The scheme.
+        scheme: &'static str,
+    },
+    /// An explicit scheme that does not solve needs a lumped mass.
+    #[error(
+        "{scheme} needs a lumped mass (it does not solve a linear system); this system's mass is consistent"
+    )]
+    NeedsLumpedMass {
+        /// The scheme.
+        scheme: &'static str,
+    },
+    /// A scheme needs a linear system for what it was asked to do.
+    #[error("{scheme} needs a linear system {why}; this system is nonlinear")]
+    NeedsLinearSystem {
+        /// The scheme.
+        scheme: &'static str,
+        /// What needs it.
+        why: &'static str,
+    },
+    /// The Jacobian of a step's equations is singular.
+    #[error("the Jacobian of the equations of step {step} is singular")]
+    SingularJacobian {
+        /// Step being computed (1-based; 0 for a scheme's start).
+        step: u64,
+    },
+    /// A matrix handed to a step component does not have the pattern it was built with.
+    #[error("{what}: the step matrix's pattern is fixed when it is built")]
+    PatternMismatch {
+        /// What was handed over.
+        what: &'static str,
+    },
+    /// A failure of a model's own stepper, in the model's own error type (a caller may
+    /// downcast [`ModelError::source`]), which says where it happened in its own words.
+    #[error("{source}")]
+    Model {
+        /// Step being computed (1-based; 0 before the first step).
+        step: u64,
+        /// Its start time.
+        t: f64,
+        /// The model's error.
+        source: ModelError,
+    },
+}
+
+/// A model's own error, shared (so that errors stay cheap to clone) and comparable by what it
+/// says.
+#[derive(Clone, Debug)]
+pub struct ModelError(pub Arc<dyn std::error::Error + Send + Sync>);
+
+impl ModelError {
+    /// Wraps a model's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Arc::new(error))
+    }
+
+    /// The model's error, to downcast.
+    pub fn source(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+impl PartialEq for ModelError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl StepError {
+    /// A model's own error at step `step` (1-based) from `t`.
+    pub fn model(step: u64, t: f64, error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StepError::Model {
+            step,
+            t,
+            source: ModelError::new(error),
+        }
+    }
 }
 
 impl From<fem_assembly::SolverError> for StepError {
@@ -127,32 +220,6 @@ impl From<fem_assembly::SolverError> for StepError {
         StepError::Factorization(FactorError {
             method: fem_assembly::FactorMethod::Cholesky,
             source,
-        })
-    }
-}
-
-/// Refuses a time step that is not positive and finite.
-pub(crate) fn check_dt(dt: f64) -> Result<(), StepError> {
-    if dt > 0.0 && dt.is_finite() {
-        Ok(())
-    } else {
-        Err(StepError::InvalidParameter {
-            name: "dt",
-            value: dt,
-            expected: "a positive finite time step",
-        })
-    }
-}
-
-/// Refuses a start time that is not finite.
-pub(crate) fn check_t0(t0: f64) -> Result<(), StepError> {
-    if t0.is_finite() {
-        Ok(())
-    } else {
-        Err(StepError::InvalidParameter {
-            name: "t0",
-            value: t0,
-            expected: "a finite start time",
         })
     }
 }

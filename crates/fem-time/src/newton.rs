@@ -19,8 +19,9 @@ use crate::{NewtonSettings, StepError};
 pub trait NonlinearProblem {
     /// Number of unknowns (and of equations).
     fn n_unknowns(&self) -> usize;
-    /// Writes `R(y)` into `r` (overwriting it).
-    fn residual(&mut self, y: &[f64], r: &mut [f64]);
+    /// Writes `R(y)` into `r` (overwriting it); fails when the system cannot be evaluated at
+    /// `y` (a line-search trial that fails is rejected, not fatal).
+    fn residual(&mut self, y: &[f64], r: &mut [f64]) -> Result<(), StepError>;
     /// Forms and factors the Jacobian `∂R/∂y` at `y` for the solves that follow.
     fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError>;
     /// Solves `J Δ = b` in place with the Jacobian factored last.
@@ -39,11 +40,7 @@ impl DenseJacobian {
     pub fn factor(&mut self, j: DMatrix<f64>) -> Result<(), StepError> {
         let lu = j.lu();
         if !lu.is_invertible() {
-            return Err(StepError::Failed {
-                step: 0,
-                t: f64::NAN,
-                message: "the Jacobian of the step's equations is singular".into(),
-            });
+            return Err(StepError::SingularJacobian { step: 0 });
         }
         self.lu = Some(lu);
         Ok(())
@@ -110,7 +107,7 @@ impl NewtonSolver {
         self.trial.resize(n, 0.0);
         self.trial_residual.resize(n, 0.0);
         let tolerance = self.settings.absolute_tolerance + self.settings.relative_tolerance * scale;
-        problem.residual(y, &mut self.residual);
+        problem.residual(y, &mut self.residual)?;
         let mut norm = inf_norm(&self.residual);
         let mut report = NewtonReport {
             iterations: 0,
@@ -143,11 +140,7 @@ impl NewtonSolver {
             // Δy = −J⁻¹ R.
             let mut delta: Vec<f64> = self.residual.iter().map(|r| -r).collect();
             problem.factor_jacobian(y).map_err(|e| match e {
-                StepError::Failed { message, .. } => StepError::Failed {
-                    step,
-                    t: f64::NAN,
-                    message,
-                },
+                StepError::SingularJacobian { .. } => StepError::SingularJacobian { step },
                 other => other,
             })?;
             problem.solve_jacobian(&mut delta);
@@ -158,9 +151,12 @@ impl NewtonSolver {
                 for i in 0..n {
                     self.trial[i] = y[i] + t * delta[i];
                 }
-                problem.residual(&self.trial, &mut self.trial_residual);
+                let evaluated = problem.residual(&self.trial, &mut self.trial_residual);
                 let trial_merit = two_norm(&self.trial_residual);
-                if trial_merit.is_finite() && trial_merit < (1.0 - 1e-4 * t) * merit {
+                if evaluated.is_ok()
+                    && trial_merit.is_finite()
+                    && trial_merit < (1.0 - 1e-4 * t) * merit
+                {
                     report.line_search_cuts += cut;
                     accepted = true;
                     break;
@@ -171,7 +167,7 @@ impl NewtonSolver {
                 for i in 0..n {
                     self.trial[i] = y[i] + delta[i];
                 }
-                problem.residual(&self.trial, &mut self.trial_residual);
+                problem.residual(&self.trial, &mut self.trial_residual)?;
             }
             y.copy_from_slice(&self.trial);
             std::mem::swap(&mut self.residual, &mut self.trial_residual);

@@ -57,14 +57,18 @@ use fem_assembly::{Factorization, sparse};
 use fem_constraints::Enforcement;
 use nalgebra_sparse::CsrMatrix;
 
-use crate::control::Control;
-use crate::error::{check_alpha, check_dt, check_initial, check_t0};
+use crate::control::DirichletControl;
+use crate::error::{check_alpha, check_initial};
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
 use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::system::damping_csr;
+use crate::{Clock, EvalError};
 use crate::{Mass, SecondOrderSystem, StepError, StepSettings};
+
+/// The name of the energy-conserving alpha scheme (31)/(63) in input files (`time.scheme: energy_conserving_alpha`).
+pub const NAME: &str = "energy_conserving_alpha";
 
 /// Gauss–Legendre points on `[0, 1]` and weights, 3 points (exact to degree 5).
 const AVF_POINTS: [(f64, f64); 3] = [
@@ -83,9 +87,7 @@ const AVF_POINTS: [(f64, f64); 3] = [
 pub struct NonlinearAlphaScheme<S: SecondOrderSystem> {
     system: S,
     alpha: f64,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     /// `x^n`.
     x: Vec<f64>,
     /// `d^n = x^n − x^{n−1}`.
@@ -99,7 +101,7 @@ pub struct NonlinearAlphaScheme<S: SecondOrderSystem> {
     base: CsrMatrix<f64>,
     /// The Jacobian's factorization (symbolic analysis kept while its pattern is).
     jacobian: Option<Factorization>,
-    control: Option<Control>,
+    control: Option<DirichletControl>,
     newton: Option<NewtonSolver>,
     energy: Energy,
     has_energy: bool,
@@ -110,7 +112,8 @@ pub struct NonlinearAlphaScheme<S: SecondOrderSystem> {
 /// The residual of one step (or of the start) for [`NewtonSolver`], in the free unknowns.
 struct StepEquation<'a, S: SecondOrderSystem> {
     system: &'a S,
-    control: Option<&'a Control>,
+    control: Option<&'a DirichletControl>,
+    clock: Clock,
     damping: Option<&'a CsrMatrix<f64>>,
     jacobian: &'a mut Option<Factorization>,
     alpha: f64,
@@ -154,14 +157,15 @@ impl<S: SecondOrderSystem> StepEquation<'_, S> {
     }
 
     /// Writes the discrete gradient of the rest `g` at `(a, b)` into `work`.
-    fn discrete_gradient(&mut self) {
+    fn discrete_gradient(&mut self) -> Result<(), StepError> {
         if self
             .system
             .discrete_gradient(&self.a, &self.b, &mut self.work)
         {
-            return;
+            return Ok(());
         }
-        average_vector_field(self.system, &self.a, &self.b, &mut self.work);
+        average_vector_field(self.system, &self.a, &self.b, &mut self.work)
+            .map_err(|e| self.clock.failed(e))
     }
 }
 
@@ -171,7 +175,7 @@ fn average_vector_field<S: SecondOrderSystem + ?Sized>(
     a: &[f64],
     b: &[f64],
     out: &mut [f64],
-) {
+) -> Result<(), EvalError> {
     let n = a.len();
     let mut xs = vec![0.0; n];
     let mut f = vec![0.0; n];
@@ -180,12 +184,13 @@ fn average_vector_field<S: SecondOrderSystem + ?Sized>(
         for i in 0..n {
             xs[i] = a[i] + s * (b[i] - a[i]);
         }
-        system.internal_force(&xs, &mut f);
+        system.internal_force(&xs, &mut f)?;
         if let Some(k) = system.constant_stiffness() {
             sparse::mul_add(1.0, &mut f, -1.0, k, &xs);
         }
         out.iter_mut().zip(&f).for_each(|(o, f)| *o += w * f);
     }
+    Ok(())
 }
 
 /// `c_a ∂ḡ/∂a + c_b ∂ḡ/∂b` of the average vector field:
@@ -196,7 +201,7 @@ fn average_vector_field_jacobian<S: SecondOrderSystem + ?Sized>(
     b: &[f64],
     c_a: f64,
     c_b: f64,
-) -> CsrMatrix<f64> {
+) -> Result<CsrMatrix<f64>, EvalError> {
     let n = a.len();
     let mut xs = vec![0.0; n];
     let mut tangents = Vec::with_capacity(3);
@@ -204,7 +209,7 @@ fn average_vector_field_jacobian<S: SecondOrderSystem + ?Sized>(
         for i in 0..n {
             xs[i] = a[i] + s * (b[i] - a[i]);
         }
-        tangents.push(system.tangent(&xs).to_csr().into_owned());
+        tangents.push(system.tangent(&xs)?.to_csr().into_owned());
     }
     let mut terms: Vec<(f64, &CsrMatrix<f64>)> = AVF_POINTS
         .iter()
@@ -214,19 +219,19 @@ fn average_vector_field_jacobian<S: SecondOrderSystem + ?Sized>(
     if let Some(k) = system.constant_stiffness() {
         terms.push((-0.5 * (c_a + c_b), k));
     }
-    sparse::linear_combination(&terms, None)
+    Ok(sparse::linear_combination(&terms, None))
 }
 
 impl<S: SecondOrderSystem> NonlinearProblem for StepEquation<'_, S> {
     fn n_unknowns(&self) -> usize {
         self.control.map_or(self.x.len(), |p| p.free().len())
     }
-    fn residual(&mut self, y: &[f64], out: &mut [f64]) {
+    fn residual(&mut self, y: &[f64], out: &mut [f64]) -> Result<(), StepError> {
         self.set(y);
         let n = self.x.len();
         let dt2 = self.dt * self.dt;
         self.half_steps();
-        self.discrete_gradient();
+        self.discrete_gradient()?;
         // Mass term (under full control, the exact inertia of the prescribed motion).
         let mut m_arg = Cow::Borrowed(&self.full[..]);
         if !self.mass_arg.is_empty() {
@@ -264,6 +269,7 @@ impl<S: SecondOrderSystem> NonlinearProblem for StepEquation<'_, S> {
             }
             None => out.copy_from_slice(&self.r),
         }
+        Ok(())
     }
     fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError> {
         self.set(y);
@@ -279,14 +285,21 @@ impl<S: SecondOrderSystem> NonlinearProblem for StepEquation<'_, S> {
             .discrete_gradient_jacobian(&self.a, &self.b, c_a, c_b)
         {
             Some(m) => m.to_csr().into_owned(),
-            None => average_vector_field_jacobian(self.system, &self.a, &self.b, c_a, c_b),
+            None => average_vector_field_jacobian(self.system, &self.a, &self.b, c_a, c_b)
+                .map_err(|e| self.clock.failed(e))?,
         };
         let j = sparse::linear_combination(&[(1.0, self.base), (1.0, &jv)], None);
         let j = match self.control {
             Some(p) => p.restrict(&j),
             None => j,
         };
-        let symmetry = self.system.tangent_symmetry();
+        let symmetry = self
+            .system
+            .tangent_kind()
+            .symmetry()
+            .ok_or(StepError::NeedsTangent {
+                scheme: "the energy-conserving alpha scheme",
+            })?;
         if let Some(f) = self.jacobian.as_mut() {
             match f.refactor(&j) {
                 Ok(()) => return Ok(()),
@@ -334,11 +347,10 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
             newton,
         } = settings;
         check_alpha(alpha)?;
-        check_dt(dt)?;
-        check_t0(t0)?;
+        let clock = Clock::new(t0, dt)?;
         let n = system.n_dofs();
         check_initial(n, x0, v0)?;
-        let control = Control::new(n, dirichlet)?;
+        let control = DirichletControl::of(n, dirichlet)?;
         let mut x0 = x0.to_vec();
         let mut v0 = v0.to_vec();
         if let Some(c) = &control {
@@ -370,11 +382,12 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
                 }
             }
         }
-        let scale = force_scale(&system, &x0, &dx1, &force, dt);
+        let scale = force_scale(&system, &x0, &dx1, &force, dt).map_err(|e| clock.failed(e))?;
         let e = {
             let mut eq = StepEquation {
                 system: &system,
                 control: control.as_ref(),
+                clock,
                 damping: damping.as_ref(),
                 jacobian: &mut jacobian,
                 alpha,
@@ -400,9 +413,7 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
         let mut scheme = Self {
             system,
             alpha,
-            dt,
-            t0,
-            step: 0,
+            clock,
             x: x0,
             d,
             delta: e.iter().map(|e| 2.0 * e).collect(),
@@ -424,7 +435,7 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
     /// Energy of the interval ending at `x^n` with increment `d^n`; sets `has_energy`.
     fn interval_energy(&mut self) -> Energy {
         let n = self.x.len();
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let mid: Vec<f64> = (0..n).map(|i| self.x[i] - 0.5 * self.d[i]).collect();
         let vel: Vec<f64> = self.d.iter().map(|di| di / dt).collect();
         let correction = self.system.constant_stiffness().map_or(0.0, |a| {
@@ -447,11 +458,12 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
     /// Advances one step.
     fn advance(&mut self) -> Result<StepReport, StepError> {
         let n = self.x.len();
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let t = self.time();
         let mut force = vec![0.0; n];
         self.system.external_force(t, &mut force);
-        let scale = force_scale(&self.system, &self.x, &self.d, &force, dt);
+        let scale = force_scale(&self.system, &self.x, &self.d, &force, dt)
+            .map_err(|e| self.clock.failed(e))?;
         let mut delta = self.delta.clone();
         let mut mass_arg = Vec::new();
         if let Some(p) = &self.control {
@@ -475,6 +487,7 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
             let mut eq = StepEquation {
                 system: &self.system,
                 control: self.control.as_ref(),
+                clock: self.clock,
                 damping: self.damping.as_ref(),
                 jacobian: &mut self.jacobian,
                 alpha: self.alpha,
@@ -492,7 +505,7 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
                 r: vec![0.0; n],
             };
             let mut y = free_part(self.control.as_ref(), &eq.full);
-            let solved = newton.solve(&mut eq, &mut y, scale, self.step + 1);
+            let solved = newton.solve(&mut eq, &mut y, scale, self.clock.step() + 1);
             eq.set(&y);
             solved.map(|r| (r, eq.full))
         };
@@ -526,12 +539,12 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
         }
         if self.x.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
-                step: self.step + 1,
-                t: self.t0 + (self.step + 1) as f64 * dt,
+                step: self.clock.step() + 1,
+                t: self.clock.t0() + (self.clock.step() + 1) as f64 * dt,
             });
         }
         self.delta = delta;
-        self.step += 1;
+        self.clock.advance();
         self.energy = self.interval_energy();
         self.last = report;
         self.total_iterations += report.iterations as u64;
@@ -544,7 +557,7 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
 
     /// The backward difference `(x^n − x^{n−1}) / Δt`, the velocity in the energy.
     pub fn half_step_velocity(&self) -> Vec<f64> {
-        self.d.iter().map(|d| d / self.dt).collect()
+        self.d.iter().map(|d| d / self.clock.dt()).collect()
     }
     /// `d^n = x^n − x^{n−1}`.
     pub fn previous_increment(&self) -> &[f64] {
@@ -576,14 +589,8 @@ impl<S: SecondOrderSystem> Stepper for NonlinearAlphaScheme<S> {
     fn step(&mut self) -> Result<StepReport, StepError> {
         self.advance()
     }
-    fn time(&self) -> f64 {
-        self.t0 + self.step as f64 * self.dt
-    }
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
     /// The discrete energy (19) + (32) of the last interval and the balance terms.
     fn energy(&self) -> Option<Energy> {
@@ -609,7 +616,7 @@ impl<S: SecondOrderSystem> Stepper for NonlinearAlphaScheme<S> {
             .copy_from_slice(restored(fields, "second_difference", n)?);
         self.energy = Energy::from_slice(restored(fields, "energy", 6)?);
         self.has_energy = self.system.potential_energy(&self.x).is_some();
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -619,22 +626,22 @@ impl<S: SecondOrderSystem> NodalStepper for NonlinearAlphaScheme<S> {
         &self.x
     }
     /// `(d^n + δ/2)/Δt = (3x^n − 4x^{n−1} + x^{n−2})/(2Δt)`, second order (`ẋ(t0)` at the start).
-    fn velocity(&self) -> Cow<'_, [f64]> {
-        if self.step == 0 {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
+        if self.clock.step() == 0 {
             return Cow::Borrowed(&self.v0);
         }
         Cow::Owned(
             self.d
                 .iter()
                 .zip(&self.delta)
-                .map(|(d, dl)| (d + 0.5 * dl) / self.dt)
+                .map(|(d, dl)| (d + 0.5 * dl) / self.clock.dt())
                 .collect(),
         )
     }
 }
 
 /// The free entries of a full vector.
-fn free_part(control: Option<&Control>, full: &[f64]) -> Vec<f64> {
+fn free_part(control: Option<&DirichletControl>, full: &[f64]) -> Vec<f64> {
     match control {
         Some(p) => p.free().iter().map(|&i| full[i]).collect(),
         None => full.to_vec(),
@@ -667,7 +674,13 @@ fn step_matrix<S: SecondOrderSystem>(
 
 /// The size of the terms of `R`: `‖M d‖∞ + Δt² (‖A x‖∞ + ‖f‖∞)` (with `f_int(x)` for `A x`
 /// when the system has no constant stiffness), at least `f64::MIN_POSITIVE`.
-fn force_scale<S: SecondOrderSystem>(system: &S, x: &[f64], d: &[f64], f: &[f64], dt: f64) -> f64 {
+fn force_scale<S: SecondOrderSystem>(
+    system: &S,
+    x: &[f64],
+    d: &[f64],
+    f: &[f64],
+    dt: f64,
+) -> Result<f64, EvalError> {
     let n = x.len();
     let mut md = vec![0.0; n];
     system.mass().mul(d, &mut md);
@@ -675,10 +688,10 @@ fn force_scale<S: SecondOrderSystem>(system: &S, x: &[f64], d: &[f64], f: &[f64]
         Some(a) => sparse::mul(a, x),
         None => {
             let mut fx = vec![0.0; n];
-            system.internal_force(x, &mut fx);
+            system.internal_force(x, &mut fx)?;
             fx
         }
     };
     let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    (inf(&md) + dt * dt * (inf(&ax) + inf(f))).max(f64::MIN_POSITIVE)
+    Ok((inf(&md) + dt * dt * (inf(&ax) + inf(f))).max(f64::MIN_POSITIVE))
 }

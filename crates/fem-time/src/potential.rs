@@ -11,6 +11,7 @@ use fem_assembly::sparse;
 use fem_constraints::{ConstraintSolver, MultiplierUpdate};
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 
+use crate::{EvalError, TangentKind};
 use crate::{Mass, Matrix, SecondOrderSystem};
 
 /// A potential `V(x)` with a discrete gradient: the nonlinear part of (24).
@@ -244,22 +245,23 @@ impl<S: SecondOrderSystem, P: DiscreteGradientPotential> SecondOrderSystem for W
     fn damping(&self) -> Option<&Matrix> {
         self.system.damping()
     }
-    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
-        self.system.internal_force(x, f);
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
+        self.system.internal_force(x, f)?;
         let mut g = vec![0.0; x.len()];
         self.potential.gradient(x, &mut g);
         f.iter_mut().zip(&g).for_each(|(f, g)| *f += g);
+        Ok(())
     }
-    fn tangent(&self, x: &[f64]) -> Matrix {
-        let k = self.system.tangent(x);
+    fn tangent_kind(&self) -> TangentKind {
+        self.system.tangent_kind()
+    }
+    fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
+        let k = self.system.tangent(x)?;
         let v = self.potential.discrete_gradient_jacobian(x, x, 1.0, 1.0);
-        Matrix::Sparse(sparse::linear_combination(
+        Ok(Matrix::Sparse(sparse::linear_combination(
             &[(1.0, &k.to_csr()), (1.0, &v)],
             None,
-        ))
-    }
-    fn tangent_symmetry(&self) -> fem_assembly::Symmetry {
-        self.system.tangent_symmetry()
+        )))
     }
     fn potential_energy(&self, x: &[f64]) -> Option<f64> {
         Some(self.system.potential_energy(x)? + self.potential.energy(x))

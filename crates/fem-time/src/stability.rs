@@ -32,7 +32,26 @@ pub fn largest_eigenvalue(
     tolerance: f64,
     max_iterations: usize,
 ) -> LargestEigenvalue {
-    let n = a.nrows();
+    let apply = |y: &[f64], ay: &mut [f64]| -> Result<(), std::convert::Infallible> {
+        sparse::mul_add(0.0, ay, 1.0, a, y);
+        Ok(())
+    };
+    match largest_eigenvalue_of(mass, mass_factor, apply, tolerance, max_iterations) {
+        Ok(lambda) => lambda,
+        Err(never) => match never {},
+    }
+}
+
+/// [`largest_eigenvalue`] of `M⁻¹ A` with `A` given by its action `apply(y, A y)` (a tangent
+/// applied by finite differences of the force, say), which may fail.
+pub fn largest_eigenvalue_of<E>(
+    mass: &Mass,
+    mass_factor: Option<&SparseCholesky>,
+    mut apply: impl FnMut(&[f64], &mut [f64]) -> Result<(), E>,
+    tolerance: f64,
+    max_iterations: usize,
+) -> Result<LargestEigenvalue, E> {
+    let n = mass.n();
     let mut y: Vec<f64> = (0..n)
         .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 } * (1.0 + 0.1 * (i as f64 * 0.37).sin()))
         .collect();
@@ -47,7 +66,7 @@ pub fn largest_eigenvalue(
             break;
         }
         y.iter_mut().for_each(|v| *v /= m_norm);
-        sparse::mul_add(0.0, &mut ay, 1.0, a, &y);
+        apply(&y, &mut ay)?;
         let quotient: f64 = ay.iter().zip(&y).map(|(p, q)| p * q).sum();
         change = (quotient - estimate).abs() / quotient.abs().max(f64::MIN_POSITIVE);
         estimate = quotient;
@@ -69,9 +88,9 @@ pub fn largest_eigenvalue(
             break;
         }
     }
-    LargestEigenvalue {
+    Ok(LargestEigenvalue {
         value: estimate,
         iterations,
         relative_change: change,
-    }
+    })
 }

@@ -4,8 +4,8 @@
 //! # Step contract
 //! After construction a stepper holds the state at `t0` (step index 0). Each
 //! [`Stepper::step`] advances by one `dt` and returns what the step did ([`StepReport`]); the
-//! stepper owns the time, `t_n = t0 + n dt` computed from the index, never accumulated. After
-//! an error the stepper must not be stepped again.
+//! stepper owns the time in its [`Clock`], `t_n = t0 + n dt` computed from the index, never
+//! accumulated. After an error the stepper must not be stepped again.
 //!
 //! # Energy
 //! [`Energy`] is the scheme's own energy where it has one (the discrete energy (19) of the
@@ -20,7 +20,7 @@
 
 use std::borrow::Cow;
 
-use crate::StepError;
+use crate::{Clock, StepError};
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -145,12 +145,20 @@ impl<'a> StateField<'a> {
 pub trait Stepper {
     /// Advances one step (see the step contract in the module documentation).
     fn step(&mut self) -> Result<StepReport, StepError>;
+    /// The stepper's clock: `t0`, `dt` and the steps taken.
+    fn clock(&self) -> Clock;
     /// The current time `t_n`.
-    fn time(&self) -> f64;
+    fn time(&self) -> f64 {
+        self.clock().time()
+    }
     /// Steps taken, `n`.
-    fn step_index(&self) -> u64;
+    fn step_index(&self) -> u64 {
+        self.clock().step()
+    }
     /// The time step.
-    fn dt(&self) -> f64;
+    fn dt(&self) -> f64 {
+        self.clock().dt()
+    }
     /// The scheme's energy at the current step, where the system has one.
     fn energy(&self) -> Option<Energy>;
     /// What the scheme promises of [`Energy::balance`].
@@ -246,8 +254,10 @@ impl StateField<'static> {
 pub trait NodalStepper: Stepper {
     /// The position `x_n`.
     fn position(&self) -> &[f64];
-    /// The velocity at `t_n`, accurate to the scheme's order.
-    fn velocity(&self) -> Cow<'_, [f64]>;
+    /// The velocity at `t_n` (the current step), accurate to the scheme's order. (Named so
+    /// since the alpha scheme's once gave the half-step velocity `(x^n − x^{n−1})/Δt`, which
+    /// is now [`crate::AlphaScheme::half_step_velocity`]: CHANGELOG.md.)
+    fn velocity_at_step(&self) -> Cow<'_, [f64]>;
 }
 
 /// The largest change of the energy balance ([`Energy::balance`]) from its first observed

@@ -12,9 +12,10 @@
 
 use std::borrow::Cow;
 
-use fem_assembly::Symmetry;
 use nalgebra::DMatrix;
 use nalgebra_sparse::CsrMatrix;
+
+use crate::evaluation::{EvalError, TangentKind};
 
 /// A matrix as a system gives it: sparse, or small and dense.
 #[derive(Clone, Debug, PartialEq)]
@@ -143,8 +144,13 @@ impl Mass {
 /// `M` is symmetric positive definite and constant, `C` constant. Stepper contract: a stepper
 /// calls [`internal_force`](Self::internal_force) and [`tangent`](Self::tangent) at trial
 /// states of its own choosing, any number of times per step; the tangent's sparsity pattern
-/// must not depend on `x`. The potential energy is optional: a system whose force is not the
-/// gradient of a potential returns `None`, and steppers then report no energy.
+/// must not depend on `x`. Evaluations are fallible: a state the system cannot evaluate (an
+/// inverted cell, a force that is not finite) is an [`EvalError`], which the stepper reports
+/// with the step it was computing. A system says what tangent it has
+/// ([`tangent_kind`](Self::tangent_kind), no default): an explicit-only system says
+/// [`TangentKind::NotProvided`] and need not write [`tangent`](Self::tangent). The potential
+/// energy is optional: a system whose force is not the gradient of a potential returns `None`,
+/// and steppers then report no energy.
 pub trait SecondOrderSystem {
     /// Number of unknowns.
     fn n_dofs(&self) -> usize;
@@ -155,12 +161,27 @@ pub trait SecondOrderSystem {
         None
     }
     /// Writes the internal force `f_int(x)` into `f` (overwriting it).
-    fn internal_force(&self, x: &[f64], f: &mut [f64]);
-    /// The tangent `K_T = ∂f_int/∂x` at `x`, pattern independent of `x`.
-    fn tangent(&self, x: &[f64]) -> Matrix;
-    /// Whether the tangent is symmetric (Cholesky) or not (LU). Symmetric by default.
-    fn tangent_symmetry(&self) -> Symmetry {
-        Symmetry::Symmetric
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError>;
+    /// Whether the tangent is symmetric (Cholesky), unsymmetric (LU) or not provided (the
+    /// system is for explicit schemes). Every system says which: there is no default.
+    fn tangent_kind(&self) -> TangentKind;
+    /// The tangent `K_T = ∂f_int/∂x` at `x`, pattern independent of `x`. The default gives
+    /// none ([`EvalError::NoTangent`]), for a system of [`TangentKind::NotProvided`].
+    fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
+        let _ = x;
+        Err(EvalError::NoTangent)
+    }
+    /// Refills `out` (of the pattern [`tangent`](Self::tangent) gives) with `K_T(x)`; a
+    /// system that can write its tangent in place overrides it (the default evaluates
+    /// [`tangent`](Self::tangent) and copies).
+    fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) -> Result<(), EvalError> {
+        let k = self.tangent(x)?;
+        let k = k.to_csr();
+        if k.nnz() != out.nnz() {
+            return Err(EvalError::PatternChanged);
+        }
+        out.values_mut().copy_from_slice(k.values());
+        Ok(())
     }
     /// Whether `f_int(x) = K x` with a constant `K`, so that a stepper may factor once.
     fn is_linear(&self) -> bool {
@@ -222,7 +243,8 @@ pub trait SecondOrderSystem {
 /// The external force of a [`LinearSystem`]: `f(t, out)` overwrites `out`.
 pub type ForceFn = Box<dyn Fn(f64, &mut [f64]) + Send + Sync>;
 
-/// A ready-made linear system `M ẍ + C ẋ + K x = f(t)` from its matrices and a force.
+/// A ready-made linear system `M ẍ + C ẋ + K x = f(t)` from its matrices and a force (`K`
+/// symmetric unless [`LinearSystem::unsymmetric`]).
 pub struct LinearSystem {
     /// Mass `M`.
     pub mass: Mass,
@@ -232,6 +254,9 @@ pub struct LinearSystem {
     pub damping: Option<Matrix>,
     /// External force `f(t)`; zero when `None`.
     pub force: Option<ForceFn>,
+    /// Whether `K` is symmetric ([`TangentKind::Symmetric`] unless
+    /// [`unsymmetric`](Self::unsymmetric) says otherwise).
+    pub stiffness_kind: TangentKind,
 }
 
 impl LinearSystem {
@@ -242,7 +267,14 @@ impl LinearSystem {
             stiffness: stiffness.into().to_csr().into_owned(),
             damping: None,
             force: None,
+            stiffness_kind: TangentKind::Symmetric,
         }
+    }
+
+    /// With a stiffness that is not symmetric (factored by LU).
+    pub fn unsymmetric(mut self) -> Self {
+        self.stiffness_kind = TangentKind::Unsymmetric;
+        self
     }
 
     /// With the damping `C` (sparse or dense).
@@ -279,11 +311,15 @@ impl SecondOrderSystem for LinearSystem {
     fn damping(&self) -> Option<&Matrix> {
         self.damping.as_ref()
     }
-    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
         fem_assembly::sparse::mul_add(0.0, f, 1.0, &self.stiffness, x);
+        Ok(())
     }
-    fn tangent(&self, _x: &[f64]) -> Matrix {
-        Matrix::Sparse(self.stiffness.clone())
+    fn tangent_kind(&self) -> TangentKind {
+        self.stiffness_kind
+    }
+    fn tangent(&self, _x: &[f64]) -> Result<Matrix, EvalError> {
+        Ok(Matrix::Sparse(self.stiffness.clone()))
     }
     fn is_linear(&self) -> bool {
         true

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use fem_constraints::{DirichletConditions, DirichletSet, Enforcement, Signal};
 use fem_time::{BackwardEuler, LinearSystem, Mass, Matrix, NewtonSettings, SecondOrderSystem};
-use fem_time::{NodalStepper, StepSettings, Stepper as _};
+use fem_time::{EvalError, NodalStepper, StepSettings, Stepper as _, TangentKind};
 use nalgebra::{DMatrix, DVector};
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 
@@ -83,18 +83,22 @@ impl SecondOrderSystem for CubicChain {
     fn damping(&self) -> Option<&Matrix> {
         Some(&self.damping)
     }
-    fn internal_force(&self, x: &[f64], f: &mut [f64]) {
+    fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
         fem_assembly::sparse::mul_add(0.0, f, 1.0, &self.stiffness, x);
         for (fi, xi) in f.iter_mut().zip(x) {
             *fi += self.kappa * xi.powi(3);
         }
+        Ok(())
     }
-    fn tangent(&self, x: &[f64]) -> Matrix {
+    fn tangent_kind(&self) -> TangentKind {
+        TangentKind::Symmetric
+    }
+    fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
         let diagonal: Vec<f64> = x.iter().map(|xi| 3.0 * self.kappa * xi * xi).collect();
-        Matrix::Sparse(fem_assembly::sparse::linear_combination(
+        Ok(Matrix::Sparse(fem_assembly::sparse::linear_combination(
             &[(1.0, &self.stiffness)],
             Some((1.0, &diagonal)),
-        ))
+        )))
     }
     fn potential_energy(&self, x: &[f64]) -> Option<f64> {
         Some(
@@ -113,7 +117,7 @@ fn signal() -> Arc<dyn Signal> {
 
 fn conditions(signal: &Arc<dyn Signal>, method: Enforcement) -> DirichletConditions {
     DirichletConditions::new(&[DirichletSet {
-        dofs: vec![0],
+        dofs: vec![fem_constraints::SystemDof::new(0)],
         signal: signal.clone(),
         enforcement: method,
     }])
@@ -187,6 +191,7 @@ fn linear_system() -> LinearSystem {
         stiffness: csr(&k),
         damping: Some(Matrix::from(csr(&c))),
         force: None,
+        stiffness_kind: fem_time::TangentKind::Symmetric,
     }
 }
 
@@ -228,7 +233,7 @@ fn run<S: SecondOrderSystem>(
             let scale = 1.0;
             let (x, v, a) = (
                 stepper.position()[0],
-                stepper.velocity()[0],
+                stepper.velocity_at_step()[0],
                 stepper.acceleration()[0],
             );
             match method {
@@ -473,6 +478,7 @@ fn alpha_scheme_energy_balance_holds_with_constraints_removed_from_the_free_syst
             stiffness: csr(&k),
             damping: None,
             force: None,
+            stiffness_kind: fem_time::TangentKind::Symmetric,
         };
         let x0 = vec![0.3, 0.1, -0.2, 0.05];
         let mut s = fem_time::AlphaScheme::new(

@@ -38,6 +38,7 @@ fn chain(a: f64, b: f64) -> (LinearSystem, Mass) {
             stiffness: k,
             damping: c.map(fem_time::Matrix::from),
             force: None,
+            stiffness_kind: fem_time::TangentKind::Symmetric,
         },
         mass,
     )
@@ -152,6 +153,7 @@ fn lumped_string_on_nodal_obstacles_does_not_penetrate() {
         stiffness: tridiagonal(n, 2.0 / h, -1.0 / h),
         damping: None,
         force: None,
+        stiffness_kind: fem_time::TangentKind::Symmetric,
     };
     let q0: Vec<f64> = (1..=n)
         .map(|i| {

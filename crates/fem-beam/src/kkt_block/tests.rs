@@ -3,7 +3,7 @@ use crate::model::{BeamOptions, BeamParameters, BeamState, ConstraintPoints, End
 
 /// A 3D arc of `n` elements: Gauss points, pinned at A and free at B; or nodes and
 /// midpoints, pinned at A and clamped at B (its nodal point inactive) over a seabed.
-fn problem(n: usize, nodal: bool) -> (BeamModel, Vec<f64>, Vec<f64>, ActiveSet) {
+fn problem(n: usize, nodal: bool) -> (Beam, Vec<f64>, Vec<f64>, ActiveSet) {
     let mut p = BeamParameters::paper_95();
     p.n_elements = n;
     let options = BeamOptions {
@@ -17,7 +17,7 @@ fn problem(n: usize, nodal: bool) -> (BeamModel, Vec<f64>, Vec<f64>, ActiveSet) 
             level: -100.0,
         }),
     };
-    let model = BeamModel::with_options(p, options).unwrap();
+    let model = Beam::with_options(p, options).unwrap();
     let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 3.0], [0.0, -1.0, 0.5]);
     let end_b = if nodal {
         End::clamped(x0.positions[n], [1.0, 0.0, 0.0])
@@ -29,16 +29,26 @@ fn problem(n: usize, nodal: bool) -> (BeamModel, Vec<f64>, Vec<f64>, ActiveSet) 
     let tension: Vec<f64> = (0..model.n_points())
         .map(|j| 50.0 + 30.0 * (0.37 * j as f64).sin())
         .collect();
-    // Some nodes held by the seabed (blocked vertical position), in both halves.
-    let held = (0..model.n_nodes()).map(|i| nodal && i % 7 == 3).collect();
-    (model, x, tension, ActiveSet { held })
+    // Some nodes held by the seabed, in both halves: on it (both vertical dofs blocked), or
+    // by one control point (the shifted basis, its vertical `g` blocked).
+    use crate::seabed::{LEFT, RIGHT};
+    let last = model.n_nodes() - 1;
+    let active = (0..model.n_nodes())
+        .map(|i| match (nodal, i % 7) {
+            (true, 3) if i < last => RIGHT | LEFT,
+            (true, 5) if i < last => RIGHT,
+            (true, 1) if i < last => LEFT,
+            _ => 0,
+        })
+        .collect();
+    (model, x, tension, ActiveSet { active })
 }
 
 /// `(δx, δT)` of one Newton step of the energy-conserving form and the scaled residual
 /// of the linear solve ([`residual`]); `None` if `factor_solve` reports a singular pivot
 /// block. `twisted_from` sets the twisted path's threshold.
 fn step(
-    model: &BeamModel,
+    model: &Beam,
     x: &[f64],
     tension: &[f64],
     contact: &ActiveSet,
@@ -116,11 +126,16 @@ fn twisted_matches_serial() {
                 &serial
             };
             assert_eq!(&default.unwrap().0, want);
-            // Blocked dofs stay put.
+            // Blocked dofs stay put: both vertical dofs of a node on the seabed, the control
+            // point `p + c σ` of a node held by one.
             let n_s = model.n_scalar();
-            for (i, &h) in contact.held.iter().enumerate() {
-                if h {
-                    assert_eq!(twisted[n_s + 2 * i], 0.0);
+            for i in 0..model.n_nodes() {
+                let ([hp, hs], c) = crate::seabed::blocking(&model, &contact, i);
+                let (dp, ds) = (twisted[n_s + 2 * i], twisted[n_s + 2 * i + 1]);
+                if hp && hs {
+                    assert_eq!((dp, ds), (0.0, 0.0));
+                } else if hp {
+                    assert!((dp + c * ds).abs() <= 1e-15 * ds.abs(), "{dp:e} {ds:e}");
                 }
             }
             assert_eq!(twisted[0], 0.0);
@@ -205,7 +220,7 @@ fn a_singular_pivot_block_is_reported_on_both_paths() {
 /// of a solve, top-down layout) of the system assembled in `kkt`'s state.
 fn residual(
     kkt: &mut BlockKkt,
-    model: &BeamModel,
+    model: &Beam,
     jac: &JacobianForm,
     tension: &[f64],
     sol: &[f64],
@@ -256,4 +271,94 @@ fn residual(
         }
     }
     rmax / bmax
+}
+
+/// One Newton step solves the linearized equations in the unknowns' bases (the shifted basis
+/// `(g, σ)` of a node held by one seabed condition, (S3)): with `F = (R, C)`, which is
+/// quadratic in `(x, T)` so that the central difference `[F(z + εδ) − F(z − εδ)]/(2ε)` is
+/// `J δ` to round-off, `F + J δ` vanishes on every unknown row — a position row `r_p` as
+/// `r'_g = r_p`, a tangent row of a shifted node as `r'_σ = r_σ − c r_p` — and the blocked
+/// combinations do not move.
+#[test]
+fn a_newton_step_solves_the_linearized_equations_in_the_shifted_bases() {
+    for n in [7, 40] {
+        let (model, x, tension, contact) = problem(n, true);
+        let mut kkt = BlockKkt::new(&model);
+        kkt.set_blocked(&model, &contact);
+        let form = midpoint_residual(&x);
+        kkt.residual(&model, &form, &x, &tension);
+        assert!(
+            kkt.factor_solve(&model, &MIDPOINT_JACOBIAN, &tension)
+                .unwrap()
+        );
+        let n_s = model.n_scalar();
+        let dx: Vec<f64> = (0..DIM)
+            .flat_map(|c| (0..n_s).map(move |k| (c, k)))
+            .map(|(c, k)| kkt.dx(c, k))
+            .collect();
+        let dtn: Vec<f64> = (0..model.n_points()).map(|j| kkt.dt(&model, j)).collect();
+        // F(z) = (R, C) at z = (x, T).
+        let f = |s: f64| -> (Vec<f64>, Vec<f64>) {
+            let xs: Vec<f64> = x.iter().zip(&dx).map(|(a, d)| a + s * d).collect();
+            let ts: Vec<f64> = tension.iter().zip(&dtn).map(|(a, d)| a + s * d).collect();
+            let mut k = BlockKkt::new(&model);
+            k.set_blocked(&model, &contact);
+            k.residual(&model, &form, &xs, &ts);
+            let w = model.point_weights();
+            let c = (0..model.n_points())
+                .map(|j| {
+                    let t = k.tangents[j];
+                    w[j] * 0.5 * (t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0)
+                })
+                .collect();
+            (k.res, c)
+        };
+        // Exact for a quadratic at any step: a unit one keeps the round-off small.
+        let eps = 1.0;
+        let (r0, c0) = f(0.0);
+        let (rp, cp) = f(eps);
+        let (rm, cm) = f(-eps);
+        let lin: Vec<f64> = (0..r0.len())
+            .map(|i| r0[i] + (rp[i] - rm[i]) / (2.0 * eps))
+            .collect();
+        let scale = r0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let mut shifted = 0;
+        for i in 0..model.n_nodes() {
+            let ([hp, hs], shift) = crate::seabed::blocking(&model, &contact, i);
+            shifted += usize::from(shift != 0.0);
+            for c in 0..DIM {
+                let (kp, ks) = (c * n_s + 2 * i, c * n_s + 2 * i + 1);
+                // Rows of unknowns: not prescribed, not a blocked vertical dof.
+                let (row_p, row_s) = (
+                    !(model.is_fixed(2 * i) || (c == 1 && hp)),
+                    !(model.is_fixed(2 * i + 1) || (c == 1 && hs)),
+                );
+                if row_p {
+                    assert!(
+                        lin[kp].abs() < 1e-9 * scale,
+                        "N = {n}, node {i}, c {c}: {:e} of {scale:e}",
+                        lin[kp]
+                    );
+                }
+                if row_s {
+                    let r = lin[ks] - shift * lin[kp];
+                    assert!(
+                        r.abs() < 1e-9 * scale,
+                        "N = {n}, node {i}, c {c}, tangent: {r:e} of {scale:e}"
+                    );
+                }
+            }
+            if shift != 0.0 {
+                let (dp, ds) = (dx[n_s + 2 * i], dx[n_s + 2 * i + 1]);
+                assert!((dp + shift * ds).abs() <= 1e-15 * ds.abs().max(dp.abs()));
+            }
+        }
+        assert!(shifted >= 2, "N = {n}: no shifted node tested");
+        for j in 0..model.n_points() {
+            if model.point_is_active(j) {
+                let lc = c0[j] + (cp[j] - cm[j]) / (2.0 * eps);
+                assert!(lc.abs() < 1e-12, "N = {n}, point {j}: {lc:e}");
+            }
+        }
+    }
 }

@@ -74,7 +74,7 @@ fn phases() {
                 constraint_points: ConstraintPoints::NodesAndMidpoints,
                 seabed: None,
             };
-            let m = BeamModel::with_options(p, options).unwrap();
+            let m = Beam::with_options(p, options).unwrap();
             t_model = t_model.min(t.elapsed().as_secs_f64());
             let t = std::time::Instant::now();
             let guess =
@@ -100,7 +100,7 @@ fn phases() {
             constraint_points: points,
             seabed: None,
         };
-        let model = BeamModel::with_options(p, options).unwrap();
+        let model = Beam::with_options(p, options).unwrap();
         let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
         let x0 = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
         let x = x0.to_columns();
@@ -206,7 +206,7 @@ fn threshold() {
     for n in [50, 100, 200, 300, 500, 700, 1000, 2000, 5000] {
         let mut p = BeamParameters::paper_95();
         p.n_elements = n;
-        let model = BeamModel::new(p).unwrap();
+        let model = Beam::new(p).unwrap();
         let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
         let x = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).to_columns();
         let tension = vec![100.0; model.n_points()];

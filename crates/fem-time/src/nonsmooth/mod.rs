@@ -19,9 +19,9 @@
 //! times `Δt`). The stepper owns `t`. Its [`crate::StepReport`] gives the LCP's iterations and
 //! residual and the penetration `max(0, −min y)`; [`ContactReport`] has the rest.
 
-mod modal;
+pub mod modal;
 mod modal_basis;
-mod moreau_jean;
+pub mod moreau_jean;
 
 pub use modal::{ModalCoefficients, ModalEnergy, ModalMoreauJean, ModalSystem, free_response};
 pub use modal_basis::{ModalBasis, ModalDamping};

@@ -51,9 +51,13 @@ use nalgebra::DMatrix;
 use std::borrow::Cow;
 
 use super::{ContactReport, ContactWork};
+use crate::Clock;
 use crate::StepError;
-use crate::error::{check_dt, check_t0, check_vector as check_vec};
+use crate::error::check_vector as check_vec;
 use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper, restored};
+
+/// The name of the exact modal Moreau–Jean scheme in input files (`time.scheme: modal_moreau_jean`).
+pub const NAME: &str = "modal_moreau_jean";
 
 /// `φ(z) = (e^z − 1)/z`, `φ(0) = 1`.
 fn phi(z: f64) -> f64 {
@@ -185,7 +189,7 @@ impl ModalCoefficients {
     /// `q(0) = q0`, `q̇(0) = v0`: the start that makes the seed's sample form exact, and the
     /// secant rate [`ModalMoreauJean`] gives the impact law on its first step. The stepper
     /// takes the physical `q̇(0)` and forms this itself: do not pass it to
-    /// [`ModalMoreauJean::new`].
+    /// [`ModalMoreauJean::from_physical_state`].
     ///
     /// Overflows (returns a non-finite value) when `σΔt` exceeds about 700, where the motion
     /// one step back is not representable.
@@ -306,9 +310,7 @@ pub struct ModalMoreauJean {
     impulse_position: Vec<f64>,
     /// `S Ṡ/(mΔt)` per mode: velocity change per unit modal impulse.
     impulse_velocity: Vec<f64>,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     q: Vec<f64>,
     u: Vec<f64>,
     impulse: Vec<f64>,
@@ -321,9 +323,10 @@ impl ModalMoreauJean {
     /// `q̇(t0) = v0`, without contacts. Free modes are then exact at every step, for every
     /// `ωΔt`.
     ///
-    /// (Before issue 15, `v0` was the scheme's backward-difference velocity
-    /// `(q(t0) − q(t0 − Δt))/Δt`; it is now always the physical velocity.)
-    pub fn new(
+    /// (Named so since `new`'s `v0` once was the scheme's backward-difference velocity
+    /// `(q(t0) − q(t0 − Δt))/Δt` and became the physical velocity under the same signature:
+    /// CHANGELOG.md.)
+    pub fn from_physical_state(
         system: ModalSystem,
         dt: f64,
         t0: f64,
@@ -331,8 +334,7 @@ impl ModalMoreauJean {
         v0: &[f64],
     ) -> Result<Self, StepError> {
         system.check()?;
-        check_dt(dt)?;
-        check_t0(t0)?;
+        let clock = Clock::new(t0, dt)?;
         let n = system.n_modes();
         check_vec("initial modal displacement", q0, n)?;
         check_vec("initial modal velocity", v0, n)?;
@@ -348,9 +350,7 @@ impl ModalMoreauJean {
             impulse_position: per_mode(&|k| coefficients[k].impulse_position / system.mass[k]),
             impulse_velocity: per_mode(&|k| coefficients[k].impulse_velocity / system.mass[k]),
             coefficients,
-            dt,
-            t0,
-            step: 0,
+            clock,
             q: q0.to_vec(),
             u: v0.to_vec(),
             impulse: vec![0.0; n],
@@ -379,7 +379,7 @@ impl ModalMoreauJean {
             }
             .into());
         }
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let mut w_inv_ht = contacts.transpose_dense();
         for col in w_inv_ht.chunks_exact_mut(n.max(1)) {
             col.iter_mut()
@@ -431,7 +431,7 @@ impl ModalMoreauJean {
     /// derived from again. The unit test `derived_gaps_match_exact_products` checks this over
     /// thousands of steps with many contacts in and out of contact.
     fn advance(&mut self) -> Result<ContactReport, StepError> {
-        let dt = self.dt;
+        let dt = self.clock.dt();
         let n = self.q.len();
         // Free flight, in place.
         let (q, u) = (&mut self.q[..n], &mut self.u[..n]);
@@ -474,7 +474,7 @@ impl ModalMoreauJean {
                 };
                 *f = (p - y + catch_up) / dt;
             }
-            let impact = c.impact(self.step, t, dt)?;
+            let impact = c.impact(self.clock.step(), t, dt)?;
             // `free_rate` becomes D λ (zero without impulses), then the new gap and rate.
             c.free_rate.fill(0.0);
             if impact.n_active > 0 {
@@ -514,10 +514,10 @@ impl ModalMoreauJean {
             report.lcp_residual = impact.lcp.residual;
             report.min_gap = c.min_gap();
         }
-        self.step += 1;
+        self.clock.advance();
         if !finite {
             return Err(StepError::NonFinite {
-                step: self.step,
+                step: self.clock.step(),
                 t: self.time(),
             });
         }
@@ -588,14 +588,8 @@ impl Stepper for ModalMoreauJean {
             },
         })
     }
-    fn time(&self) -> f64 {
-        self.t0 + self.dt * self.step as f64
-    }
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
     /// The physical energy split into `½ Σ m u²` and `½ Σ m ω² q²`.
     fn energy(&self) -> Option<Energy> {
@@ -644,7 +638,7 @@ impl Stepper for ModalMoreauJean {
         if let Some(c) = &mut self.contacts {
             c.restore(fields)?;
         }
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -655,7 +649,7 @@ impl NodalStepper for ModalMoreauJean {
         &self.q
     }
     /// Modal velocities `u^i = q̇(t_i⁺)` (physical; exact in free flight).
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.u)
     }
 }
@@ -737,7 +731,7 @@ mod tests {
         for restitution in [0.0, 1.0] {
             let contacts =
                 UnilateralContacts::from_dense(n, &rows, vec![0.0; 40], restitution).unwrap();
-            let mut s = ModalMoreauJean::new(
+            let mut s = ModalMoreauJean::from_physical_state(
                 modes.modal_system(),
                 dt,
                 0.0,
@@ -807,7 +801,7 @@ mod tests {
                     sigma: vec![sigma],
                 };
                 let contacts = UnilateralContacts::at_dofs(1, &[0], vec![-10.0], 0.0).unwrap();
-                let s = ModalMoreauJean::new(system, dt, 0.0, &[q0], &[v0])
+                let s = ModalMoreauJean::from_physical_state(system, dt, 0.0, &[q0], &[v0])
                     .unwrap()
                     .with_contacts(contacts, Box::new(Lemke::default()))
                     .unwrap();

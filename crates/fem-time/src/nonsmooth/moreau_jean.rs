@@ -49,27 +49,29 @@ use fem_constraints::{Enforcement, LcpSolver, UnilateralContacts};
 use nalgebra_sparse::CsrMatrix;
 
 use super::{ContactReport, ContactWork};
-use crate::control::Control;
-use crate::effective::{Coefficients, StepMatrix};
-use crate::error::{check_dt, check_initial, check_t0};
+use crate::Clock;
+use crate::control::DirichletControl;
+use crate::error::check_initial;
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
+use crate::step_matrix::{Coefficients, StepMatrix, Terms};
 use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper, restored};
 use crate::system::damping_csr;
 use crate::{SecondOrderSystem, StepError, StepSettings};
+
+/// The name of the Moreau–Jean θ scheme in input files (`time.scheme: moreau_jean`).
+pub const NAME: &str = "moreau_jean";
 
 /// The Moreau–Jean theta scheme on a second-order system it owns.
 #[derive(Debug)]
 pub struct MoreauJean<S: SecondOrderSystem> {
     system: S,
     theta: f64,
-    dt: f64,
-    t0: f64,
-    step: u64,
+    clock: Clock,
     q: Vec<f64>,
     v: Vec<f64>,
     damping: Option<CsrMatrix<f64>>,
     w: StepMatrix,
-    control: Option<Control>,
+    control: Option<DirichletControl>,
     newton: Option<NewtonSolver>,
     /// `W⁻¹ Hᵀ`, column-major `n × m` (empty without contacts).
     w_inv_ht: Vec<f64>,
@@ -127,31 +129,44 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
                 expected: "0 < theta <= 1",
             });
         }
-        check_dt(dt)?;
-        check_t0(t0)?;
+        let clock = Clock::new(t0, dt)?;
         let n = system.n_dofs();
         check_initial(n, q0, v0)?;
-        let control = Control::new(n, dirichlet)?;
+        let control = DirichletControl::of(n, dirichlet)?;
         let mut q = q0.to_vec();
         let mut v = v0.to_vec();
         if let Some(c) = &control {
             c.impose_initial(t0, &mut q, &mut v);
         }
         let damping = damping_csr(&system);
+        let symmetry = system
+            .tangent_kind()
+            .symmetry()
+            .ok_or(StepError::NeedsTangent {
+                scheme: "Moreau-Jean",
+            })?;
         let k = match system.constant_stiffness() {
             Some(k) if system.is_linear() => Cow::Borrowed(k),
-            _ => Cow::Owned(system.tangent(&q).to_csr().into_owned()),
+            _ => Cow::Owned(
+                system
+                    .tangent(&q)
+                    .map_err(|e| clock.failed(e))?
+                    .to_csr()
+                    .into_owned(),
+            ),
         };
         let w = StepMatrix::new(
-            system.mass(),
-            damping.as_ref(),
-            Some(&k),
+            Terms {
+                mass: system.mass(),
+                damping: damping.as_ref(),
+                stiffness: Some(&k),
+            },
             Coefficients {
                 mass: 1.0,
                 damping: dt * theta,
                 stiffness: dt * dt * theta * theta,
             },
-            system.tangent_symmetry(),
+            symmetry,
             control.as_ref(),
             system.dof_points(),
         )?;
@@ -160,13 +175,13 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         system.external_force(t0, &mut f_now);
         let mut fint_now = vec![0.0; n];
         if !system.is_linear() {
-            system.internal_force(&q, &mut fint_now);
+            system
+                .internal_force(&q, &mut fint_now)
+                .map_err(|e| clock.failed(e))?;
         }
         Ok(Self {
             theta,
-            dt,
-            t0,
-            step: 0,
+            clock,
             q,
             v,
             damping,
@@ -203,11 +218,9 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
             .into());
         }
         if !self.system.is_linear() {
-            return Err(StepError::Failed {
-                step: 0,
-                t: self.t0,
-                message: "Moreau-Jean with contacts needs a linear system (its Delassus matrix                           is formed once); this system is nonlinear"
-                    .into(),
+            return Err(StepError::NeedsLinearSystem {
+                scheme: "Moreau-Jean",
+                why: "with contacts (its Delassus matrix is formed once)",
             });
         }
         let m = contacts.n_contacts();
@@ -243,7 +256,7 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         signal: &dyn fem_constraints::Signal,
         t1: f64,
     ) -> f64 {
-        let (dt, theta) = (self.dt, self.theta);
+        let (dt, theta) = (self.clock.dt(), self.theta);
         match method {
             Enforcement::Direct => {
                 (signal.value(t1) - self.q[dof] - dt * (1.0 - theta) * self.v[dof]) / (dt * theta)
@@ -253,8 +266,8 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
     }
 
     /// `v_free` of a linear system into `self.scratch`.
-    fn free_velocity_linear(&mut self) {
-        let (dt, theta) = (self.dt, self.theta);
+    fn free_velocity_linear(&mut self) -> Result<(), StepError> {
+        let (dt, theta) = (self.clock.dt(), self.theta);
         let n = self.q.len();
         // rhs = Δt(θ f⁺ + (1−θ) f) − Δt K (q + Δtθ v) − Δt C v
         for i in 0..n {
@@ -263,7 +276,10 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         }
         // K (q + Δtθ v), through the system's force (K is linear here).
         let mut kq = vec![0.0; n];
-        self.system.internal_force(&self.scratch, &mut kq);
+        let clock = self.clock;
+        self.system
+            .internal_force(&self.scratch, &mut kq)
+            .map_err(|e| clock.failed(e))?;
         for (r, f) in self.rhs.iter_mut().zip(&kq) {
             *r += -dt * f;
         }
@@ -274,7 +290,7 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
             None => self.w.solve_in_place(&mut self.rhs),
             Some(c) => {
                 // Constrained increments Δv_c known; their coupling W_fc Δv_c moves right.
-                let t1 = self.t0 + dt * (self.step + 1) as f64;
+                let t1 = self.clock.time_at(self.clock.step() + 1);
                 let mut dv_known = vec![0.0; n];
                 for (dof, signal, method) in c.iter() {
                     dv_known[dof] = self.prescribed_velocity(dof, method, signal, t1) - self.v[dof];
@@ -282,7 +298,9 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
                 let mut coupling = vec![0.0; n];
                 self.system.mass().mul(&dv_known, &mut coupling);
                 let mut k_dv = vec![0.0; n];
-                self.system.internal_force(&dv_known, &mut k_dv);
+                self.system
+                    .internal_force(&dv_known, &mut k_dv)
+                    .map_err(|e| clock.failed(e))?;
                 for (cp, kd) in coupling.iter_mut().zip(&k_dv) {
                     *cp += dt * dt * theta * theta * kd;
                 }
@@ -302,12 +320,13 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         for i in 0..n {
             self.scratch[i] = self.v[i] + self.rhs[i];
         }
+        Ok(())
     }
 
     /// `v_free` of a nonlinear system, by Newton, into `self.scratch`.
     fn free_velocity_newton(&mut self) -> Result<NewtonReport, StepError> {
-        let dt = self.dt;
-        let t1 = self.t0 + dt * (self.step + 1) as f64;
+        let dt = self.clock.dt();
+        let t1 = self.clock.time_at(self.clock.step() + 1);
         let mut v_end = self.v.clone();
         if let Some(c) = &self.control {
             for (dof, signal, method) in c.iter() {
@@ -319,7 +338,7 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         self.system.mass().mul(&self.v, &mut mv);
         let scale = (inf(&mv) + dt * (inf(&self.fint_now) + inf(&self.f_next) + inf(&self.f_now)))
             .max(f64::MIN_POSITIVE);
-        let step = self.step + 1;
+        let step = self.clock.step() + 1;
         let mut newton = self
             .newton
             .take()
@@ -337,17 +356,17 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
 
     /// Advances from `t_i` to `t_{i+1}` (see the step contract in [`super`]).
     fn advance(&mut self) -> Result<StepReport, StepError> {
-        let (dt, theta) = (self.dt, self.theta);
+        let (dt, theta) = (self.clock.dt(), self.theta);
         let t = self.time();
         let n = self.q.len();
         self.system
-            .external_force(self.t0 + dt * (self.step + 1) as f64, &mut self.f_next);
+            .external_force(self.clock.time_at(self.clock.step() + 1), &mut self.f_next);
         let mut report = StepReport {
             iterations: 1,
             ..StepReport::default()
         };
         if self.system.is_linear() {
-            self.free_velocity_linear();
+            self.free_velocity_linear()?;
         } else {
             let r = self.free_velocity_newton()?;
             report.iterations = r.iterations;
@@ -364,7 +383,7 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
                 c.predicted[j] =
                     c.gap[j] + dt * (theta * c.free_rate[j] + (1.0 - theta) * c.rate[j]);
             }
-            let impact = c.impact(self.step, t, theta * dt)?;
+            let impact = c.impact(self.clock.step(), t, theta * dt)?;
             for (j, &l) in c.lambda.iter().enumerate() {
                 if l != 0.0 {
                     let col = &self.w_inv_ht[j * n..(j + 1) * n];
@@ -380,7 +399,7 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         }
         std::mem::swap(&mut self.v, &mut self.scratch);
         std::mem::swap(&mut self.f_now, &mut self.f_next);
-        self.step += 1;
+        self.clock.advance();
         if let Some(c) = &self.control {
             let t1 = self.time();
             for (dof, signal, method) in c.iter() {
@@ -390,7 +409,14 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
             }
         }
         if !self.system.is_linear() {
-            self.system.internal_force(&self.q, &mut self.fint_now);
+            let clock = self.clock;
+            self.system
+                .internal_force(&self.q, &mut self.fint_now)
+                .map_err(|e| StepError::Evaluation {
+                    step: clock.step(),
+                    t: clock.time(),
+                    source: e,
+                })?;
         }
         if let Some(c) = &mut self.contacts {
             c.update_state(&self.q, &self.v);
@@ -399,7 +425,7 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         }
         if self.v.iter().chain(&self.q).any(|x| !x.is_finite()) {
             return Err(StepError::NonFinite {
-                step: self.step,
+                step: self.clock.step(),
                 t: self.time(),
             });
         }
@@ -438,14 +464,8 @@ impl<S: SecondOrderSystem> Stepper for MoreauJean<S> {
     fn step(&mut self) -> Result<StepReport, StepError> {
         self.advance()
     }
-    fn time(&self) -> f64 {
-        self.t0 + self.dt * self.step as f64
-    }
-    fn step_index(&self) -> u64 {
-        self.step
-    }
-    fn dt(&self) -> f64 {
-        self.dt
+    fn clock(&self) -> Clock {
+        self.clock
     }
     /// `½ vᵀMv + V(q)` at `t_i` (no balance terms).
     fn energy(&self) -> Option<Energy> {
@@ -485,7 +505,7 @@ impl<S: SecondOrderSystem> Stepper for MoreauJean<S> {
         if let Some(c) = &mut self.contacts {
             c.restore(fields)?;
         }
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 }
@@ -494,7 +514,7 @@ impl<S: SecondOrderSystem> NodalStepper for MoreauJean<S> {
     fn position(&self) -> &[f64] {
         &self.q
     }
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.v)
     }
 }
@@ -538,7 +558,8 @@ impl<'a, S: SecondOrderSystem> MoreauJeanEquation<'a, S> {
         }
         let s = &*self.scheme;
         for i in 0..self.q1.len() {
-            self.q1[i] = s.q[i] + s.dt * (s.theta * self.v_end[i] + (1.0 - s.theta) * s.v[i]);
+            self.q1[i] =
+                s.q[i] + s.clock.dt() * (s.theta * self.v_end[i] + (1.0 - s.theta) * s.v[i]);
         }
     }
 }
@@ -551,11 +572,13 @@ impl<S: SecondOrderSystem> NonlinearProblem for MoreauJeanEquation<'_, S> {
             .map_or(self.v_end.len(), |p| p.free().len())
     }
 
-    fn residual(&mut self, y: &[f64], out: &mut [f64]) {
+    fn residual(&mut self, y: &[f64], out: &mut [f64]) -> Result<(), StepError> {
         self.set(y);
         let s = &*self.scheme;
-        let (dt, theta) = (s.dt, s.theta);
-        s.system.internal_force(&self.q1, &mut self.f1);
+        let (dt, theta) = (s.clock.dt(), s.theta);
+        s.system
+            .internal_force(&self.q1, &mut self.f1)
+            .map_err(|e| s.clock.failed(e))?;
         for i in 0..self.work.len() {
             self.work[i] = self.v_end[i] - s.v[i];
         }
@@ -580,13 +603,18 @@ impl<S: SecondOrderSystem> NonlinearProblem for MoreauJeanEquation<'_, S> {
             }
             None => out.copy_from_slice(&self.r),
         }
+        Ok(())
     }
 
     fn factor_jacobian(&mut self, y: &[f64]) -> Result<(), StepError> {
         self.set(y);
         let s = &mut *self.scheme;
-        let k = s.system.tangent(&self.q1).to_csr().into_owned();
-        s.w.refactor(s.system.mass(), s.damping.as_ref(), &k, s.control.as_ref())
+        let clock = s.clock;
+        let k = s.w.stiffness_mut().expect("W has a stiffness term");
+        s.system
+            .tangent_into(&self.q1, k)
+            .map_err(|e| clock.failed(e))?;
+        s.w.refactor()
     }
 
     fn solve_jacobian(&self, b: &mut [f64]) {

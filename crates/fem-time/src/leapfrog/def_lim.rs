@@ -17,12 +17,16 @@
 
 use std::borrow::Cow;
 
-use fem_time::{
-    Energy, Invariant, NodalStepper, StateField, StepError, StepReport, StepSettings, Stepper,
+use fem_assembly::CsrMatrix;
+
+use super::{LeapFrog, LeapFrogSystem};
+use crate::{
+    Clock, Coefficients, Energy, Invariant, NodalStepper, StateField, StepError, StepMatrix,
+    StepReport, StepSettings, Stepper, Terms,
 };
 
-use crate::leapfrog::{LeapFrog, LeapFrogSystem};
-use crate::step_matrix::StepMatrix;
+/// The name of Solfec's DEF_LIM in input files (`time.scheme: def_lim`).
+pub const NAME: &str = "def_lim";
 
 /// The DEF_LIM stepper.
 #[derive(Debug)]
@@ -36,6 +40,8 @@ pub struct DefLim<S> {
     increment: Vec<f64>,
     /// Right-hand side on the free dofs.
     rhs: Vec<f64>,
+    /// The free dofs (all when none is prescribed).
+    free: Vec<usize>,
     /// `K u` scratch.
     ku: Vec<f64>,
     reactions: Vec<f64>,
@@ -59,14 +65,32 @@ impl<S: LeapFrogSystem> DefLim<S> {
         }
         let n = system.n_dofs();
         let state = LeapFrog::new(n, settings, x0, v0)?;
-        let k = system.tangent(&state.q).to_csr().into_owned();
-        let matrix = StepMatrix::new(k, system.mass(), state.control.flags(), system.dof_points())
-            .map_err(|message| StepError::Failed {
-                step: 0,
-                t: state.t0,
-                message,
-            })?;
-        let n_free = matrix.free.len();
+        let symmetry = system
+            .tangent_kind()
+            .symmetry()
+            .ok_or(StepError::NeedsTangent { scheme: "DEF_LIM" })?;
+        let k = system
+            .tangent(&state.q)
+            .map_err(|e| state.clock.failed(e))?
+            .to_csr()
+            .into_owned();
+        let h = state.clock.dt();
+        let matrix = StepMatrix::new(
+            Terms {
+                mass: system.mass(),
+                damping: None,
+                stiffness: Some(&k),
+            },
+            Coefficients {
+                mass: 1.0,
+                damping: 0.0,
+                stiffness: 0.5 * damping * h + 0.25 * h * h,
+            },
+            symmetry,
+            (!state.control.is_empty()).then_some(&state.control),
+            system.dof_points(),
+        )?;
+        let free = state.control.free().to_vec();
         let n_prescribed = state.control.dofs().len();
         Ok(Self {
             system,
@@ -74,7 +98,8 @@ impl<S: LeapFrogSystem> DefLim<S> {
             damping,
             matrix,
             increment: vec![0.0; n],
-            rhs: vec![0.0; n_free],
+            rhs: vec![0.0; free.len()],
+            free,
             ku: vec![0.0; n],
             reactions: vec![0.0; n_prescribed],
         })
@@ -92,7 +117,7 @@ impl<S: LeapFrogSystem> DefLim<S> {
 }
 
 /// `y = K x` for a CSR `K`.
-fn mul(k: &fem_assembly::CsrMatrix<f64>, x: &[f64], y: &mut [f64]) {
+fn mul(k: &CsrMatrix<f64>, x: &[f64], y: &mut [f64]) {
     fem_assembly::sparse::mul_add(0.0, y, 1.0, k, x);
 }
 
@@ -100,39 +125,47 @@ impl<S: LeapFrogSystem> Stepper for DefLim<S> {
     /// Half drift, one linear solve for the kick, half drift.
     fn step(&mut self) -> Result<StepReport, StepError> {
         let s = &mut self.state;
-        let h = s.dt;
+        let h = s.clock.dt();
         let eta = self.damping;
         s.half_drift_and_force(&self.system)?;
-        self.system.tangent_into(&s.q_half, &mut self.matrix.k);
-        if self.matrix.k.values().iter().any(|v| !v.is_finite()) {
-            return Err(s.failure(&self.system, "the tangent at t + h/2"));
-        }
+        let k = self
+            .matrix
+            .stiffness_mut()
+            .expect("DEF_LIM's matrix has a stiffness term");
+        let clock = s.clock;
+        self.system
+            .tangent_into(&s.q_half, k)
+            .map_err(|e| clock.failed(e))?;
+        crate::EvalError::check_finite("tangent at t + h/2", k.values())
+            .map_err(|e| clock.failed(e))?;
         if eta > 0.0 {
-            mul(&self.matrix.k, &s.u, &mut self.ku);
+            mul(k, &s.u, &mut self.ku);
             for (f, ku) in s.force.iter_mut().zip(&self.ku) {
                 *f -= eta * ku;
             }
         }
-        self.matrix.refactor(0.5 * eta * h + 0.25 * h * h)?;
+        self.matrix.refactor()?;
         // Prescribed increments, then the free ones.
         self.increment.fill(0.0);
-        let flags = s.control.flags();
         if !s.no_prescribed() {
-            let t1 = s.time() + h;
             s.u_new.copy_from_slice(&s.u);
-            s.control.end_velocity(t1, h, &s.q_half, &mut s.u_new);
+            s.prescribe_end_velocity();
             for &d in s.control.dofs() {
                 self.increment[d] = s.u_new[d] - s.u[d];
             }
         }
-        for (r, &i) in self.rhs.iter_mut().zip(&self.matrix.free) {
+        let control = &s.control;
+        for (r, &i) in self.rhs.iter_mut().zip(&self.free) {
             *r = h * s.force[i];
-            if !s.no_prescribed() {
-                *r -= self.matrix.a_row_dot_prescribed(i, &self.increment, flags);
+            if !control.is_empty() {
+                *r -= self
+                    .matrix
+                    .row_dot_where(i, &self.increment, |j| control.is_prescribed(j))
+                    .expect("DEF_LIM's matrix is sparse");
             }
         }
         self.matrix.solve_in_place(&mut self.rhs);
-        for (du, &i) in self.rhs.iter().zip(&self.matrix.free) {
+        for (du, &i) in self.rhs.iter().zip(&self.free) {
             self.increment[i] = *du;
         }
         for ((un, u), du) in s.u_new.iter_mut().zip(&s.u).zip(&self.increment) {
@@ -140,10 +173,13 @@ impl<S: LeapFrogSystem> Stepper for DefLim<S> {
         }
         if !s.no_prescribed() {
             // Restore the prescribed velocities exactly (u + Δu may round).
-            let t1 = s.time() + h;
-            s.control.end_velocity(t1, h, &s.q_half, &mut s.u_new);
+            s.prescribe_end_velocity();
             for (r, &d) in self.reactions.iter_mut().zip(s.control.dofs()) {
-                *r = self.matrix.a_row_dot(d, &self.increment) / h - s.force[d];
+                let a_du = self
+                    .matrix
+                    .row_dot(d, &self.increment)
+                    .expect("DEF_LIM's matrix is sparse");
+                *r = a_du / h - s.force[d];
             }
         }
         if eta > 0.0 {
@@ -151,7 +187,11 @@ impl<S: LeapFrogSystem> Stepper for DefLim<S> {
             for ((m, u0), u1) in self.increment.iter_mut().zip(&s.u).zip(&s.u_new) {
                 *m = 0.5 * (u0 + u1);
             }
-            mul(&self.matrix.k, &self.increment, &mut self.ku);
+            let k = self
+                .matrix
+                .stiffness()
+                .expect("DEF_LIM's matrix has a stiffness term");
+            mul(k, &self.increment, &mut self.ku);
             let power: f64 = self
                 .ku
                 .iter()
@@ -161,28 +201,15 @@ impl<S: LeapFrogSystem> Stepper for DefLim<S> {
             s.dissipated += h * eta * power;
         }
         s.finish(&self.system, &self.reactions);
-        if !s.q.iter().chain(&s.u).all(|v| v.is_finite()) {
-            return Err(StepError::NonFinite {
-                step: s.step,
-                t: s.time(),
-            });
-        }
+        s.check_state(&self.system)?;
         Ok(StepReport {
             iterations: 1,
             ..StepReport::default()
         })
     }
 
-    fn time(&self) -> f64 {
-        self.state.time()
-    }
-
-    fn step_index(&self) -> u64 {
-        self.state.step
-    }
-
-    fn dt(&self) -> f64 {
-        self.state.dt
+    fn clock(&self) -> Clock {
+        self.state.clock
     }
 
     fn energy(&self) -> Option<Energy> {
@@ -211,7 +238,7 @@ impl<S: LeapFrogSystem> NodalStepper for DefLim<S> {
         &self.state.q
     }
 
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         self.state.velocity()
     }
 }

@@ -16,28 +16,39 @@
 //! value times that increment; the external work, the reactions' work and the dissipation are
 //! accumulated so.
 
+//!
+//! Prescribed dofs (a [`DirichletControl`]): the leap-frog has positions at `t`, `t + h/2`,
+//! `t + h` and velocities at `t`, `t + h`. A prescribed dof `g(t)`:
+//! - **direct** holds the positions, `q = g` at every level, and takes the velocity the drift
+//!   (`q(t+h)`) implies, `u^{t+h} = 2 (g(t+h) − g(t+h/2)) / h`;
+//! - **rate** holds the velocity, `u^{t+h} = ġ(t+h)`, and lets the positions drift with it;
+//! - **full** holds both, `q = g` and `u = ġ`.
+
+pub mod def_exp;
+pub mod def_lim;
+pub mod spectral;
+
+pub use def_exp::{CriticalStepCheck, DEF_EXP_BOUND, DefExp};
+pub use def_lim::DefLim;
+pub use spectral::CriticalStep;
+
 use std::borrow::Cow;
 use std::sync::Mutex;
 
-use fem_assembly::{CsrMatrix, ExactSum, StableStep};
-use fem_time::{
-    Energy, Mass, SecondOrderSystem, StateField, StateKind, StepError, StepSettings, restored,
+use fem_assembly::{ExactSum, StableStep};
+use fem_constraints::Enforcement;
+
+use crate::{
+    Clock, DirichletControl, Energy, EvalError, Mass, SecondOrderSystem, StateField, StateKind,
+    StepError, StepSettings, restored,
 };
 
-use crate::prescribed::LeapFrogControl;
-use crate::system::SolidSystem;
-
 /// A system the leap-frog steppers can run: a [`SecondOrderSystem`] that also gives its
-/// explicit critical step and says why an evaluation failed.
+/// explicit critical step, and — for a body split over several processes — sums over its dofs
+/// and agrees on a condition collectively.
 pub trait LeapFrogSystem: SecondOrderSystem {
     /// The critical step of the central difference at `x`, `2/sqrt(λ_max)`.
-    fn critical_step(&self, x: &[f64]) -> Result<StableStep, String>;
-    /// Why the last force or tangent evaluation gave non-finite values, if it did (taken).
-    fn take_failure(&self) -> Option<String>;
-    /// Refills `out` (of the pattern [`SecondOrderSystem::tangent`] gives) with `K(x)`.
-    fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
-        *out = self.tangent(x).to_csr().into_owned();
-    }
+    fn critical_step(&self, x: &[f64]) -> Result<StableStep, EvalError>;
     /// The sum over the body of per-dof terms `(dof, value)`, exactly rounded
     /// ([`ExactSum`]), so that it does not depend on how the terms are ordered or split. A
     /// serial system sums every term; a subdomain of a distributed body sums the terms of the
@@ -53,24 +64,30 @@ pub trait LeapFrogSystem: SecondOrderSystem {
     }
 }
 
-impl LeapFrogSystem for SolidSystem {
-    fn critical_step(&self, x: &[f64]) -> Result<StableStep, String> {
-        SolidSystem::critical_step(self, x).map_err(|e| e.to_string())
+/// Positions at a level `t` of the scheme: `q = g(t)` under direct and full control.
+fn hold_positions(control: &DirichletControl, t: f64, q: &mut [f64]) {
+    for (d, s, e) in control.iter() {
+        if e != Enforcement::Rate {
+            q[d] = s.value(t);
+        }
     }
-    fn take_failure(&self) -> Option<String> {
-        self.take_inverted().map(|e| e.to_string())
-    }
-    fn tangent_into(&self, x: &[f64], out: &mut CsrMatrix<f64>) {
-        SolidSystem::tangent_into(self, x, out);
+}
+
+/// The end velocity `u^{t+h}` of each prescribed dof, from the half-step position `q_half`
+/// (at `t + h/2`) and the end time `t1 = t + h`.
+fn end_velocity(control: &DirichletControl, t1: f64, h: f64, q_half: &[f64], u: &mut [f64]) {
+    for (d, s, e) in control.iter() {
+        u[d] = match e {
+            Enforcement::Direct => 2.0 * (s.value(t1) - q_half[d]) / h,
+            Enforcement::Rate | Enforcement::Full => s.rate(t1),
+        };
     }
 }
 
 /// The state of a leap-frog stepper and its scratch vectors.
 #[derive(Debug)]
 pub(crate) struct LeapFrog {
-    pub t0: f64,
-    pub dt: f64,
-    pub step: u64,
+    pub clock: Clock,
     /// `q^t` (positions at the current level).
     pub q: Vec<f64>,
     /// `u^t`.
@@ -78,7 +95,7 @@ pub(crate) struct LeapFrog {
     pub external_work: f64,
     pub reaction_work: f64,
     pub dissipated: f64,
-    pub control: LeapFrogControl,
+    pub control: DirichletControl,
     /// `q^{t+h/2}`.
     pub q_half: Vec<f64>,
     /// `f_ext(t+h/2)`.
@@ -110,20 +127,7 @@ impl LeapFrog {
         let StepSettings {
             dt, t0, dirichlet, ..
         } = settings;
-        if !(dt > 0.0 && dt.is_finite()) {
-            return Err(StepError::InvalidParameter {
-                name: "dt",
-                value: dt,
-                expected: "a positive finite time step",
-            });
-        }
-        if !t0.is_finite() {
-            return Err(StepError::InvalidParameter {
-                name: "t0",
-                value: t0,
-                expected: "a finite start time",
-            });
-        }
+        let clock = Clock::new(t0, dt)?;
         for (what, v) in [("initial position", x0), ("initial velocity", v0)] {
             if v.len() != n || v.iter().any(|e| !e.is_finite()) {
                 return Err(StepError::BadData {
@@ -133,14 +137,12 @@ impl LeapFrog {
                 });
             }
         }
-        let control = LeapFrogControl::new(n, dirichlet)?;
+        let control = DirichletControl::new(n, dirichlet)?;
         let mut q = x0.to_vec();
         let mut u = v0.to_vec();
-        control.initial(t0, &mut q, &mut u);
+        control.impose_initial(t0, &mut q, &mut u);
         Ok(Self {
-            t0,
-            dt,
-            step: 0,
+            clock,
             q,
             u,
             external_work: 0.0,
@@ -164,65 +166,53 @@ impl LeapFrog {
 
     /// `t_n = t0 + n h`.
     pub fn time(&self) -> f64 {
-        self.t0 + self.step as f64 * self.dt
+        self.clock.time()
     }
 
     /// The first half drift (`q(t+h/2)`) and the force `f = f_ext(t+h/2) − f_int(q^{t+h/2})`
-    /// into `self.force`. Fails if the force is not finite (an inverted cell, say).
+    /// into `self.force`. Fails (on every process of a distributed body together) when the
+    /// force cannot be evaluated or is not finite.
     pub fn half_drift_and_force<S: LeapFrogSystem>(&mut self, system: &S) -> Result<(), StepError> {
         self.forget_energy();
-        let h = self.dt;
+        let h = self.clock.dt();
         let t_half = self.time() + 0.5 * h;
         for ((qh, q), u) in self.q_half.iter_mut().zip(&self.q).zip(&self.u) {
             *qh = q + 0.5 * h * u;
         }
-        self.control.hold_positions(t_half, &mut self.q_half);
-        system.internal_force(&self.q_half, &mut self.f_int);
-        // (Without an external force `f_ext` stays the zeros it was made with.)
+        hold_positions(&self.control, t_half, &mut self.q_half);
+        let evaluated = system.internal_force(&self.q_half, &mut self.f_int);
         if system.has_external_force() {
             system.external_force(t_half, &mut self.f_ext);
+        } else {
+            self.f_ext.fill(0.0);
         }
         for ((f, fe), fi) in self.force.iter_mut().zip(&self.f_ext).zip(&self.f_int) {
             *f = fe - fi;
         }
-        if !system.all_agree(self.force.iter().all(|f| f.is_finite())) {
-            return Err(self.failure(system, "the force at t + h/2"));
+        let evaluated =
+            evaluated.and_then(|()| EvalError::check_finite("force at t + h/2", &self.force));
+        if !system.all_agree(evaluated.is_ok()) {
+            return Err(self
+                .clock
+                .failed(evaluated.err().unwrap_or(EvalError::Elsewhere)));
         }
         Ok(())
-    }
-
-    /// The error of a non-finite evaluation: the system's reason (an inverted cell) if it has
-    /// one.
-    pub fn failure<S: LeapFrogSystem>(&self, system: &S, what: &str) -> StepError {
-        StepError::Failed {
-            step: self.step + 1,
-            t: self.time(),
-            message: match system.take_failure() {
-                Some(reason) => format!("{what} is not finite: {reason}"),
-                None => format!("{what} is not finite"),
-            },
-        }
     }
 
     /// The second half drift (`q(t+h)`) from `u^{t+h}` (in `self.u_new`, prescribed entries
     /// set), the work of `f_ext(t+h/2)` and of the reactions `reactions` (one per prescribed
     /// dof, in the order of their dofs) over the step, and the clock.
     pub fn finish<S: LeapFrogSystem>(&mut self, system: &S, reactions: &[f64]) {
-        let h = self.dt;
+        let h = self.clock.dt();
         let t1 = self.time() + h;
         for ((qn, qh), un) in self.q_new.iter_mut().zip(&self.q_half).zip(&self.u_new) {
             *qn = qh + 0.5 * h * un;
         }
-        self.control.hold_positions(t1, &mut self.q_new);
+        hold_positions(&self.control, t1, &mut self.q_new);
         let (q0, q1) = (&self.q, &self.q_new);
-        // (No external force: no work, and no pass over the dofs.)
-        let external_work = if system.has_external_force() {
-            system.sum_over_dofs(
-                &mut (self.f_ext.iter().enumerate()).map(|(i, f)| (i, f * (q1[i] - q0[i]))),
-            )
-        } else {
-            0.0
-        };
+        let external_work = system.sum_over_dofs(
+            &mut (self.f_ext.iter().enumerate()).map(|(i, f)| (i, f * (q1[i] - q0[i]))),
+        );
         let reaction_work = system.sum_over_dofs(
             &mut (self.control.dofs().iter().zip(reactions))
                 .map(|(&d, r)| (d, r * (q1[d] - q0[d]))),
@@ -231,7 +221,27 @@ impl LeapFrog {
         std::mem::swap(&mut self.u, &mut self.u_new);
         self.external_work += external_work;
         self.reaction_work += reaction_work;
-        self.step += 1;
+        self.clock.advance();
+    }
+
+    /// The end velocities of the prescribed dofs into `self.u_new`, for the step from the
+    /// current level.
+    pub fn prescribe_end_velocity(&mut self) {
+        let h = self.clock.dt();
+        let t1 = self.time() + h;
+        end_velocity(&self.control, t1, h, &self.q_half, &mut self.u_new);
+    }
+
+    /// Fails (on every process together) when the new state is not finite.
+    pub fn check_state<S: LeapFrogSystem>(&self, system: &S) -> Result<(), StepError> {
+        let finite = self.q.iter().chain(&self.u).all(|v| v.is_finite());
+        if !system.all_agree(finite) {
+            return Err(StepError::NonFinite {
+                step: self.clock.step(),
+                t: self.time(),
+            });
+        }
+        Ok(())
     }
 
     /// Kinetic energy `½ uᵀ M u` (a lumped mass's `Σ m_i u_i²` summed exactly, see
@@ -294,11 +304,11 @@ impl LeapFrog {
         self.q.copy_from_slice(q);
         self.u.copy_from_slice(u);
         (self.external_work, self.reaction_work, self.dissipated) = (b[0], b[1], b[2]);
-        self.step = step_index;
+        self.clock.set_step(step_index);
         Ok(())
     }
 
-    /// The velocity at the current level, as a [`fem_time::NodalStepper`] gives it.
+    /// The velocity at the current level, as a [`crate::NodalStepper`] gives it.
     pub fn velocity(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.u)
     }
@@ -316,7 +326,7 @@ pub(crate) fn check_critical(
             dt,
             bound: bound.dt,
             lambda_max: bound.lambda_max,
-            advice: "reduce time.dt, or let model.solid.auto_dt choose a safe fraction of the bound",
+            advice: "reduce the time step (or the safety factor that chose it)",
         });
     }
     Ok(())

@@ -31,9 +31,9 @@
 //! `ρ` (the mode moved elsewhere) runs the Lanczos iteration again.
 
 use fem_assembly::StableStep;
-use fem_time::Mass;
 
-use crate::leapfrog::LeapFrogSystem;
+use super::LeapFrogSystem;
+use crate::{EvalError, Mass};
 
 /// Lanczos steps at most.
 pub const MAX_ITERATIONS: usize = 60;
@@ -76,13 +76,12 @@ struct Operator<'a, S: ?Sized> {
 }
 
 impl<'a, S: LeapFrogSystem + ?Sized> Operator<'a, S> {
-    fn new(system: &'a S, x: &'a [f64]) -> Result<Self, String> {
+    /// `None` for a consistent mass (the estimate is for DEF_EXP's lumped one).
+    fn new(system: &'a S, x: &'a [f64]) -> Option<Self> {
         let n = x.len();
         let d: Vec<f64> = match system.mass() {
             Mass::Lumped(m) => m.iter().map(|m| 1.0 / m.sqrt()).collect(),
-            Mass::Consistent(_) => {
-                return Err("the spectral critical step needs a lumped mass".into());
-            }
+            Mass::Consistent(_) => return None,
         };
         // ε: a strain of PERTURBATION over a cell, for y of unit norm (entries ~ n^{-1/2}): the
         // cell size from the body's RMS radius and node count, v = D y ~ (m̄ n)^{-1/2}.
@@ -91,7 +90,7 @@ impl<'a, S: LeapFrogSystem + ?Sized> Operator<'a, S> {
             Mass::Lumped(m) => {
                 system.sum_over_dofs(&mut m.iter().enumerate().map(|(i, &v)| (i, v)))
             }
-            Mass::Consistent(_) => unreachable!(),
+            Mass::Consistent(_) => return None,
         };
         let cell =
             match system.dof_points() {
@@ -109,7 +108,7 @@ impl<'a, S: LeapFrogSystem + ?Sized> Operator<'a, S> {
                 None => 1.0,
             };
         let eps = PERTURBATION * cell.max(f64::MIN_POSITIVE) * (mass * count).sqrt() / count;
-        Ok(Self {
+        Some(Self {
             system,
             x,
             d,
@@ -127,20 +126,18 @@ impl<'a, S: LeapFrogSystem + ?Sized> Operator<'a, S> {
     }
 
     /// `out = D K D y` by (S1). Fails if a force is not finite.
-    fn apply(&mut self, y: &[f64], out: &mut [f64]) -> Result<(), String> {
+    fn apply(&mut self, y: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
         for i in 0..y.len() {
             let v = self.eps * self.d[i] * y[i];
             self.plus[i] = self.x[i] + v;
             self.minus[i] = self.x[i] - v;
         }
-        self.system.internal_force(&self.plus, &mut self.fp);
-        self.system.internal_force(&self.minus, &mut self.fm);
-        let finite = self.fp.iter().chain(&self.fm).all(|f| f.is_finite());
-        if !self.system.all_agree(finite) {
-            let reason = self.system.take_failure().unwrap_or_default();
-            return Err(format!(
-                "the spectral critical step could not evaluate the force near the state {reason}"
-            ));
+        let evaluated = (self.system.internal_force(&self.plus, &mut self.fp))
+            .and_then(|()| self.system.internal_force(&self.minus, &mut self.fm))
+            .and_then(|()| EvalError::check_finite("internal force", &self.fp))
+            .and_then(|()| EvalError::check_finite("internal force", &self.fm));
+        if !self.system.all_agree(evaluated.is_ok()) {
+            return Err(evaluated.err().unwrap_or(EvalError::Elsewhere));
         }
         for i in 0..y.len() {
             out[i] = self.d[i] * (self.fp[i] - self.fm[i]) / (2.0 * self.eps);
@@ -204,22 +201,26 @@ fn largest(alpha: &[f64], beta: &[f64]) -> (f64, Vec<f64>) {
 }
 
 /// The refined critical step at `x` (S1–S3), given the element bound `element` there.
-/// Collective on a distributed system. Fails if the force is not finite near `x`.
+/// Collective on a distributed system. The element bound itself (no mode, no iterations) when
+/// the force cannot be evaluated near `x` (a body whose size or stiffness is out of `f64`'s
+/// range for (S1)) or the mass is consistent (the estimate is DEF_EXP's, on a lumped mass).
 pub fn refine<S: LeapFrogSystem + ?Sized>(
     system: &S,
     x: &[f64],
     element: StableStep,
-) -> Result<CriticalStep, String> {
-    let mut op = Operator::new(system, x)?;
+) -> Result<CriticalStep, EvalError> {
+    let Some(mut op) = Operator::new(system, x) else {
+        return Ok(unrefined(element));
+    };
     let start = op.start();
-    lanczos(&mut op, start, element)
+    Ok(lanczos(&mut op, start, element).unwrap_or_else(|_| unrefined(element)))
 }
 
 fn lanczos<S: LeapFrogSystem + ?Sized>(
     op: &mut Operator<'_, S>,
     start: Vec<f64>,
     element: StableStep,
-) -> Result<CriticalStep, String> {
+) -> Result<CriticalStep, EvalError> {
     let n = start.len();
     let norm = op.dot(&start, &start).sqrt();
     let mut q: Vec<f64> = start.iter().map(|v| v / norm).collect();
@@ -292,6 +293,17 @@ fn lanczos<S: LeapFrogSystem + ?Sized>(
     ))
 }
 
+/// The element bound itself, as an estimate without a mode.
+fn unrefined(element: StableStep) -> CriticalStep {
+    CriticalStep {
+        step: element,
+        element,
+        iterations: 0,
+        residual: f64::INFINITY,
+        mode: Vec::new(),
+    }
+}
+
 /// (S3) from a Ritz pair, capped by `cap` (the element bound's `λ`).
 fn estimate(
     element: StableStep,
@@ -317,14 +329,35 @@ fn estimate(
 
 /// A re-check at `x` from the previous estimate's mode: [`RECHECK_ITERATIONS`] power
 /// iterations giving `ρ + ‖A y − ρ y‖` when the mode has not moved (no cap), or the element
-/// bound at `x` and Lanczos again when it has.
+/// bound at `x` and Lanczos again when it has. The element bound alone when the force cannot
+/// be evaluated near `x` (fails if it cannot be at `x`).
 pub fn recheck<S: LeapFrogSystem + ?Sized>(
     system: &S,
     x: &[f64],
     previous: &CriticalStep,
-) -> Result<CriticalStep, String> {
-    let mut op = Operator::new(system, x)?;
+) -> Result<CriticalStep, EvalError> {
+    let Some(mut op) = Operator::new(system, x) else {
+        return Ok(unrefined(system.critical_step(x)?));
+    };
+    match power_or_lanczos(&mut op, x, previous) {
+        Ok(estimate) => Ok(estimate),
+        Err(_) => Ok(unrefined(system.critical_step(x)?)),
+    }
+}
+
+/// [`recheck`]'s iterations.
+fn power_or_lanczos<S: LeapFrogSystem + ?Sized>(
+    op: &mut Operator<'_, S>,
+    x: &[f64],
+    previous: &CriticalStep,
+) -> Result<CriticalStep, EvalError> {
     let n = x.len();
+    if previous.mode.len() != n {
+        // (No mode to start from: Lanczos from the deterministic start.)
+        let element = op.system.critical_step(x)?;
+        let start = op.start();
+        return lanczos(op, start, element);
+    }
     let mut y = previous.mode.clone();
     let mut ay = vec![0.0; n];
     let mut rho = 0.0;
@@ -352,8 +385,8 @@ pub fn recheck<S: LeapFrogSystem + ?Sized>(
     // The limiting mode moved: Lanczos again, from the deterministic start mixed with the
     // power iterate.
     let start: Vec<f64> = op.start().iter().zip(&y).map(|(s, v)| s + v).collect();
-    let element = system.critical_step(x)?;
-    let mut estimate = lanczos(&mut op, start, element)?;
+    let element = op.system.critical_step(x)?;
+    let mut estimate = lanczos(op, start, element)?;
     estimate.iterations += RECHECK_ITERATIONS;
     Ok(estimate)
 }

@@ -4,11 +4,12 @@
 //!
 //! It is the central difference method written in velocities, so it is stable for
 //! `h ≤ 2/ω_max`. The critical step is estimated as `2/sqrt(λ)` with `λ` the body's largest
-//! eigenvalue of `M⁻¹K(q)` by Lanczos, capped by the largest generalized eigenvalue of the
-//! elements (`K_e(q) φ = λ M_e φ`, an upper bound on the global `ω_max²`)
-//! ([`crate::spectral`]), at the start — where a step above it is refused with the bound in the
-//! message — and again as the body deforms ([`CriticalStepCheck`]): the run stops when the
-//! deformed body's bound falls below the step by more than [`CriticalStepCheck::tolerance`].
+//! eigenvalue of `M⁻¹K(q)` by Lanczos, capped by the system's own bound
+//! ([`LeapFrogSystem::critical_step`]: for a solid the largest generalized eigenvalue of the
+//! elements, `K_e(q) φ = λ M_e φ`, an upper bound on the global `ω_max²`) ([`super::spectral`]),
+//! at the start — where a step above it is refused with the bound in the message — and again as
+//! the body deforms ([`CriticalStepCheck`]): the run stops when the deformed body's bound falls
+//! below the step by more than [`CriticalStepCheck::tolerance`].
 //!
 //! A re-check is three power iterations from the last estimate's mode (six internal-force
 //! evaluations; Lanczos and the element bound again only if the limiting mode has moved); the
@@ -22,13 +23,15 @@
 
 use std::borrow::Cow;
 
-use fem_time::{
-    Energy, Invariant, Mass, NodalStepper, StateField, StateKind, StepError, StepReport,
+use super::spectral::{self, CriticalStep};
+use super::{LeapFrog, LeapFrogSystem, check_critical};
+use crate::{
+    Clock, Energy, Invariant, Mass, NodalStepper, StateField, StateKind, StepError, StepReport,
     StepSettings, Stepper, restored,
 };
 
-use crate::leapfrog::{LeapFrog, LeapFrogSystem, check_critical};
-use crate::spectral::{self, CriticalStep};
+/// The name of Solfec's DEF_EXP in input files (`time.scheme: def_exp`).
+pub const NAME: &str = "def_exp";
 
 /// How the critical step is checked while the body deforms.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -212,9 +215,9 @@ impl<S: LeapFrogSystem> DefExp<S> {
     }
 
     /// [`new`](Self::new) with the critical step at `x0` already known (a set-up that chose
-    /// its step from it: [`spectral::refine`]): it is reused when the start state is `x0`
-    /// itself (no prescribed value at `t0` moves a dof), which saves a pass over every cell
-    /// (for a 10⁶-cell body, half a minute on one core). Collective on a distributed system.
+    /// its step from it: [`spectral::refine`]): it is reused when the start state is `x0` itself (no prescribed
+    /// value at `t0` moves a dof), which saves a pass over every cell (for a 10⁶-cell body,
+    /// half a minute on one core). Collective on a distributed system.
     pub fn with_bound_at(
         system: S,
         settings: StepSettings,
@@ -239,30 +242,18 @@ impl<S: LeapFrogSystem> DefExp<S> {
         let inverse_mass = match system.mass() {
             Mass::Lumped(m) => m.iter().map(|m| 1.0 / m).collect(),
             Mass::Consistent(_) => {
-                return Err(StepError::Failed {
-                    step: 0,
-                    t: state.t0,
-                    message: "DEF_EXP needs a lumped mass (it does not solve): use mass: lumped"
-                        .into(),
-                });
+                return Err(StepError::NeedsLumpedMass { scheme: "DEF_EXP" });
             }
         };
         let known = bound_at_x0.filter(|_| system.all_agree(state.q == x0));
-        let failed = |message| StepError::Failed {
-            step: 0,
-            t: state.t0,
-            message,
-        };
         let estimate = match known {
             Some(b) => b,
-            None => {
-                let element = system.critical_step(&state.q).map_err(failed)?;
-                spectral::refine(&system, &state.q, element).map_err(failed)?
-            }
+            None => Self::estimate(&system, &state.q).map_err(|e| state.clock.failed(e))?,
         };
         let bound = estimate.step;
-        check_critical(state.dt, &bound, DEF_EXP_BOUND)?;
-        let schedule = RecheckSchedule::start(&check, 0, bound.dt, state.dt);
+        let dt = state.clock.dt();
+        check_critical(dt, &bound, DEF_EXP_BOUND)?;
+        let schedule = RecheckSchedule::start(&check, 0, bound.dt, dt);
         let n_prescribed = state.control.dofs().len();
         Ok(Self {
             system,
@@ -276,10 +267,15 @@ impl<S: LeapFrogSystem> DefExp<S> {
         })
     }
 
+    /// The critical step at `x`: the system's bound refined by [`spectral::refine`].
+    pub fn estimate(system: &S, x: &[f64]) -> Result<CriticalStep, crate::EvalError> {
+        let element = system.critical_step(x)?;
+        spectral::refine(system, x, element)
+    }
+
     /// `safety · 2/sqrt(λ_max)` at `x0`: the step `dt: auto` takes (Solfec uses 0.5).
-    pub fn auto_step(system: &S, x0: &[f64], safety: f64) -> Result<f64, String> {
-        let element = system.critical_step(x0)?;
-        Ok(safety * spectral::refine(system, x0, element)?.step.dt)
+    pub fn auto_step(system: &S, x0: &[f64], safety: f64) -> Result<f64, crate::EvalError> {
+        Ok(safety * Self::estimate(system, x0)?.step.dt)
     }
 
     /// The system.
@@ -291,70 +287,63 @@ impl<S: LeapFrogSystem> DefExp<S> {
     pub fn critical_step(&self) -> f64 {
         self.critical
     }
+
+    /// The scheduled re-check of the critical step at the deformed state: stops the run when
+    /// the step is above the bound by more than the tolerance.
+    fn recheck(&mut self) -> Result<(), StepError> {
+        let s = &self.state;
+        let h = s.clock.dt();
+        self.estimate = spectral::recheck(&self.system, &s.q, &self.estimate).map_err(|e| {
+            StepError::Evaluation {
+                step: s.clock.step(),
+                t: s.time(),
+                source: e,
+            }
+        })?;
+        let bound = self.estimate.step;
+        self.critical = bound.dt;
+        self.schedule = self
+            .schedule
+            .after_check(&self.check, s.clock.step(), bound.dt, h);
+        if h > (1.0 + self.check.tolerance) * bound.dt {
+            return Err(StepError::Unstable {
+                which: DEF_EXP_BOUND,
+                dt: h,
+                bound: bound.dt,
+                lambda_max: bound.lambda_max,
+                advice: "the deformed body's critical step fell below the step: reduce the time step or the safety factor that chose it",
+            });
+        }
+        Ok(())
+    }
 }
 
 impl<S: LeapFrogSystem> Stepper for DefExp<S> {
     /// Half drift, kick, half drift (seed `q(t+h/2)`, `u(t+h)` with `A = M`, `q(t+h)`).
     fn step(&mut self) -> Result<StepReport, StepError> {
         let s = &mut self.state;
-        let h = s.dt;
+        let h = s.clock.dt();
         s.half_drift_and_force(&self.system)?;
         for i in 0..s.u.len() {
             s.u_new[i] = s.u[i] + h * self.inverse_mass[i] * s.force[i];
         }
         if !s.no_prescribed() {
-            let t1 = s.time() + h;
-            s.control.end_velocity(t1, h, &s.q_half, &mut s.u_new);
+            s.prescribe_end_velocity();
             // Reaction r_c = m_c (u_c^{t+h} − u_c^t)/h − f_c.
             for (r, &d) in self.reactions.iter_mut().zip(s.control.dofs()) {
                 *r = (s.u_new[d] - s.u[d]) / (h * self.inverse_mass[d]) - s.force[d];
             }
         }
         s.finish(&self.system, &self.reactions);
-        if !self
-            .system
-            .all_agree(s.q.iter().chain(&s.u).all(|v| v.is_finite()))
-        {
-            return Err(StepError::NonFinite {
-                step: s.step,
-                t: s.time(),
-            });
-        }
-        if s.step >= self.schedule.next {
-            self.estimate =
-                spectral::recheck(&self.system, &s.q, &self.estimate).map_err(|message| {
-                    StepError::Failed {
-                        step: s.step,
-                        t: s.time(),
-                        message,
-                    }
-                })?;
-            let bound = self.estimate.step;
-            self.critical = bound.dt;
-            self.schedule = self.schedule.after_check(&self.check, s.step, bound.dt, h);
-            if h > (1.0 + self.check.tolerance) * bound.dt {
-                return Err(StepError::Unstable {
-                    which: DEF_EXP_BOUND,
-                    dt: h,
-                    bound: bound.dt,
-                    lambda_max: bound.lambda_max,
-                    advice: "the deformed body's critical step fell below the step: reduce time.dt or model.solid.auto_dt",
-                });
-            }
+        s.check_state(&self.system)?;
+        if s.clock.step() >= self.schedule.next {
+            self.recheck()?;
         }
         Ok(StepReport::default())
     }
 
-    fn time(&self) -> f64 {
-        self.state.time()
-    }
-
-    fn step_index(&self) -> u64 {
-        self.state.step
-    }
-
-    fn dt(&self) -> f64 {
-        self.state.dt
+    fn clock(&self) -> Clock {
+        self.state.clock
     }
 
     fn energy(&self) -> Option<Energy> {
@@ -382,22 +371,22 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
         // restored step as from a start (they never change the state, only when a run stops).
         self.schedule = match fields.iter().any(|f| f.name == SCHEDULE) {
             true => RecheckSchedule::from_slice(restored(fields, SCHEDULE, 4)?),
-            false => RecheckSchedule::start(&self.check, step_index, self.critical, self.state.dt),
+            false => RecheckSchedule::start(
+                &self.check,
+                step_index,
+                self.critical,
+                self.state.clock.dt(),
+            ),
         };
         // The mode the next re-check starts from; a checkpoint without it (written before the
         // spectral estimate) gets a fresh estimate at the restored state.
         if fields.iter().any(|f| f.name == MODE) {
             let mode = restored(fields, MODE, self.state.q.len())?;
-            self.estimate.mode.copy_from_slice(mode);
+            self.estimate.mode.clear();
+            self.estimate.mode.extend_from_slice(mode);
         } else {
-            let failed = |message| StepError::Failed {
-                step: step_index,
-                t: self.state.time(),
-                message,
-            };
-            let element = self.system.critical_step(&self.state.q).map_err(failed)?;
-            self.estimate =
-                spectral::refine(&self.system, &self.state.q, element).map_err(failed)?;
+            self.estimate = Self::estimate(&self.system, &self.state.q)
+                .map_err(|e| self.state.clock.failed(e))?;
         }
         Ok(())
     }
@@ -408,7 +397,7 @@ impl<S: LeapFrogSystem> NodalStepper for DefExp<S> {
         &self.state.q
     }
 
-    fn velocity(&self) -> Cow<'_, [f64]> {
+    fn velocity_at_step(&self) -> Cow<'_, [f64]> {
         self.state.velocity()
     }
 }

@@ -1,0 +1,343 @@
+//! The files a run writes — frames, `history.csv`, `probes.csv` — and what an uninterrupted run
+//! would have written of them at each step (the cadence a checkpoint records).
+
+use std::path::Path;
+
+use fem_io::{
+    FrameSeries, FrameSink, HistoryWriter, OutputError, PartitionedSeries, SeriesFormat,
+    VtkHdfSeries,
+};
+use fem_model::Model;
+use fem_time::{Energy, EnergyBalanceTracker, Invariant, StepReport};
+
+use crate::error::agree;
+use crate::processes::Processes;
+use crate::{COMMON_COLUMNS, EnergySummary, RunError, RunOptions};
+
+/// The energy balance over the history rows of a run.
+#[derive(Debug)]
+pub(crate) struct EnergyTracker {
+    pub invariant: Invariant,
+    pub balance: EnergyBalanceTracker,
+}
+
+impl EnergyTracker {
+    pub fn new(invariant: Invariant) -> Self {
+        Self {
+            invariant,
+            balance: EnergyBalanceTracker::default(),
+        }
+    }
+
+    pub fn observe(&mut self, e: &Energy) {
+        self.balance.observe(e);
+    }
+
+    pub fn summary(&self) -> Option<EnergySummary> {
+        self.balance.first.map(|_| EnergySummary {
+            invariant: self.invariant,
+            max_change: self.balance.max_change,
+            scale: self.balance.scale,
+            rows: self.balance.observed,
+        })
+    }
+}
+
+/// The files of a run, and the scratch to write them. History and probes are process 0's.
+pub(crate) struct Outputs {
+    pub frames: Box<dyn FrameSink>,
+    pub history: Option<HistoryWriter>,
+    pub probes: Option<HistoryWriter>,
+    /// Whether the model has probes (every process knows; process 0 writes them).
+    pub has_probes: bool,
+    values: Vec<f64>,
+    cells: Vec<Option<f64>>,
+    probe_row: Vec<f64>,
+    /// The history's length after its last row on the run's cadence.
+    pub history_on_cadence: u64,
+    /// The times of the frames on the run's cadence.
+    pub frames_on_cadence: Vec<f64>,
+    /// The time of the last frame written.
+    last_frame_time: f64,
+}
+
+/// The columns of `history.csv`.
+pub(crate) fn history_columns(model: &dyn Model) -> Vec<String> {
+    let mut columns: Vec<String> = COMMON_COLUMNS.map(String::from).to_vec();
+    columns.extend(model.history_columns());
+    columns
+}
+
+/// The columns of `probes.csv`, when the model has probes.
+pub(crate) fn probe_columns(model: &dyn Model) -> Option<Vec<String>> {
+    let probes = model.probe_columns();
+    (!probes.is_empty()).then(|| {
+        let mut columns = vec!["t".to_string()];
+        columns.extend(probes);
+        columns
+    })
+}
+
+/// Where a fresh or resumed run opens its files.
+pub(crate) enum Opening<'a> {
+    /// A fresh run.
+    Fresh,
+    /// A resumed run: the frames' times and the history and probes lengths at the checkpoint.
+    Resume {
+        times: &'a [f64],
+        history_bytes: u64,
+        probes_bytes: u64,
+    },
+}
+
+impl Outputs {
+    /// Opens the outputs on every process (agreed: an error on one is every process's).
+    pub fn open(
+        model: &dyn Model,
+        options: &RunOptions,
+        processes: &dyn Processes,
+        opening: Opening<'_>,
+    ) -> Result<Self, RunError> {
+        let result = Self::open_here(model, options, processes, &opening);
+        agree(processes, result)
+    }
+
+    fn open_here(
+        model: &dyn Model,
+        options: &RunOptions,
+        processes: &dyn Processes,
+        opening: &Opening<'_>,
+    ) -> Result<Self, RunError> {
+        let dir: &Path = &options.out_dir;
+        let (rank, size) = (processes.rank(), processes.size());
+        let frames: Box<dyn FrameSink> = match (options.format, processes.is_distributed()) {
+            (SeriesFormat::Pvd(compression), false) => match opening {
+                Opening::Fresh => Box::new(
+                    FrameSeries::create(dir, &options.base, compression)
+                        .map_err(RunError::OutputLocation)?,
+                ),
+                Opening::Resume { times, .. } => Box::new(
+                    FrameSeries::resume(dir, &options.base, compression, times)
+                        .map_err(resume_error)?,
+                ),
+            },
+            (SeriesFormat::Pvd(compression), true) => match opening {
+                Opening::Fresh => Box::new(
+                    PartitionedSeries::create(dir, &options.base, compression, rank, size)
+                        .map_err(RunError::OutputLocation)?,
+                ),
+                Opening::Resume { times, .. } => Box::new(
+                    PartitionedSeries::resume(dir, &options.base, compression, rank, size, times)
+                        .map_err(resume_error)?,
+                ),
+            },
+            (SeriesFormat::VtkHdf(precision), false) => {
+                let capacity = options.frame_capacity(model);
+                match opening {
+                    Opening::Fresh => Box::new(
+                        VtkHdfSeries::create(dir, &options.base, precision, capacity)
+                            .map_err(RunError::OutputLocation)?,
+                    ),
+                    Opening::Resume { times, .. } => Box::new(
+                        VtkHdfSeries::resume(dir, &options.base, precision, capacity, times)
+                            .map_err(resume_error)?,
+                    ),
+                }
+            }
+            (SeriesFormat::VtkHdf(_), true) => {
+                return Err(RunError::OutputLocation(OutputError::InvalidData {
+                    path: dir.join(format!("{}.vtkhdf", options.base)),
+                    message: "VTKHDF output is not available for distributed runs yet: write .pvd and .vtu pieces (SeriesFormat::Pvd)".into(),
+                }));
+            }
+        };
+        let columns = history_columns(model);
+        let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let probe_columns = probe_columns(model);
+        let (history, probes) = if rank == 0 {
+            let history_path = dir.join("history.csv");
+            let probes_path = dir.join("probes.csv");
+            match opening {
+                Opening::Fresh => (
+                    Some(
+                        HistoryWriter::create(&history_path, &refs)
+                            .map_err(RunError::OutputLocation)?,
+                    ),
+                    match &probe_columns {
+                        None => None,
+                        Some(c) => {
+                            let refs: Vec<&str> = c.iter().map(String::as_str).collect();
+                            Some(
+                                HistoryWriter::create(&probes_path, &refs)
+                                    .map_err(RunError::OutputLocation)?,
+                            )
+                        }
+                    },
+                ),
+                Opening::Resume {
+                    history_bytes,
+                    probes_bytes,
+                    ..
+                } => (
+                    Some(
+                        HistoryWriter::resume(&history_path, &refs, *history_bytes)
+                            .map_err(resume_error)?,
+                    ),
+                    match &probe_columns {
+                        None => None,
+                        Some(c) => {
+                            let refs: Vec<&str> = c.iter().map(String::as_str).collect();
+                            Some(
+                                HistoryWriter::resume(&probes_path, &refs, *probes_bytes)
+                                    .map_err(resume_error)?,
+                            )
+                        }
+                    },
+                ),
+            }
+        } else {
+            (None, None)
+        };
+        let (history_on_cadence, frames_on_cadence) = match opening {
+            Opening::Fresh => (0, Vec::new()),
+            Opening::Resume {
+                times,
+                history_bytes,
+                ..
+            } => (*history_bytes, times.to_vec()),
+        };
+        Ok(Self {
+            frames,
+            history,
+            probes,
+            has_probes: probe_columns.is_some(),
+            values: Vec::new(),
+            cells: Vec::new(),
+            probe_row: Vec::new(),
+            history_on_cadence,
+            frames_on_cadence,
+            last_frame_time: f64::NAN,
+        })
+    }
+
+    /// Writes what is due at the model's current step — probes every step, a history row and
+    /// a frame when asked — and observes the energy at a row. Collective (the energies and the
+    /// frame of a distributed model are; failures are agreed).
+    pub fn write(
+        &mut self,
+        model: &mut dyn Model,
+        report: &StepReport,
+        row: bool,
+        frame: bool,
+        energy: &mut EnergyTracker,
+        processes: &dyn Processes,
+    ) -> Result<(), RunError> {
+        if self.has_probes {
+            let result = self.write_probes(model);
+            agree(processes, result)?;
+        }
+        if row {
+            let result = self.write_row(model, report, energy);
+            agree(processes, result)?;
+        }
+        if frame {
+            let result = self.write_frame(model);
+            agree(processes, result)?;
+        }
+        Ok(())
+    }
+
+    fn write_probes(&mut self, model: &dyn Model) -> Result<(), RunError> {
+        let (t, step) = (model.stepper().time(), model.stepper().step_index());
+        self.probe_row.clear();
+        self.probe_row.push(t);
+        model.probe_values(&mut self.probe_row);
+        if self.probe_row.iter().any(|v| !v.is_finite()) {
+            return Err(RunError::NonFinite {
+                what: "probes".into(),
+                step,
+                t,
+            });
+        }
+        if let Some(p) = self.probes.as_mut() {
+            p.write_row(&self.probe_row)?;
+        }
+        Ok(())
+    }
+
+    fn write_row(
+        &mut self,
+        model: &dyn Model,
+        report: &StepReport,
+        energy_tracker: &mut EnergyTracker,
+    ) -> Result<(), RunError> {
+        let stepper = model.stepper();
+        let (step, t) = (stepper.step_index(), stepper.time());
+        let energy = model.energy();
+        if let Some(e) = &energy {
+            energy_tracker.observe(e);
+        }
+        self.values.clear();
+        model.history_values(report, &mut self.values);
+        self.cells.clear();
+        self.cells.extend([Some(step as f64), Some(t)]);
+        match energy {
+            Some(e) => self
+                .cells
+                .extend([Some(e.kinetic), Some(e.potential), Some(e.total)]),
+            None => self.cells.extend([None; 3]),
+        }
+        self.cells.extend(self.values.iter().map(|&v| Some(v)));
+        if let Some(k) = self
+            .cells
+            .iter()
+            .position(|c| c.is_some_and(|v| !v.is_finite()))
+        {
+            let columns = history_columns(model);
+            return Err(RunError::NonFinite {
+                what: format!("history column '{}'", columns[k]),
+                step,
+                t,
+            });
+        }
+        if let Some(h) = self.history.as_mut() {
+            h.write_row_with_gaps(&self.cells)?;
+        }
+        Ok(())
+    }
+
+    fn write_frame(&mut self, model: &mut dyn Model) -> Result<(), RunError> {
+        let (t, step) = (model.stepper().time(), model.stepper().step_index());
+        let frame = model.frame();
+        if let Some(name) = frame.first_non_finite_field() {
+            return Err(RunError::NonFinite {
+                what: format!("frame field '{name}'"),
+                step,
+                t,
+            });
+        }
+        self.frames.write_frame(t, &frame)?;
+        self.last_frame_time = t;
+        Ok(())
+    }
+
+    /// Records what of the step just written an uninterrupted run would have written too.
+    pub fn mark_cadence(&mut self, row: bool, frame: bool) {
+        if row {
+            self.history_on_cadence = self.history.as_ref().map_or(0, HistoryWriter::len);
+        }
+        if frame {
+            self.frames_on_cadence.push(self.last_frame_time);
+        }
+    }
+
+    /// The length of `probes.csv` now (0 without probes or off process 0).
+    pub fn probes_len(&self) -> u64 {
+        self.probes.as_ref().map_or(0, HistoryWriter::len)
+    }
+}
+
+/// A problem with the files a resumed run continues: the checkpoint cannot be resumed (exit 2).
+fn resume_error(e: OutputError) -> RunError {
+    RunError::Checkpoint(fem_io::CheckpointError::Output(e))
+}
