@@ -327,7 +327,7 @@ fn estimate(
     }
 }
 
-/// A re-check at `x` from the previous estimate's mode: [`RECHECK_ITERATIONS`] power
+/// A re-check at `x` from the previous estimate's mode: three power
 /// iterations giving `ρ + ‖A y − ρ y‖` when the mode has not moved (no cap), or the element
 /// bound at `x` and Lanczos again when it has. The element bound alone when the force cannot
 /// be evaluated near `x` (fails if it cannot be at `x`).
