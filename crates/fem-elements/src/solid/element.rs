@@ -3,7 +3,7 @@
 //!
 //! | formulation | kinds | what it is | module |
 //! |---|---|---|---|
-//! | `full` | all | displacement-based, the kind's force rule (hex8 2×2×2, hex20/hex27 3×3×3, tet10 4 points, tet4 1) | [`total_lagrangian`], [`hex8`] |
+//! | `full` | all | displacement-based, the kind's force rule (hex8 2×2×2, hex20/hex27 3×3×3, tet10 4 points, tet4 1) | [`total_lagrangian`](super::total_lagrangian), [`hex8`] |
 //! | `eas` | hex8 | incompatible modes / enhanced assumed strain at finite strain: no locking in bending | [`eas`] |
 //! | `fbar` | hex8, tet10, hex20, hex27 | F-bar (mean dilatation): no volumetric locking for nearly incompressible materials | [`fbar`] |
 //! | `one_point` | hex8 | one point with hourglass stiffness from the enhanced element: fast explicit runs, bending as `eas` in the linear range | [`one_point`] |
