@@ -10,7 +10,7 @@
 //! | [`lu`] | faer's sparse LU for unsymmetric matrices, with the same life cycle |
 //! | [`factor`] | [`Factorization`]: Cholesky or LU chosen by the matrix's [`Symmetry`], errors that name the method |
 //! | [`ordering`] | a nested-dissection fill-reducing order from a point per row |
-//! | [`solid`] | total-Lagrangian tet4/hex8/tet10 solids: force, tangent, masses, energy, stresses, stable step |
+//! | [`solid`] | total-Lagrangian solids (tet4, hex8, tet10, hex20, hex27; formulations full, eas, fbar, one_point; any hyperelastic material): force, tangent, masses, energy, stresses, stable step |
 
 pub mod cholesky;
 pub mod dofmap;
@@ -31,4 +31,4 @@ pub use lu::SparseLu;
 pub use lumping::lump_row_sum;
 pub use nalgebra_sparse::CsrMatrix;
 pub use plan::{AssemblyPlan, NodeBlockPlan, VectorPlan};
-pub use solid::{SolidError, SolidOperator, StableStep};
+pub use solid::{SolidError, SolidMaterial, SolidOperator, StableStep};
