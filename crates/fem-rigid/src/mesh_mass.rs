@@ -149,10 +149,11 @@ mod tests {
                 }
             }
             let p = mesh_mass_properties(&mesh, rho).unwrap();
-            assert!(close(p.mass, m, 1e-13), "{cells:?}: {}", p.mass);
+            // 1e-12: the box generator's symmetric tet split sums 24 tets a cube.
+            assert!(close(p.mass, m, 1e-12), "{cells:?}: {}", p.mass);
             for c in 0..3 {
                 assert!(
-                    close(p.center[c], shift[c] + 0.5 * l[c], 1e-13),
+                    close(p.center[c], shift[c] + 0.5 * l[c], 1e-12),
                     "{cells:?}"
                 );
                 assert!(
