@@ -200,6 +200,11 @@ impl RigidStepper {
         Ok(())
     }
 
+    /// Whether a contact step is begun and not yet ended.
+    pub fn in_contact_step(&self) -> bool {
+        self.in_contact_step
+    }
+
     /// The bodies as the contact layer sees them, between [`Self::begin_contact_step`] and
     /// [`Self::end_contact_step`] (empty before the first).
     pub fn contact_bodies(&self) -> &[RigidContactBody] {
