@@ -19,7 +19,8 @@
 //!
 //! **Rule (R)** for a contact point with mid-step gap `g`, start normal velocity `U_N⁻` and
 //! free normal velocity `U_N,free`:
-//! - *an impact*: not *persistent* (it carried no normal impulse in the previous step), its
+//! - *an impact*: not *persistent* (it carried a normal impulse in the previous step, not
+//!   an impact's), its
 //!   free motion crosses it before the next detection (`g ≤ 0` or `g + h U_N,free < 0`), and
 //!   it approaches faster than one step of the applied forces moves it
 //!   (`−U_N⁻ > |U_N,free − U_N⁻|`): Newton restitution, `U_N⁺ + e min(U_N⁻, 0) ≥ 0`, from
@@ -653,6 +654,7 @@ impl SceneStepper {
             .map(|c| local_velocity(c, &bodies, |b| b.free_velocity()).x)
             .collect();
         let previous: Vec<Option<usize>> = keys.iter().map(|k| self.warm.find(k)).collect();
+        let mut impacts = vec![false; n_contacts];
         for (i, c) in constraints.iter_mut().take(n_contacts).enumerate() {
             let Law::Contact { friction, .. } = c.law else {
                 continue;
@@ -663,6 +665,7 @@ impl SceneStepper {
             // An approach no faster than what one step of the applied forces gives is below
             // the step's resolution: a landing, not an impact.
             let impact = !persistent && closing && -start > (free - start).abs();
+            impacts[i] = impact;
             if impact {
                 // Crossed before the next detection: an impact now, at mid-step, with
                 // restitution (R2).
@@ -792,7 +795,12 @@ impl SceneStepper {
                 .iter()
                 .map(|&i| constraints[i].frame.transpose() * r[i])
                 .collect(),
-            normal: order.iter().map(|&i| r[i].x).collect(),
+            // What makes a contact persistent next step: a normal impulse that was not an
+            // impact's.
+            normal: order
+                .iter()
+                .map(|&i| if impacts[i] { 0.0 } else { r[i].x })
+                .collect(),
         };
         for (l, c) in constraints[n_contacts..].iter().enumerate() {
             self.link_impulses[l] = c.frame.transpose() * r[n_contacts + l];
