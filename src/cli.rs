@@ -54,9 +54,10 @@ Typical use:
   fem run inputs/string_pluck.yaml -o out     run; writes out/string_pluck.pvd, one .vtu per
                                               frame and out/history.csv (energy per step)
   fem mesh meshes/string_line2.msh            what a mesh holds: nodes, cells, physical groups
+  fem plot out                                plots of out/history.csv into out/plots/
 
-Open the .pvd in ParaView (File > Open), press Play; apply 'Warp By Vector' on 'displacement'
-to see the deformed shape.
+Open the run's view: paraview --script=out/string_pluck_view.py, then press Play (it opens the
+series with the model's camera, warp, colours and its obstacles and supports).
 
 Exit codes: 0 success; 1 the run failed (numerical failure, output error: frames already
 written stay valid); 2 the input, the mesh or the output location is wrong (nothing was run).
@@ -79,6 +80,25 @@ struct Cli {
     verbose: u8,
 }
 
+/// `fem run --format`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum FormatArg {
+    /// A .pvd collection and one .vtu file per frame.
+    Pvd,
+    /// One VTKHDF file.
+    Vtkhdf,
+}
+
+impl FormatArg {
+    /// The `output.format` this argument stands for.
+    fn kind(self) -> fem::model::input::FormatKind {
+        match self {
+            FormatArg::Pvd => fem::model::input::FormatKind::Pvd,
+            FormatArg::Vtkhdf => fem::model::input::FormatKind::Vtkhdf,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a simulation and write ParaView files and a CSV history.
@@ -86,7 +106,9 @@ enum Command {
         long_about = "Run a simulation.\n\nWrites DIR/NAME.pvd (a ParaView collection), DIR/NAME_000000.vtu, ... (one file per \
                       output frame) and DIR/history.csv (step, t, kinetic, potential, total, then the model's own \
                       columns), where NAME is the input file's name without .yaml. The .pvd is rewritten after \
-                      every frame, so an interrupted run still opens in ParaView."
+                      every frame, so an interrupted run still opens in ParaView. With output.format: vtkhdf (or \
+                      --format vtkhdf) the frames go to one DIR/NAME.vtkhdf instead. DIR/NAME_view.py opens the run \
+                      in ParaView (paraview --script=DIR/NAME_view.py)."
     )]
     Run {
         /// The YAML input file.
@@ -103,11 +125,23 @@ enum Command {
         /// that of an uninterrupted run.
         #[arg(long)]
         resume: bool,
+        /// Write the frames in this format instead of the input's output.format: 'pvd' (a .pvd
+        /// and one .vtu per frame) or 'vtkhdf' (one .vtkhdf file, ParaView 5.12 or later).
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<FormatArg>,
     },
     /// Validate an input file and its mesh, and report the run it describes, without running.
     Check {
         /// The YAML input file.
         file: PathBuf,
+        /// Report the output of a run stopped after step N (as `fem run --max-steps N`).
+        #[arg(long, value_name = "N")]
+        max_steps: Option<u64>,
+    },
+    /// Plot a run's history: DIR/plots/energy, invariant, iterations, constraint (.png, .svg).
+    Plot {
+        /// The run's output directory (holding history.csv).
+        dir: PathBuf,
     },
     /// Summarise a Gmsh mesh: nodes, cells by kind, physical groups, bounding box.
     Mesh {
@@ -137,11 +171,13 @@ pub fn main<M: ModelRegistry>() -> ExitCode {
         output,
         max_steps,
         resume,
+        format,
     } = &cli.command
         && let Some(size) = fem::launched_by_mpirun()
     {
         let options = run_options(file, output.as_ref(), *max_steps, *resume, &cli);
-        if let Some(code) = run_under_mpirun::<M>(file, options, size, &cli) {
+        let format = format.map(FormatArg::kind);
+        if let Some(code) = run_under_mpirun::<M>(file, options, format, size, &cli) {
             return code;
         }
     }
@@ -151,9 +187,19 @@ pub fn main<M: ModelRegistry>() -> ExitCode {
             output,
             max_steps,
             resume,
-        } => cmd_run::<M>(file, output.as_ref(), *max_steps, *resume, &cli),
-        Command::Check { file } => cmd_check::<M>(file, &cli),
+            format,
+        } => cmd_run::<M>(file, output.as_ref(), *max_steps, *resume, *format, &cli),
+        Command::Check { file, max_steps } => cmd_check::<M>(file, *max_steps, &cli),
         Command::Mesh { file } => cmd_mesh(file),
+        Command::Plot { dir } => cmd_plot(dir).map(|files| {
+            if !cli.quiet {
+                say!(
+                    "{} plots in {}",
+                    files.len() / 2,
+                    dir.join("plots").display()
+                );
+            }
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -189,6 +235,19 @@ fn report(summary: &RunSummary, cli: &Cli) {
         summary.pvd.display(),
         summary.history.display(),
     );
+    let stem = summary
+        .pvd
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let view = summary.pvd.with_file_name(format!("{stem}_view.py"));
+    if view.is_file() {
+        say!(
+            "view: paraview --script={} (or pvpython {} --png FILE.png)",
+            view.display(),
+            view.display()
+        );
+    }
     if let Some(c) = &summary.checkpoint {
         say!("checkpoint: {} (continue with --resume)", c.display());
     }
@@ -244,13 +303,14 @@ fn run_options(
 fn run_under_mpirun<M: ModelRegistry>(
     file: &std::path::Path,
     options: RunOptions,
+    format: Option<fem::model::input::FormatKind>,
     size: usize,
     cli: &Cli,
 ) -> Option<ExitCode> {
     #[cfg(feature = "mpi")]
     {
         let _ = size;
-        match fem::distributed::run::<M>(file, options) {
+        match fem::distributed::run::<M>(file, options, format) {
             fem::distributed::Outcome::Serial => None,
             fem::distributed::Outcome::Distributed { rank, result } => Some(match result {
                 Ok(summary) => {
@@ -270,7 +330,7 @@ fn run_under_mpirun<M: ModelRegistry>(
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = (options, cli);
+        let _ = (options, format, cli);
         (size > 1).then(|| {
             tell!(
                 "error: {}: this fem was built without MPI support (cargo feature `mpi`), so it cannot run on {size} MPI processes: run it without mpirun, or build it with `cargo build --release --features mpi`",
@@ -286,11 +346,16 @@ fn cmd_run<M: ModelRegistry>(
     output: Option<&PathBuf>,
     max_steps: Option<u64>,
     resume: bool,
+    format: Option<FormatArg>,
     cli: &Cli,
 ) -> Result<(), FemError> {
     let mut options = run_options(file, output, max_steps, resume, cli);
-    let (input, mut model) =
-        with_setup_reports(cli, || fem::prepare_with::<M>(file, Some(&options.out_dir)))?;
+    let (mut input, mut model) = with_setup_reports(cli, || {
+        fem::prepare_run_with::<M>(file, Some(&options.out_dir), max_steps)
+    })?;
+    if let Some(format) = format {
+        input.output.format = format.kind();
+    }
     options.fingerprint = fem::input_fingerprint(file, &input)?;
     let grid = model.grid();
     if grid.dt_adjusted() {
@@ -303,14 +368,46 @@ fn cmd_run<M: ModelRegistry>(
     }
     options.every = input.output.every;
     options.history_every = input.output.history_every;
-    options.compression = fem::model::build::compression(input.output.compression);
+    options.format = fem::model::build::series_format(&input.output);
     options.checkpoint = match input.output.checkpoint_every {
         Some(n) => CheckpointCadence::Steps(n),
         None => CheckpointCadence::WallTime(std::time::Duration::from_secs(600)),
     };
     options.model_name = input.model.name().to_string();
-    let summary = drive(model.as_mut(), &options)?;
+    let result = drive(model.as_mut(), &options);
+    // The view beside the series, once the series exists (also after a failed or
+    // interrupted run, whose frames stay valid).
+    let series = match &result {
+        Ok(summary) => Some(summary.pvd.clone()),
+        Err(e) if e.exit_code() == 1 => {
+            let ext = match options.format {
+                fem::io::SeriesFormat::Pvd(_) => "pvd",
+                fem::io::SeriesFormat::VtkHdf(_) => "vtkhdf",
+            };
+            Some(options.out_dir.join(format!("{}.{ext}", options.base)))
+        }
+        Err(_) => None,
+    };
+    if let Some(series) = series.filter(|s| s.is_file()) {
+        let written = fem::io::write_view(&options.out_dir, &options.base, &series, &model.view());
+        if let Err(e) = written {
+            log::warn!("the ParaView view was not written: {e}");
+        }
+    }
+    let summary = result?;
     report(&summary, cli);
+    if input.output.plots {
+        // After a run, any failure to plot is an output failure (exit 1).
+        let files = fem::io::plot::plot_history(&options.out_dir)
+            .map_err(|e| FemError::Run(fem::drive::RunError::Output(e)))?;
+        if !cli.quiet {
+            say!(
+                "plots of the history: {} ({} plots, .png and .svg)",
+                options.out_dir.join("plots").display(),
+                files.len() / 2
+            );
+        }
+    }
     Ok(())
 }
 
@@ -361,8 +458,13 @@ fn with_setup_reports<T>(cli: &Cli, f: impl FnOnce() -> T) -> T {
     out
 }
 
-fn cmd_check<M: ModelRegistry>(file: &std::path::Path, cli: &Cli) -> Result<(), FemError> {
-    let (input, model) = with_setup_reports(cli, || fem::prepare_with::<M>(file, None))?;
+fn cmd_check<M: ModelRegistry>(
+    file: &std::path::Path,
+    max_steps: Option<u64>,
+    cli: &Cli,
+) -> Result<(), FemError> {
+    let (input, model) =
+        with_setup_reports(cli, || fem::prepare_run_with::<M>(file, None, max_steps))?;
     say!("{}: ok", file.display());
     for line in model.describe() {
         say!("{line}");
@@ -375,13 +477,49 @@ fn cmd_check<M: ModelRegistry>(file: &std::path::Path, cli: &Cli) -> Result<(), 
         );
     }
     let every = input.output.every;
+    let steps = max_steps.map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
+    let format = match input.output.format {
+        fem::model::input::FormatKind::Pvd => "a .pvd and one .vtu per frame",
+        fem::model::input::FormatKind::Vtkhdf => "one .vtkhdf file",
+    };
     say!(
-        "  output: {} frames (every {} steps), a history row every {} steps",
-        grid.n_steps().div_ceil(every) + 1,
+        "  output: {} frames (every {} steps{}), a history row every {} steps, {format}",
+        steps.div_ceil(every) + 1,
         every,
+        if steps < grid.n_steps() {
+            format!(", to step {steps} of {}", grid.n_steps())
+        } else {
+            String::new()
+        },
         input.output.history_every
     );
+    if let Some(e) = input.estimate.get() {
+        say!(
+            "  output size: at most {} ({} frames and {} history rows, uncompressed, the mesh in every frame)",
+            fem::model::resources::Bytes(e.bytes),
+            e.frames,
+            e.rows
+        );
+    }
     Ok(())
+}
+
+/// `fem plot DIR`: an unreadable history is the user's input (exit 2), a plot that cannot be
+/// written an output failure (exit 1).
+fn cmd_plot(dir: &std::path::Path) -> Result<Vec<PathBuf>, FemError> {
+    use fem::io::OutputError;
+    fem::io::plot::plot_history(dir).map_err(|e| match e {
+        OutputError::Io {
+            op: "open" | "read",
+            path,
+            source,
+        } => FemError::ReadInput { path, source },
+        OutputError::InvalidData { path, message } => FemError::ReadInput {
+            path,
+            source: std::io::Error::other(format!("it is not a history: {message}")),
+        },
+        other => FemError::Run(fem::drive::RunError::Output(other)),
+    })
 }
 
 fn cmd_mesh(file: &std::path::Path) -> Result<(), FemError> {

@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use fem_drive::{Processes, RunOptions, RunSummary};
+use fem_model::input::FormatKind;
 use fem_mpi::MpiProcesses;
 use fem_mpi::mpi::traits::Communicator;
 
@@ -33,8 +34,14 @@ pub enum Outcome {
 }
 
 /// Runs `file` (its model one of the registry `M`'s) on the processes of `MPI_COMM_WORLD` with
-/// `options` (its fingerprint, model name and output settings are filled here).
-pub fn run<M: ModelRegistry>(file: &Path, mut options: RunOptions) -> Outcome {
+/// `options` (its fingerprint, model name and output settings are filled here); `format`, when
+/// given, replaces the input's `output.format` (`fem run --format`). A distributed run writes
+/// `.pvd` and `.vtu` pieces: `output.format: vtkhdf` is refused (exit 2).
+pub fn run<M: ModelRegistry>(
+    file: &Path,
+    mut options: RunOptions,
+    format: Option<FormatKind>,
+) -> Outcome {
     let Some(universe) = fem_mpi::mpi::initialize() else {
         return Outcome::Distributed {
             rank: 0,
@@ -49,7 +56,10 @@ pub fn run<M: ModelRegistry>(file: &Path, mut options: RunOptions) -> Outcome {
     let rank = processes.rank();
     let size = processes.size();
     let result = (|| {
-        let input = crate::load_with::<M>(file)?;
+        let mut input = crate::load_with::<M>(file)?;
+        if let Some(format) = format {
+            input.output.format = format;
+        }
         let solid = input
             .model
             .section()
@@ -74,13 +84,24 @@ pub fn run<M: ModelRegistry>(file: &Path, mut options: RunOptions) -> Outcome {
             path: file.to_path_buf(),
             source,
         };
+        if input.output.format == FormatKind::Vtkhdf {
+            let hint = match format {
+                Some(_) => "use --format pvd",
+                None => "use output.format: pvd",
+            };
+            return Err(input_error(fem_model::InputError::invalid(
+                "output.format",
+                format!("VTKHDF output is not available for distributed runs yet: {hint}"),
+            )));
+        }
         let budget = fem_model::resources::Budget::from_machine(Some(&options.out_dir))
-            .map_err(input_error)?;
+            .map_err(input_error)?
+            .with_steps(options.max_steps);
         options.fingerprint = crate::input_fingerprint(file, &input)?;
         options.model_name = input.model.name().to_string();
         options.every = input.output.every;
         options.history_every = input.output.history_every;
-        options.compression = fem_model::build::compression(input.output.compression);
+        options.format = fem_model::build::series_format(&input.output);
         let sections = input.sections(file, budget);
         let mut model = fem_mpi::distributed_solid_model(&world, section, &sections)
             .map_err(input_error)?

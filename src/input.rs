@@ -13,6 +13,7 @@ use fem_model::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OutputInput, TimeInput,
 };
 use fem_model::resources::Budget;
+use fem_model::resources::OutputEstimate;
 use fem_model::{InputError, Model, Sections};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -57,6 +58,9 @@ pub struct Input<M = ModelInput> {
     /// What is written, and how often.
     #[serde(default)]
     pub output: OutputInput,
+    /// The output the model's builder estimated (not read from the file).
+    #[serde(skip)]
+    pub estimate: std::cell::Cell<Option<OutputEstimate>>,
 }
 
 impl<M: ModelRegistry> Input<M> {
@@ -72,6 +76,7 @@ impl<M: ModelRegistry> Input<M> {
             time: &self.time,
             output: &self.output,
             budget,
+            estimate: &self.estimate,
             scheme: None,
         }
     }

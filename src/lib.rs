@@ -187,12 +187,35 @@ pub fn prepare_with<M: ModelRegistry>(
     path: &Path,
     output: Option<&Path>,
 ) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
+    prepare_run_with(path, output, None)
+}
+
+/// Like [`prepare_writing_to`], for a run of at most `max_steps` steps (`--max-steps`): the
+/// output is estimated, and checked against the disk, for those. The estimate is left in
+/// [`Input::estimate`].
+pub fn prepare_run(
+    path: &Path,
+    output: Option<&Path>,
+    max_steps: Option<u64>,
+) -> Result<(Input, Box<dyn model::Model>), FemError> {
+    prepare_run_with(path, output, max_steps)
+}
+
+/// [`prepare_run`] with the models of the registry `M`.
+#[allow(clippy::type_complexity)]
+pub fn prepare_run_with<M: ModelRegistry>(
+    path: &Path,
+    output: Option<&Path>,
+    max_steps: Option<u64>,
+) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
     let input = load_with::<M>(path)?;
     let input_error = |source| FemError::Input {
         path: path.to_path_buf(),
         source,
     };
-    let budget = Budget::from_machine(output).map_err(input_error)?;
+    let budget = Budget::from_machine(output)
+        .map_err(input_error)?
+        .with_steps(max_steps);
     let model = input.build_within(path, &budget).map_err(input_error)?;
     Ok((input, model))
 }

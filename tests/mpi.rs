@@ -2,8 +2,8 @@
 //! P = 1, 2, 3, 4 writes a history byte for byte the serial run's and frames whose every value
 //! is bitwise the serial frame's at the same global node and cell; a run cut short and resumed
 //! on the same P is the uninterrupted run, file for file, and so is a run stopped by a signal
-//! to one of its ranks and resumed; an input error is reported once
-//! and every rank exits 2; a failure on one rank (an inverted cell, a piece that cannot be
+//! to one of its ranks and resumed; an input error (`output.format: vtkhdf` included, which a
+//! distributed run does not write yet) is reported once and every rank exits 2; a failure on one rank (an inverted cell, a piece that cannot be
 //! written) stops every rank with exit 1, naming the rank.
 //!
 //! The launcher is `mpirun` (MPICH's Hydra runs 4 processes on 2 cores as they are);
@@ -480,6 +480,53 @@ fn an_input_error_is_reported_once_and_every_rank_exits_2() {
     assert_eq!(out.status.code(), Some(2), "{t}");
     assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
     assert!(t.contains("model.solid.material.poisson"), "{t}");
+}
+
+#[test]
+fn vtkhdf_output_is_refused_for_a_distributed_run_with_exit_2_naming_output_format() {
+    let dir = scratch("vtkhdf_refused");
+    let input = variant(
+        &dir,
+        "output: { every: 40,",
+        "output: { format: vtkhdf, every: 40,",
+    );
+    let out_dir = dir.join("out");
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            input.to_str().unwrap(),
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
+    assert!(t.contains("output.format"), "{t}");
+    assert!(
+        t.contains("VTKHDF output is not available for distributed runs yet"),
+        "{t}"
+    );
+    // `--format vtkhdf` on the command line is refused the same way; nothing is written.
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            BOX,
+            "-o",
+            out_dir.to_str().unwrap(),
+            "--format",
+            "vtkhdf",
+        ],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("--format pvd"), "{t}");
+    let written: Vec<_> = std::fs::read_dir(&out_dir)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(written.is_empty(), "nothing written: {written:?}");
 }
 
 #[test]

@@ -848,4 +848,53 @@ impl Model for BeamRun {
             frame
         }
     }
+
+    /// The beam where it is (no warp), across its plane of motion when it stays in one,
+    /// gravity down the screen, coloured by `tension` (by `stretch` for a scheme without
+    /// multipliers); the seabed and the fixed ends drawn.
+    fn view(&self) -> fem_io::View {
+        let params = self.sample_model.parameters();
+        let mut scene = fem_io::Scene::default();
+        for end in [&params.end_a, &params.end_b] {
+            if let End::Pinned(crate::Placement::Fixed(x))
+            | End::Clamped {
+                position: crate::Placement::Fixed(x),
+                ..
+            } = end
+            {
+                scene.points.push(*x);
+            }
+        }
+        if let Some(seabed) = self.sample_model.seabed() {
+            let n = self.points.len().max(1) as f64;
+            let mut centre = [0.0; 3];
+            for p in &self.points {
+                for i in 0..3 {
+                    centre[i] += p[i] / n;
+                }
+            }
+            centre[seabed.axis] = seabed.level;
+            let mut normal = [0.0; 3];
+            normal[seabed.axis] = 1.0;
+            scene.planes.push(fem_io::Plane {
+                point: centre,
+                normal,
+                half_size: 0.6 * self.length,
+            });
+        }
+        fem_io::View {
+            look_along: fem_io::look_across(&self.points),
+            up: fem_io::up_against(params.gravity),
+            color_by: Some(
+                if self.tension.is_empty() {
+                    "stretch"
+                } else {
+                    "tension"
+                }
+                .into(),
+            ),
+            scene,
+            ..Default::default()
+        }
+    }
 }

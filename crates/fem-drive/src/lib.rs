@@ -5,16 +5,18 @@
 //!
 //! # Output contract (tests rely on it)
 //! A run into `DIR` with base name `X` writes `DIR/X.pvd` and its frames (serial: `X_000000.vtu`,
-//! …; distributed: each process's piece `X_000000_R.vtu` and process 0's `X_000000.pvtu`):
+//! …; distributed: each process's piece `X_000000_R.vtu` and process 0's `X_000000.pvtu`), or,
+//! with [`RunOptions::format`] `SeriesFormat::VtkHdf` (serial runs), one `DIR/X.vtkhdf` holding
+//! every frame as a time step (laid out for [`RunOptions::frame_capacity`] frames):
 //! frame 0 is the initial state, then every `every` steps and always the last step;
 //! `DIR/history.csv` with `step,t,kinetic,potential,total` then the model's own columns (a row
 //! every `history_every` steps and the last step; an energy the model does not have is an empty
 //! cell); and `DIR/probes.csv` (`t` then the model's probes, every step) when the model has
 //! probes. History and probes are written by process 0; every process evaluates their values
 //! (a distributed model's energies are sums over all processes). The `.pvd` is rewritten
-//! atomically after every frame and each history row is flushed, so an interrupted or failed run
-//! leaves valid files behind. No value that is not finite is written: the run stops before
-//! writing it.
+//! atomically after every frame (a `.vtkhdf` step is published by one write after its data),
+//! and each history row is flushed, so an interrupted or failed run leaves valid files behind.
+//! No value that is not finite is written: the run stops before writing it.
 //!
 //! # Checkpoints and restart
 //! Each process writes its checkpoint (`DIR/checkpoint.fem` serially, `checkpoint_R_of_P.fem`
@@ -31,9 +33,10 @@
 //!
 //! # An older run in the same directory
 //! A fresh run replaces it: once the new run's first frame and `.pvd` are written, older frames
-//! of the same name with a higher index, checkpoints that could only resume an older run, and an
-//! older `probes.csv` (for a model without probes) are removed, so the directory only ever holds
-//! one run. A lock file (`DIR/.fem.lock`, holding the process id of the run's process 0) keeps a
+//! of the same name with a higher index, an older run's frames in the other format (`X.vtkhdf`,
+//! or `X.pvd` and its frames), checkpoints that could only resume an older run, and an older
+//! `probes.csv` (for a model without probes) are removed, so the directory only ever holds one
+//! run. A lock file (`DIR/.fem.lock`, holding the process id of the run's process 0) keeps a
 //! second run out of a folder while the first is alive.
 //!
 //! # Energy
@@ -59,7 +62,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use fem_io::Compression;
+use fem_io::{Compression, SeriesFormat};
 use fem_time::Invariant;
 
 /// The common first columns of every `history.csv`.
@@ -93,14 +96,14 @@ pub enum Progress {
 pub struct RunOptions {
     /// Output directory (created if missing).
     pub out_dir: PathBuf,
-    /// Base name of the `.pvd` and frame files.
+    /// Base name of the `.pvd` and frame files (or of the `.vtkhdf`).
     pub base: String,
     /// A frame every this many steps (and the last step).
     pub every: u64,
     /// A history row every this many steps (and the last step).
     pub history_every: u64,
-    /// Frame compression.
-    pub compression: Compression,
+    /// How the frames are written: `.pvd` + `.vtu` (with their compression) or one `.vtkhdf`.
+    pub format: SeriesFormat,
     /// Progress reporting.
     pub progress: Progress,
     /// Stop after this many steps from the start of the run (the last one written), if fewer
@@ -126,7 +129,7 @@ impl RunOptions {
             base: base.into(),
             every: 1,
             history_every: 1,
-            compression: Compression::Lz4,
+            format: SeriesFormat::Pvd(Compression::Lz4),
             progress: Progress::Quiet,
             max_steps: None,
             checkpoint: CheckpointCadence::WallTime(Duration::from_secs(600)),
@@ -135,6 +138,17 @@ impl RunOptions {
             model_name: String::new(),
             interrupt: None,
         }
+    }
+}
+
+impl RunOptions {
+    /// The frames a run of `model` with these options writes when it is not interrupted:
+    /// frame 0, one every `every` steps and the last step, to `max_steps` when that is fewer
+    /// than the grid's steps (what a VTKHDF file is laid out for).
+    pub fn frame_capacity(&self, model: &dyn fem_model::Model) -> usize {
+        let n_steps = model.grid().n_steps();
+        let n = self.max_steps.map_or(n_steps, |m| m.min(n_steps));
+        (n.div_ceil(self.every.max(1)) + 1).min(usize::MAX as u64) as usize
     }
 }
 
@@ -170,7 +184,7 @@ pub struct RunSummary {
     pub steps: u64,
     /// Frames written.
     pub frames: usize,
-    /// The `.pvd` file.
+    /// The file ParaView opens: the `.pvd` (or the `.vtkhdf`).
     pub pvd: PathBuf,
     /// The history file.
     pub history: PathBuf,

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use fem_io::{FrameSeries, FrameSink, HistoryWriter, OutputError, PartitionedSeries};
+use fem_io::{
+    FrameSeries, FrameSink, HistoryWriter, OutputError, PartitionedSeries, SeriesFormat,
+    VtkHdfSeries,
+};
 use fem_model::Model;
 use fem_time::{Energy, EnergyBalanceTracker, Invariant, StepReport};
 
@@ -107,24 +110,46 @@ impl Outputs {
     ) -> Result<Self, RunError> {
         let dir: &Path = &options.out_dir;
         let (rank, size) = (processes.rank(), processes.size());
-        let compression = options.compression;
-        let frames: Box<dyn FrameSink> = match (opening, processes.is_distributed()) {
-            (Opening::Fresh, false) => Box::new(
-                FrameSeries::create(dir, &options.base, compression)
-                    .map_err(RunError::OutputLocation)?,
-            ),
-            (Opening::Fresh, true) => Box::new(
-                PartitionedSeries::create(dir, &options.base, compression, rank, size)
-                    .map_err(RunError::OutputLocation)?,
-            ),
-            (Opening::Resume { times, .. }, false) => Box::new(
-                FrameSeries::resume(dir, &options.base, compression, times)
-                    .map_err(resume_error)?,
-            ),
-            (Opening::Resume { times, .. }, true) => Box::new(
-                PartitionedSeries::resume(dir, &options.base, compression, rank, size, times)
-                    .map_err(resume_error)?,
-            ),
+        let frames: Box<dyn FrameSink> = match (options.format, processes.is_distributed()) {
+            (SeriesFormat::Pvd(compression), false) => match opening {
+                Opening::Fresh => Box::new(
+                    FrameSeries::create(dir, &options.base, compression)
+                        .map_err(RunError::OutputLocation)?,
+                ),
+                Opening::Resume { times, .. } => Box::new(
+                    FrameSeries::resume(dir, &options.base, compression, times)
+                        .map_err(resume_error)?,
+                ),
+            },
+            (SeriesFormat::Pvd(compression), true) => match opening {
+                Opening::Fresh => Box::new(
+                    PartitionedSeries::create(dir, &options.base, compression, rank, size)
+                        .map_err(RunError::OutputLocation)?,
+                ),
+                Opening::Resume { times, .. } => Box::new(
+                    PartitionedSeries::resume(dir, &options.base, compression, rank, size, times)
+                        .map_err(resume_error)?,
+                ),
+            },
+            (SeriesFormat::VtkHdf(precision), false) => {
+                let capacity = options.frame_capacity(model);
+                match opening {
+                    Opening::Fresh => Box::new(
+                        VtkHdfSeries::create(dir, &options.base, precision, capacity)
+                            .map_err(RunError::OutputLocation)?,
+                    ),
+                    Opening::Resume { times, .. } => Box::new(
+                        VtkHdfSeries::resume(dir, &options.base, precision, capacity, times)
+                            .map_err(resume_error)?,
+                    ),
+                }
+            }
+            (SeriesFormat::VtkHdf(_), true) => {
+                return Err(RunError::OutputLocation(OutputError::InvalidData {
+                    path: dir.join(format!("{}.vtkhdf", options.base)),
+                    message: "VTKHDF output is not available for distributed runs yet: write .pvd and .vtu pieces (SeriesFormat::Pvd)".into(),
+                }));
+            }
         };
         let columns = history_columns(model);
         let refs: Vec<&str> = columns.iter().map(String::as_str).collect();

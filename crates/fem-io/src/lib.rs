@@ -7,6 +7,11 @@
 //! * [`series`]: [`FrameSeries`], the convenience the run driver uses: `DIR/X_000000.vtu`,
 //!   `DIR/X_000001.vtu`, … kept in sync with `DIR/X.pvd`.
 //! * [`history`]: CSV time histories ([`HistoryWriter`]), flushed after every row.
+//! * [`vtkhdf`]: one VTKHDF file per run ([`VtkHdfSeries`]).
+//! * [`sink`]: [`FrameSink`], where a run's frames go: [`FrameSeries`], [`VtkHdfSeries`], or a
+//!   distributed run's [`PartitionedSeries`]; [`SeriesFormat`] chooses between the first two.
+//! * [`view`]: the ParaView view of a run ([`write_view`]: `X_view.py`, `X_scene.vtp`).
+//! * [`plot`]: PNG and SVG plots of a history ([`plot::plot_history`]).
 //!
 //! Every file that is rewritten as a whole (`.vtu`, `.pvd`) is written to `NAME.tmp` in the
 //! same directory and then renamed over `NAME`, so a half-written file never appears under its
@@ -28,14 +33,18 @@
 
 mod atomic;
 mod error;
+mod hdf5;
 mod numfmt;
 
 pub mod checkpoint;
 pub mod history;
+pub mod plot;
 pub mod pvd;
 pub mod pvtu;
 pub mod series;
 pub mod sink;
+pub mod view;
+pub mod vtkhdf;
 pub mod vtu;
 
 pub use checkpoint::{Checkpoint, CheckpointArray, CheckpointError, fingerprint};
@@ -44,6 +53,8 @@ pub use history::HistoryWriter;
 pub use numfmt::format_f64;
 pub use pvd::PvdWriter;
 pub use pvtu::write_pvtu;
-pub use series::FrameSeries;
+pub use series::{FrameSeries, SeriesFormat};
 pub use sink::{FrameSink, PartitionedSeries, piece_name, pvtu_name};
+pub use view::{Plane, Scene, View, look_across, up_against, write_view};
+pub use vtkhdf::{Precision, VtkHdfSeries};
 pub use vtu::{Compression, Field, Frame, VtkCells, write_vtu};

@@ -167,3 +167,19 @@ impl FrameSeries {
         self.pvd.set_fsync(fsync);
     }
 }
+
+/// How a run's frames are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesFormat {
+    /// `DIR/X.pvd` and one `DIR/X_NNNNNN.vtu` per frame ([`FrameSeries`]; on several
+    /// processes, a piece per process and frame: [`PartitionedSeries`](crate::PartitionedSeries)).
+    Pvd(Compression),
+    /// One `DIR/X.vtkhdf` ([`VtkHdfSeries`](crate::VtkHdfSeries)).
+    VtkHdf(crate::Precision),
+}
+
+impl Default for SeriesFormat {
+    fn default() -> Self {
+        SeriesFormat::Pvd(Compression::Lz4)
+    }
+}

@@ -1,12 +1,14 @@
 //! Where a run's frames go, as the run loop sees it: [`FrameSink`], implemented by the serial
-//! series ([`crate::FrameSeries`]: one `.vtu` per frame and a `.pvd`) and by the series of a
-//! distributed run ([`PartitionedSeries`]: one `.vtu` piece per process and frame, a `.pvtu` per
-//! frame and the `.pvd`, both written by process 0). Another layout (a single VTKHDF file, say)
-//! is one more implementation.
+//! series ([`crate::FrameSeries`]: one `.vtu` per frame and a `.pvd`), by the one-file series
+//! ([`crate::VtkHdfSeries`]: one `.vtkhdf`) and by the series of a distributed run
+//! ([`PartitionedSeries`]: one `.vtu` piece per process and frame, a `.pvtu` per frame and the
+//! `.pvd`, both written by process 0).
 
 use std::path::{Path, PathBuf};
 
-use crate::{Compression, Frame, FrameSeries, OutputError, PvdWriter, write_pvtu, write_vtu};
+use crate::{
+    Compression, Frame, FrameSeries, OutputError, PvdWriter, VtkHdfSeries, write_pvtu, write_vtu,
+};
 
 /// A series of frames being written.
 pub trait FrameSink {
@@ -14,10 +16,11 @@ pub trait FrameSink {
     fn write_frame(&mut self, time: f64, frame: &Frame<'_>) -> Result<(), OutputError>;
     /// Frames written so far (also the index of the next).
     fn n_frames(&self) -> usize;
-    /// The file a viewer opens (`X.pvd`).
+    /// The file a viewer opens (`X.pvd`, or `X.vtkhdf`).
     fn path(&self) -> &Path;
     /// Removes what an older run of the same name left in the directory past this series'
-    /// frames (called once, after the first frame of a fresh run).
+    /// frames, and the frames of an older run in the other format (called once, after the
+    /// first frame of a fresh run).
     fn remove_stale(&self) -> Result<(), OutputError>;
 }
 
@@ -31,8 +34,44 @@ impl FrameSink for FrameSeries {
     fn path(&self) -> &Path {
         self.pvd_path()
     }
+    /// Later `X_NNNNNN.vtu` frames, and an older run's `X.vtkhdf`.
     fn remove_stale(&self) -> Result<(), OutputError> {
-        self.remove_frames_from(self.n_frames()).map(|_| ())
+        self.remove_frames_from(self.n_frames())?;
+        remove_file_if_any(&self.pvd_path().with_extension("vtkhdf"))
+    }
+}
+
+impl FrameSink for VtkHdfSeries {
+    fn write_frame(&mut self, time: f64, frame: &Frame<'_>) -> Result<(), OutputError> {
+        VtkHdfSeries::write_frame(self, time, frame).map(|_| ())
+    }
+    fn n_frames(&self) -> usize {
+        VtkHdfSeries::n_frames(self)
+    }
+    fn path(&self) -> &Path {
+        VtkHdfSeries::path(self)
+    }
+    /// An older run's `X.pvd` and its frames: `X_NNNNNN.vtu`, and a distributed run's
+    /// `X_NNNNNN.pvtu` and pieces `X_NNNNNN_R.vtu`.
+    fn remove_stale(&self) -> Result<(), OutputError> {
+        let path = VtkHdfSeries::path(self);
+        let base = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        remove_frame_files(self.dir(), &base, |rest| {
+            if let Some(d) = rest.strip_suffix(".pvtu") {
+                frame_index(d).is_some()
+            } else if let Some(d) = rest.strip_suffix(".vtu") {
+                match d.split_once('_') {
+                    Some((d, r)) => frame_index(d).is_some() && digits(r).is_some(),
+                    None => frame_index(d).is_some(),
+                }
+            } else {
+                false
+            }
+        })?;
+        remove_file_if_any(&path.with_extension("pvd"))
     }
 }
 
@@ -146,25 +185,15 @@ impl FrameSink for PartitionedSeries {
     }
 
     /// On process 0: later `X_NNNNNN.pvtu` files and their pieces, pieces of processes this run
-    /// does not have, and the frames of a serial run (`X_NNNNNN.vtu`), which this run's `.pvd`
-    /// no longer lists.
+    /// does not have, the frames of a serial run (`X_NNNNNN.vtu`), which this run's `.pvd`
+    /// no longer lists, and an older run's `X.vtkhdf`.
     fn remove_stale(&self) -> Result<(), OutputError> {
         if self.rank != 0 {
             return Ok(());
         }
-        let prefix = format!("{}_", self.base);
         let first = self.next_index;
-        let entries =
-            std::fs::read_dir(&self.dir).map_err(|e| OutputError::io("list", &self.dir, e))?;
-        for entry in entries.flatten() {
-            if !entry.file_type().is_ok_and(|t| t.is_file()) {
-                continue;
-            }
-            let name = entry.file_name();
-            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
-                continue;
-            };
-            let stale = if let Some(d) = rest.strip_suffix(".pvtu") {
+        remove_frame_files(&self.dir, &self.base, |rest| {
+            if let Some(d) = rest.strip_suffix(".pvtu") {
                 frame_index(d).is_some_and(|i| i >= first)
             } else if let Some(d) = rest.strip_suffix(".vtu") {
                 match d.split_once('_') {
@@ -176,13 +205,43 @@ impl FrameSink for PartitionedSeries {
                 }
             } else {
                 false
-            };
-            if stale {
-                let path = entry.path();
-                std::fs::remove_file(&path).map_err(|e| OutputError::io("remove", &path, e))?;
             }
+        })?;
+        remove_file_if_any(&self.pvd_path.with_extension("vtkhdf"))
+    }
+}
+
+/// Removes the files `DIR/X_REST` for which `stale(REST)` holds.
+fn remove_frame_files(
+    dir: &Path,
+    base: &str,
+    stale: impl Fn(&str) -> bool,
+) -> Result<(), OutputError> {
+    let prefix = format!("{base}_");
+    let entries = std::fs::read_dir(dir).map_err(|e| OutputError::io("list", dir, e))?;
+    for entry in entries.flatten() {
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
         }
-        Ok(())
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        if stale(rest) {
+            let path = entry.path();
+            std::fs::remove_file(&path).map_err(|e| OutputError::io("remove", &path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the file at `path`, if there is one (a folder of that name is left alone).
+fn remove_file_if_any(path: &Path) -> Result<(), OutputError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound && path.is_file() => {
+            Err(OutputError::io("remove", path, e))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -264,6 +264,10 @@ pub struct Frame<'a> {
     pub point_data: Vec<Field<'a>>,
     /// Cell data: each field has `n_components × cells.n_cells()` values.
     pub cell_data: Vec<Field<'a>>,
+    /// VTK's ghost flags of the points (`vtkGhostType`, one byte per point: 1 marks a copy of
+    /// a point another piece owns, so ParaView draws no seam between the pieces of a
+    /// distributed run); `None` writes no such array.
+    pub ghost_points: Option<&'a [u8]>,
 }
 
 impl<'a> Frame<'a> {
@@ -274,7 +278,15 @@ impl<'a> Frame<'a> {
             cells,
             point_data: Vec::new(),
             cell_data: Vec::new(),
+            ghost_points: None,
         }
+    }
+
+    /// Marks points as ghosts (`vtkGhostType`: 1 for a duplicated point another piece owns,
+    /// 0 for an owned point), one byte per point.
+    pub fn with_ghost_points(mut self, flags: &'a [u8]) -> Self {
+        self.ghost_points = Some(flags);
+        self
     }
 
     /// Adds a point-data field.
@@ -302,7 +314,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Checks lengths, indices and names; the message says what is wrong.
-    fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if let Some(e) = &self.cells.error {
             return Err(e.clone());
         }
@@ -315,6 +327,14 @@ impl<'a> Frame<'a> {
         {
             return Err(format!(
                 "a cell refers to point {bad} but the frame has {n_points} points"
+            ));
+        }
+        if let Some(g) = self.ghost_points
+            && g.len() != n_points
+        {
+            return Err(format!(
+                "the ghost flags have {} values but the frame has {n_points} points",
+                g.len()
             ));
         }
         check_fields("point", &self.point_data, n_points)?;
@@ -394,7 +414,21 @@ pub fn write_vtu(
             types: frame.cells.types.clone(),
         },
         data: Attributes {
-            point: frame.point_data.iter().map(attribute).collect(),
+            point: frame
+                .point_data
+                .iter()
+                .map(attribute)
+                .chain(frame.ghost_points.map(|g| {
+                    Attribute::DataArray(DataArray {
+                        name: "vtkGhostType".to_string(),
+                        elem: ElementType::Scalars {
+                            num_comp: 1,
+                            lookup_table: None,
+                        },
+                        data: IOBuffer::U8(g.to_vec()),
+                    })
+                }))
+                .collect(),
             cell: frame.cell_data.iter().map(attribute).collect(),
         },
     };

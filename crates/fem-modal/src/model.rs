@@ -478,6 +478,21 @@ impl Model for ModalStringModel {
             .with_point_field(Field::vector("velocity", &self.velocity))
             .with_point_field(Field::scalar("contact_force", &self.force))
     }
+
+    /// Across the plane of the string and its motion, warped by `displacement` at true scale
+    /// (the contact points sit at their obstacles' heights) and stretched across when the
+    /// motion is small; coloured by `velocity`.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            look_along: Some([0.0, 0.0, -1.0]),
+            up: [0.0, 1.0, 0.0],
+            warp_by: Some("displacement".into()),
+            warp_scale: Some(1.0),
+            color_by: Some("velocity".into()),
+            exaggerate: Some([0.0, 1.0, 0.0]),
+            ..Default::default()
+        }
+    }
     fn probe_columns(&self) -> Vec<String> {
         self.probe_names.clone()
     }

@@ -113,6 +113,18 @@ pub fn newton_settings(time: &TimeInput) -> Result<NewtonSettings, InputError> {
     })
 }
 
+/// How the frames of a run are written, as its `output` section asks.
+pub fn series_format(output: &crate::input::OutputInput) -> fem_io::SeriesFormat {
+    use crate::input::{FormatKind, PrecisionKind};
+    match output.format {
+        FormatKind::Pvd => fem_io::SeriesFormat::Pvd(compression(output.compression)),
+        FormatKind::Vtkhdf => fem_io::SeriesFormat::VtkHdf(match output.precision {
+            Some(PrecisionKind::Single) => fem_io::Precision::Single,
+            _ => fem_io::Precision::Double,
+        }),
+    }
+}
+
 /// The `.vtu` compression an input asks for.
 pub fn compression(kind: CompressionKind) -> fem_io::Compression {
     match kind {

@@ -474,6 +474,17 @@ pub struct OutputInput {
     /// the run is interrupted (SIGINT, SIGTERM).
     #[serde(default)]
     pub checkpoint_every: Option<u64>,
+    /// How the frames are written: `pvd` (default: a `.pvd` collection and one `.vtu` per
+    /// frame, read by every ParaView) or `vtkhdf` (one `.vtkhdf` file holding the mesh once and
+    /// every frame as a time step; ParaView 5.12 or later).
+    #[serde(default)]
+    pub format: FormatKind,
+    /// Precision of the fields of a `vtkhdf` file: `double` (default) or `single`.
+    #[serde(default)]
+    pub precision: Option<PrecisionKind>,
+    /// Write PNG and SVG plots of `history.csv` into `plots/` at the end of the run.
+    #[serde(default)]
+    pub plots: bool,
 }
 
 impl Default for OutputInput {
@@ -485,8 +496,33 @@ impl Default for OutputInput {
             samples: None,
             probes: Vec::new(),
             checkpoint_every: None,
+            format: FormatKind::default(),
+            precision: None,
+            plots: false,
         }
     }
+}
+
+/// How the frames are written (`output.format`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatKind {
+    /// A `.pvd` collection and one `.vtu` file per frame.
+    #[default]
+    Pvd,
+    /// One VTKHDF file with every frame as a time step.
+    Vtkhdf,
+}
+
+/// Precision of the fields of a `vtkhdf` file (`output.precision`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PrecisionKind {
+    /// 64-bit floats.
+    #[default]
+    Double,
+    /// 32-bit floats.
+    Single,
 }
 
 fn one_u64() -> u64 {

@@ -19,7 +19,7 @@ use crate::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OfferedScheme, OutputInput,
     TimeInput, TimeSetting,
 };
-use crate::resources::{BASE_MEMORY, Budget, check_output};
+use crate::resources::{BASE_MEMORY, Budget, OutputEstimate, check_output};
 
 /// A model being run: its stepper, and what it writes.
 pub trait Model {
@@ -65,6 +65,11 @@ pub trait Model {
     /// steps and outputs are bitwise those of the run that saved it.
     fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
         self.stepper_mut().restore(step_index, fields)
+    }
+    /// How the frames are best looked at (the ParaView view written beside the series):
+    /// camera, warp, colour, obstacles and supports. By default an oblique view, no warp.
+    fn view(&self) -> fem_io::View {
+        fem_io::View::default()
     }
 }
 
@@ -150,6 +155,9 @@ pub struct Sections<'a> {
     /// The memory and disk the run may claim; every count is checked against it before it
     /// is allocated.
     pub budget: Budget,
+    /// Where [`Sections::check_output`] leaves its estimate of the output, for `fem check` to
+    /// print.
+    pub estimate: &'a std::cell::Cell<Option<OutputEstimate>>,
     /// The scheme the run is stepped by, once [`check_uses`] has resolved `time.scheme`
     /// against the model's list (`None` before).
     pub scheme: Option<&'static OfferedScheme>,
@@ -191,22 +199,30 @@ impl Sections<'_> {
 
     /// Refuses an output beyond [`MAX_FRAMES`](crate::resources::MAX_FRAMES) frames or the disk
     /// budget: frames of `frame_bytes` each (see
-    /// [`frame_bytes`](crate::resources::frame_bytes)) every `output.every` steps of `grid`,
-    /// and `history.csv` rows of `columns` numbers.
+    /// [`frame_bytes`](crate::resources::frame_bytes)) every `output.every` steps of `grid`
+    /// (or of the budget's [`steps`](Budget::steps), `--max-steps`, when fewer), and
+    /// `history.csv` rows of `columns` numbers. The estimate is left in
+    /// [`estimate`](Self::estimate).
     pub fn check_output(
         &self,
         grid: &TimeGrid,
         frame_bytes: f64,
         columns: f64,
     ) -> Result<(), InputError> {
-        check_output(
+        let steps = self
+            .budget
+            .steps
+            .map_or(grid.n_steps(), |m| m.min(grid.n_steps()));
+        let estimate = check_output(
             &self.budget,
-            grid.n_steps(),
+            steps,
             self.output.every,
             frame_bytes,
             self.output.history_every,
             columns,
-        )
+        )?;
+        self.estimate.set(Some(estimate));
+        Ok(())
     }
 }
 
@@ -340,6 +356,12 @@ pub fn check_uses(
         return Err(InputError::invalid(
             "output.checkpoint_every",
             "expected a positive number of steps between checkpoints, got 0",
+        ));
+    }
+    if input.output.precision.is_some() && input.output.format != crate::input::FormatKind::Vtkhdf {
+        return Err(InputError::invalid(
+            "output.precision",
+            "the precision applies to 'format: vtkhdf' only (.vtu files are written in double precision): remove it or add 'format: vtkhdf'",
         ));
     }
     if input.output.history_every == 0 {

@@ -55,6 +55,9 @@ pub struct Budget {
     pub memory_origin: Origin,
     /// Where `disk` comes from.
     pub disk_origin: Origin,
+    /// The steps the run takes at most (`--max-steps`), when it is cut short: the output is
+    /// estimated for these.
+    pub steps: Option<u64>,
 }
 
 impl Budget {
@@ -65,7 +68,14 @@ impl Budget {
             disk,
             memory_origin: Origin::Program,
             disk_origin: Origin::Program,
+            steps: None,
         }
+    }
+
+    /// The same budget for a run of at most `steps` steps (`--max-steps`).
+    pub fn with_steps(mut self, steps: Option<u64>) -> Self {
+        self.steps = steps;
+        self
     }
 
     /// No limit (a library use that has checked its sizes itself).
@@ -104,6 +114,7 @@ impl Budget {
             disk,
             memory_origin,
             disk_origin,
+            steps: None,
         })
     }
 
@@ -284,9 +295,23 @@ pub fn frame_bytes(points: f64, values_per_point: f64, cells: f64, nodes_per_cel
     2048.0 + 8.0 * points * (3.0 + values_per_point) + cells * (8.0 * nodes_per_cell + 9.0)
 }
 
+/// The output a run will write, as [`check_output`] estimates it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutputEstimate {
+    /// The steps it covers.
+    pub steps: u64,
+    /// Frames written.
+    pub frames: u64,
+    /// Rows of `history.csv`.
+    pub rows: u64,
+    /// Bytes of frames and history, an upper bound (uncompressed, the mesh in every frame).
+    pub bytes: f64,
+}
+
 /// Checks the output a run asks for: `frames` frame files of `frame` bytes each and a
 /// `history.csv` of `rows` rows of `columns` numbers (plus `probes.csv` rows), against
-/// [`MAX_FRAMES`] and the disk budget. `every` is `output.every`, for messages.
+/// [`MAX_FRAMES`] and the disk budget. `every` is `output.every`, for messages. Returns the
+/// estimate.
 pub fn check_output(
     budget: &Budget,
     steps: u64,
@@ -294,7 +319,7 @@ pub fn check_output(
     frame: f64,
     history_every: u64,
     columns: f64,
-) -> Result<(), InputError> {
+) -> Result<OutputEstimate, InputError> {
     let frames = steps.div_ceil(every.max(1)) + 1;
     if frames > MAX_FRAMES {
         return Err(InputError::invalid(
@@ -312,7 +337,13 @@ pub fn check_output(
         "output",
         &format!("{frames} frames and {rows} history rows"),
         bytes,
-    )
+    )?;
+    Ok(OutputEstimate {
+        steps,
+        frames,
+        rows,
+        bytes,
+    })
 }
 
 #[cfg(test)]

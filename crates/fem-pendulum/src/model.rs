@@ -363,4 +363,18 @@ impl Model for PendulumModel {
             .with_point_field(Field::scalar("part", &self.point_part))
             .with_cell_field(Field::scalar("part", &self.part))
     }
+
+    /// In its plane, gravity down the screen, coloured by `part`; the pivot drawn.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            look_along: Some([0.0, 0.0, -1.0]),
+            up: [0.0, 1.0, 0.0],
+            color_by: Some("part".into()),
+            scene: fem_io::Scene {
+                points: vec![screen([0.0, 0.0])],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
 }

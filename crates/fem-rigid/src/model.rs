@@ -179,4 +179,21 @@ impl Model for RigidModel {
         self.drawing.update(self.stepper.bodies());
         self.drawing.frame()
     }
+
+    /// The bodies where they are (no warp), obliquely, gravity down the screen, coloured by
+    /// `body` when there are several; fixed points drawn.
+    fn view(&self) -> fem_io::View {
+        let bodies = self.stepper.bodies();
+        fem_io::View {
+            up: fem_io::up_against(bodies.gravity()),
+            color_by: (bodies.len() > 1).then(|| "body".into()),
+            scene: fem_io::Scene {
+                points: (0..bodies.len())
+                    .filter_map(|i| bodies.fixed_point(i))
+                    .collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
 }

@@ -199,4 +199,13 @@ impl Model for SolidModel {
         }
         frame
     }
+
+    /// Warped by `displacement`, coloured by `von_mises`, seen obliquely with z up.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            warp_by: Some("displacement".into()),
+            color_by: Some("von_mises".into()),
+            ..Default::default()
+        }
+    }
 }

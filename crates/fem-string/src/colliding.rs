@@ -548,4 +548,16 @@ impl Model for CollidingStringsModel {
             .with_point_field(Field::scalar("string", &self.which))
             .with_point_field(Field::scalar("contact_force", &self.force))
     }
+
+    /// The two strings in their plane (drawn at their positions), coloured by `string` and
+    /// stretched across when the motion is small.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            look_along: Some([0.0, 0.0, -1.0]),
+            up: [0.0, 1.0, 0.0],
+            color_by: Some("string".into()),
+            exaggerate: Some([0.0, 1.0, 0.0]),
+            ..Default::default()
+        }
+    }
 }

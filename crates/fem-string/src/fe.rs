@@ -417,6 +417,40 @@ impl Model for StringModel {
             .with_point_field(Field::vector("displacement", &self.displacement))
             .with_point_field(Field::vector("velocity", &self.velocity))
     }
+    /// Warped by `displacement`, coloured by `velocity`, seen across the plane of motion (the
+    /// chord and the one displacement direction; obliquely for two or three); the nodes whose
+    /// every component is fixed are drawn as supports.
+    fn view(&self) -> fem_io::View {
+        let (first, last) = (self.points[0], self.points[self.points.len() - 1]);
+        let chord: [f64; 3] = std::array::from_fn(|i| last[i] - first[i]);
+        let look_along = match self.directions.as_slice() {
+            [d] => Some([
+                -(chord[1] * d[2] - chord[2] * d[1]),
+                -(chord[2] * d[0] - chord[0] * d[2]),
+                -(chord[0] * d[1] - chord[1] * d[0]),
+            ]),
+            _ => None,
+        };
+        let n_comp = self.dofmap.n_comp();
+        let supports = (0..self.dofmap.n_nodes())
+            .filter(|&n| (0..n_comp).all(|c| self.dofmap.free(self.dofmap.dof(n, c)).is_none()))
+            .map(|n| self.points[n])
+            .collect();
+        fem_io::View {
+            look_along,
+            up: match self.directions.as_slice() {
+                [d] => *d,
+                _ => [0.0, 0.0, 1.0],
+            },
+            warp_by: Some("displacement".into()),
+            color_by: Some("velocity".into()),
+            scene: fem_io::Scene {
+                points: supports,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
 }
 
 /// Memory of the string model per mesh node beyond the mesh itself (matrices, vectors, the

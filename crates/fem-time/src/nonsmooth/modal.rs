@@ -189,7 +189,7 @@ impl ModalCoefficients {
     /// `q(0) = q0`, `q̇(0) = v0`: the start that makes the seed's sample form exact, and the
     /// secant rate [`ModalMoreauJean`] gives the impact law on its first step. The stepper
     /// takes the physical `q̇(0)` and forms this itself: do not pass it to
-    /// [`ModalMoreauJean::new`].
+    /// [`ModalMoreauJean::from_physical_state`].
     ///
     /// Overflows (returns a non-finite value) when `σΔt` exceeds about 700, where the motion
     /// one step back is not representable.
