@@ -12,7 +12,8 @@
 //!    below sets each contact's restitution and gap term;
 //! 4. assembly of `W` and `q` (C4) with the gap rate `γ = 1/h`;
 //! 5. the solve: fem-contact's NSGS, warm-started from the previous step's impulses by the
-//!    contacts' identity (bodies and touching features), in a fixed order;
+//!    contacts' identity (the two parties and the nearest point of the last step), in a
+//!    fixed order;
 //! 6. the impulses back to the bodies (`u = u_free + A⁻¹ p`), the work of every impulse, the
 //!    contact records (for the contacts' frames), the warm starts for the next step;
 //! 7. every group ends its step (Solfec's `BODY_Dynamic_Step_End`).
@@ -233,6 +234,9 @@ pub struct SolveSummary {
     pub active: usize,
     /// Link rows' points.
     pub links: usize,
+    /// Contact points found among the previous step's (by identity: the same two parties,
+    /// within a step's motion), whose impulses started the solve.
+    pub warm_started: usize,
     /// The solver's report.
     pub report: NsgsReport,
 }
@@ -252,14 +256,13 @@ pub struct Timing {
     pub update: Duration,
 }
 
-/// The identity of a contact from one step to the next: the two parties and the touching
-/// features (detection numbering of shapes).
+/// The two parties of a contact (detection numbering of shapes), the first part of its
+/// identity from one step to the next; the second is where it is (see [`WarmStarts::find`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct ContactKey {
     first: u32,
     /// `j` for shape `j`, `−1 − k` for obstacle `k`.
     second: i64,
-    features: [u32; 4],
 }
 
 impl ContactKey {
@@ -270,47 +273,58 @@ impl ContactKey {
                 Other::Body(j) => j as i64,
                 Other::Obstacle(k) => -1 - k as i64,
             },
-            features: d.features,
         }
     }
 
-    fn to_values(self) -> [f64; 6] {
-        let f = self.features.map(f64::from);
-        [
-            f64::from(self.first),
-            self.second as f64,
-            f[0],
-            f[1],
-            f[2],
-            f[3],
-        ]
+    fn to_values(self) -> [f64; 2] {
+        [f64::from(self.first), self.second as f64]
     }
 
     fn from_values(v: &[f64]) -> Option<Self> {
         let int = |x: f64, lo: f64, hi: f64| (x.fract() == 0.0 && x >= lo && x <= hi).then_some(x);
-        let u = |x: f64| int(x, 0.0, u32::MAX as f64).map(|x| x as u32);
         Some(Self {
-            first: u(v[0])?,
+            first: int(v[0], 0.0, u32::MAX as f64)? as u32,
             second: int(v[1], -(u32::MAX as f64) - 1.0, u32::MAX as f64)? as i64,
-            features: [u(v[2])?, u(v[3])?, u(v[4])?, u(v[5])?],
         })
     }
 }
 
-/// The impulses of the last step by contact identity, sorted by key.
+/// The impulses of the last step by contact identity, sorted by parties (then in detection
+/// order).
+///
+/// A contact is the same from one step to the next when it joins the same two parties at
+/// nearly the same place: the nearest of the last step's points of the pair, within the
+/// distance any body point moves in a step. Parry's feature ids are not used: on two faces
+/// that coincide (a stack of boxes) the clipped manifold's points swap the features they
+/// are attributed to from one step to the next while staying where they are, and a warm
+/// start lost is a cold start of a statically indeterminate stack (tens of thousands of
+/// sweeps).
 #[derive(Clone, Debug, Default)]
 struct WarmStarts {
     keys: Vec<ContactKey>,
+    /// The contact point (mid-step, world).
+    points: Vec<Vector3<f64>>,
     /// World impulse `Fᵀ r`.
     impulses: Vec<Vector3<f64>>,
-    /// Local normal impulse `r_N`.
+    /// Local normal impulse `r_N` (zero for an impact's, which does not make a contact
+    /// persistent).
     normal: Vec<f64>,
 }
 
 impl WarmStarts {
-    fn find(&self, key: &ContactKey) -> Option<usize> {
-        let k = self.keys.partition_point(|x| x < key);
-        (k < self.keys.len() && self.keys[k] == *key).then_some(k)
+    /// The last step's contact of the same parties nearest to `point`, within `radius`
+    /// (the first of equally near ones).
+    fn find(&self, key: &ContactKey, point: &Vector3<f64>, radius: f64) -> Option<usize> {
+        let lo = self.keys.partition_point(|x| x < key);
+        let hi = self.keys.partition_point(|x| x <= key);
+        let mut best: Option<(usize, f64)> = None;
+        for k in lo..hi {
+            let d = (self.points[k] - point).norm();
+            if d <= radius && best.is_none_or(|(_, b)| d < b) {
+                best = Some((k, d));
+            }
+        }
+        best.map(|(k, _)| k)
     }
 }
 
@@ -653,7 +667,14 @@ impl SceneStepper {
             .with_min_len(512)
             .map(|c| local_velocity(c, &bodies, |b| b.free_velocity()).x)
             .collect();
-        let previous: Vec<Option<usize>> = keys.iter().map(|k| self.warm.find(k)).collect();
+        // How far a body point moves in a step: the radius within which a contact is the
+        // same as one of the last step.
+        let moved = h * speed + self.min_prediction;
+        let previous: Vec<Option<usize>> = keys
+            .iter()
+            .zip(&constraints)
+            .map(|(k, c)| self.warm.find(k, &c.point, moved))
+            .collect();
         let mut impacts = vec![false; n_contacts];
         for (i, c) in constraints.iter_mut().take(n_contacts).enumerate() {
             let Law::Contact { friction, .. } = c.law else {
@@ -785,12 +806,12 @@ impl SceneStepper {
         self.dissipated_impact += impact;
         self.dissipated_friction += friction;
         self.link_work += links;
-        // Warm starts for the next step: sorted by key (a key found twice keeps its first).
+        // Warm starts for the next step: sorted by parties, then in detection order.
         let mut order: Vec<usize> = (0..n_contacts).collect();
         order.sort_by_key(|&i| (keys[i], i));
-        order.dedup_by_key(|i| keys[*i]);
         self.warm = WarmStarts {
             keys: order.iter().map(|&i| keys[i]).collect(),
+            points: order.iter().map(|&i| constraints[i].point).collect(),
             impulses: order
                 .iter()
                 .map(|&i| constraints[i].frame.transpose() * r[i])
@@ -810,6 +831,7 @@ impl SceneStepper {
             contacts: n_contacts,
             active,
             links: constraints.len() - n_contacts,
+            warm_started: previous.iter().filter(|p| p.is_some()).count(),
             report,
         };
         let updated = Instant::now();
@@ -909,7 +931,18 @@ impl fem_time::Stepper for SceneStepper {
             .iter()
             .flat_map(|v| v.iter().copied())
             .collect();
+        let points: Vec<f64> = self
+            .warm
+            .points
+            .iter()
+            .flat_map(|v| v.iter().copied())
+            .collect();
         fields.push(StateField::owned("warm_start_keys", StateKind::Other, keys));
+        fields.push(StateField::owned(
+            "warm_start_points",
+            StateKind::Other,
+            points,
+        ));
         fields.push(StateField::owned(
             "warm_start_impulses",
             StateKind::Other,
@@ -952,21 +985,22 @@ impl fem_time::Stepper for SceneStepper {
             .iter()
             .find(|f| f.name == "warm_start_normal")
             .map_or(0, |f| f.values.len());
-        let keys = restored(fields, "warm_start_keys", 6 * normal)?;
+        let keys = restored(fields, "warm_start_keys", 2 * normal)?;
+        let points = restored(fields, "warm_start_points", 3 * normal)?;
         let impulses = restored(fields, "warm_start_impulses", 3 * normal)?;
         let normal = restored(fields, "warm_start_normal", normal)?;
         let links = restored(fields, "link_impulses", 3 * self.links.len())?;
         let work = restored(fields, "contact_work", 3)?;
         let keys: Option<Vec<ContactKey>> =
-            keys.chunks_exact(6).map(ContactKey::from_values).collect();
+            keys.chunks_exact(2).map(ContactKey::from_values).collect();
         let keys = keys.ok_or(StepError::BadData {
             what: "warm_start_keys",
             found: 0,
-            expected: 6 * normal.len(),
+            expected: 2 * normal.len(),
         })?;
-        if keys.windows(2).any(|w| w[0] >= w[1]) {
+        if keys.windows(2).any(|w| w[0] > w[1]) {
             return Err(StepError::BadData {
-                what: "warm_start_keys (sorted, distinct)",
+                what: "warm_start_keys (sorted)",
                 found: keys.len(),
                 expected: keys.len(),
             });
@@ -974,6 +1008,7 @@ impl fem_time::Stepper for SceneStepper {
         if impulses
             .iter()
             .chain(normal)
+            .chain(points)
             .chain(links)
             .chain(work)
             .any(|v| !v.is_finite())
@@ -986,6 +1021,10 @@ impl fem_time::Stepper for SceneStepper {
         }
         self.warm = WarmStarts {
             keys,
+            points: points
+                .chunks_exact(3)
+                .map(Vector3::from_column_slice)
+                .collect(),
             impulses: impulses
                 .chunks_exact(3)
                 .map(Vector3::from_column_slice)
