@@ -15,13 +15,21 @@
 //! | [`group`] | [`BodyGroup`], the interface of a kind of body |
 //! | [`scene`] | [`SceneStepper`], links, settings, contact records, the energy bookkeeping |
 //! | [`rigid`] | [`rigid::RigidGroup`]: fem-rigid's bodies with shapes and materials |
+//! | [`section`] | the `model.scene` input section ([`SceneSection`]) |
+//! | [`generate`] | generators of many bodies and the CSV table |
+//! | [`model`] | [`SceneModel`]: frames, the contact points' frames, the history |
 
+pub mod generate;
 pub mod group;
+pub mod model;
 pub mod rigid;
 pub mod scene;
+pub mod section;
 
 pub use group::{BodyGroup, GroupStep};
+pub use model::SceneModel;
 pub use scene::{
     ContactRecord, ContactState, Link, LinkKind, Prediction, SceneError, SceneSettings,
     SceneStepper, SolveSummary, Timing,
 };
+pub use section::SceneSection;
