@@ -364,18 +364,11 @@ fn read_mesh(field: &str, file: &Path, input: &Sections<'_>) -> Result<Mesh, Inp
     })
 }
 
-/// The triangles of a mesh: its `tri3` cells, or else the faces of its volume cells that
-/// belong to one cell only (its boundary).
+/// The triangles of a mesh: the faces of its volume cells that belong to one cell only (its
+/// boundary), or its `tri3` cells when it has no volume cell (a surface mesh; the triangles
+/// of a volume mesh are only the faces of its physical groups).
 fn mesh_triangles(mesh: &Mesh) -> Vec<[u32; 3]> {
     let mut tris: Vec<[u32; 3]> = Vec::new();
-    for b in mesh.blocks.iter().filter(|b| b.kind == CellKind::Tri3) {
-        for c in b.connectivity.chunks_exact(3) {
-            tris.push([c[0] as u32, c[1] as u32, c[2] as u32]);
-        }
-    }
-    if !tris.is_empty() {
-        return tris;
-    }
     // Faces of the volume cells, outward for a positively oriented cell.
     const TET: [[usize; 3]; 4] = [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]];
     const HEX: [[usize; 4]; 6] = [
@@ -425,6 +418,13 @@ fn mesh_triangles(mesh: &Mesh) -> Vec<[u32; 3]> {
         if count == 1 {
             tris.push(t1);
             tris.extend(t2);
+        }
+    }
+    if tris.is_empty() {
+        for b in mesh.blocks.iter().filter(|b| b.kind == CellKind::Tri3) {
+            for c in b.connectivity.chunks_exact(3) {
+                tris.push([c[0] as u32, c[1] as u32, c[2] as u32]);
+            }
         }
     }
     tris
