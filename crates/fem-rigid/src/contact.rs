@@ -246,7 +246,7 @@ impl RigidStepper {
         let values = &self.load_values;
         let contact = &self.contact;
         let (inertia, inverse_inertia) = (&b.inertia, &b.inverse_inertia);
-        let outcomes: Vec<Result<(usize, f64, f64), (usize, Option<(usize, f64)>)>> = b
+        let outcomes: Vec<EndOutcome> = b
             .position
             .par_iter_mut()
             .with_min_len(1024)
@@ -339,3 +339,6 @@ impl RigidStepper {
         Ok(report)
     }
 }
+
+/// A body's end of step: `Ok((iterations, residual, ·))`, or the body and its Newton failure.
+type EndOutcome = Result<(usize, f64, f64), (usize, Option<(usize, f64)>)>;

@@ -307,6 +307,7 @@ pub(crate) fn rotate_begin(
 /// contact's angular impulse enters the angular momentum balance at the mid-step rotation.
 /// `J⁻¹ p` is the product by the stored reciprocals (the contact layer's `A⁻¹`).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the per-body slices of the struct of arrays, hot loop
 pub(crate) fn rotate_end(
     scheme: &Scheme,
     h: f64,

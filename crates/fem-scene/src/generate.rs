@@ -308,14 +308,14 @@ pub(crate) fn generate(
                     'cells: for dx in -1..=1 {
                         for dy in -1..=1 {
                             for dz in -1..=1 {
-                                if let Some(v) = grid.get(&[k[0] + dx, k[1] + dy, k[2] + dz]) {
-                                    if v.iter().any(|q| {
+                                if let Some(v) = grid.get(&[k[0] + dx, k[1] + dy, k[2] + dz])
+                                    && v.iter().any(|q| {
                                         (0..3).map(|c| (p[c] - q[c]).powi(2)).sum::<f64>()
                                             < 4.0 * radius * radius
-                                    }) {
-                                        free = false;
-                                        break 'cells;
-                                    }
+                                    })
+                                {
+                                    free = false;
+                                    break 'cells;
                                 }
                             }
                         }

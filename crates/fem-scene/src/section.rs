@@ -379,7 +379,9 @@ fn mesh_triangles(mesh: &Mesh) -> Vec<[u32; 3]> {
         [2, 3, 7, 6],
         [3, 0, 4, 7],
     ];
-    let mut faces: BTreeMap<Vec<usize>, (usize, [u32; 3], Option<[u32; 3]>)> = BTreeMap::new();
+    // Per face (its sorted nodes): how many cells have it, and its triangles.
+    type Face = (usize, [u32; 3], Option<[u32; 3]>);
+    let mut faces: BTreeMap<Vec<usize>, Face> = BTreeMap::new();
     let mut add = |nodes: &[usize], t1: [u32; 3], t2: Option<[u32; 3]>| {
         let mut key = nodes.to_vec();
         key.sort_unstable();
@@ -947,7 +949,7 @@ impl SceneSection {
             .map_err(|e| InputError::invalid(SECTION, e.to_string()))?;
         if let Some(d) = found.iter().find(|d| d.gap < -tolerance) {
             let other = match d.second {
-                fem_contact::detect::Other::Body(j) => format!("{}", planned[j].key),
+                fem_contact::detect::Other::Body(j) => planned[j].key.clone(),
                 fem_contact::detect::Other::Obstacle(k) => format!("{SECTION}.obstacles[{k}]"),
             };
             return Err(InputError::invalid(

@@ -50,7 +50,8 @@ pub fn materials(friction: f64, restitution: f64, obstacles: usize) -> MaterialT
     }
 }
 
-/// A scene of rigid bodies.
+/// A scene of rigid bodies (every part of a test scene spelled out at the call).
+#[allow(clippy::too_many_arguments)]
 pub fn scene(
     bodies: Vec<Body>,
     gravity: [f64; 3],
