@@ -468,6 +468,28 @@ pub fn write_vtu(
             message: e.to_string(),
         })?;
 
+    if frame.points.is_empty() {
+        // vtkio leaves out a piece's `NumberOfPoints` and `NumberOfCells` when they are zero,
+        // which VTK's reader refuses ("Piece 0 is missing its NumberOfPoints attribute"): an
+        // empty frame (a series of contact points at a step without contact) gets them
+        // written here.
+        let mut bytes: Vec<u8> = Vec::new();
+        xml.write(&mut bytes).map_err(|e| OutputError::Vtk {
+            op: "serialize VTK XML for",
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let text = String::from_utf8_lossy(&bytes).replacen(
+            "<Piece>",
+            "<Piece NumberOfPoints=\"0\" NumberOfCells=\"0\">",
+            1,
+        );
+        return write_atomically(path, false, |w, tmp| {
+            use std::io::Write;
+            w.write_all(text.as_bytes())
+                .map_err(|e| OutputError::io("write", tmp, e))
+        });
+    }
     write_atomically(path, false, |w, tmp| {
         // vtkio's serializer wraps the writer in its own `BufWriter`, which it drops without
         // checking the final flush, and uses `write` rather than `write_all`. `CheckedWriter`
@@ -522,6 +544,25 @@ impl Write for CheckedWriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_frame_names_its_zero_points_and_cells() {
+        let dir = std::env::temp_dir().join(format!("fem-io-empty-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("empty.vtu");
+        let cells = VtkCells::new();
+        let frame = Frame::new(&[], &cells).with_point_field(Field::scalar("gap", &[]));
+        for compression in [Compression::None, Compression::Lz4] {
+            write_vtu(&path, &frame, compression).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text.contains(r#"<Piece NumberOfPoints="0" NumberOfCells="0">"#),
+                "{text}"
+            );
+            assert!(text.contains(r#"Name="gap""#), "{text}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn tet10_swaps_last_two_nodes() {
