@@ -39,10 +39,10 @@ use faer::matrix_free::LinOp;
 use faer::matrix_free::eigen::{
     PartialEigenParams, partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch,
 };
+use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::linalg::cholesky::{
     CholeskySymbolicParams, SymbolicCholeskyRaw, SymmetricOrdering, factorize_symbolic_cholesky,
 };
-use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Mat, MatMut, MatRef, Par, Side};
 use nalgebra_sparse::CsrMatrix;
@@ -197,7 +197,9 @@ pub enum ModesError {
     #[error("factoring K - shift M: {0}")]
     Factor(FactorError),
     /// The iteration did not converge.
-    #[error("the eigen-solver found {found} of the {requested} modes asked for within its restarts")]
+    #[error(
+        "the eigen-solver found {found} of the {requested} modes asked for within its restarts"
+    )]
     NotConverged {
         /// Modes asked for.
         requested: usize,
@@ -397,9 +399,8 @@ fn consistent_root(m: &CsrMatrix<f64>) -> Result<MassRoot, ModesError> {
     )
     .map_err(|_| not_positive.clone())?;
     let par = faer::get_global_parallelism();
-    let mut scratch = MemBuffer::new(
-        symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
-    );
+    let mut scratch =
+        MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
     let mut values = vec![0.0; symbolic.len_val()];
     symbolic
         .factorize_numeric_llt(
@@ -571,9 +572,7 @@ pub fn lowest_modes(
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
     let scale = if scale > 0.0 { scale } else { 1.0 };
-    let shift = settings
-        .shift
-        .unwrap_or(-DEFAULT_SHIFT_FRACTION * scale);
+    let shift = settings.shift.unwrap_or(-DEFAULT_SHIFT_FRACTION * scale);
     if !shift.is_finite() {
         return Err(ModesError::ShiftAtEigenvalue {
             shift,
@@ -644,7 +643,11 @@ pub fn lowest_modes(
         let kphi = mul(stiffness, &phi);
         let mphi = mass.apply(&phi);
         let lambda = phi.iter().zip(&kphi).map(|(p, k)| p * k).sum::<f64>();
-        let r: Vec<f64> = kphi.iter().zip(&mphi).map(|(k, m)| k - lambda * m).collect();
+        let r: Vec<f64> = kphi
+            .iter()
+            .zip(&mphi)
+            .map(|(k, m)| k - lambda * m)
+            .collect();
         let residual = inf(&r) / (inf(&kphi) + lambda.abs() * inf(&mphi)).max(f64::MIN_POSITIVE);
         found.push((lambda, residual, phi));
     }
@@ -801,10 +804,8 @@ fn krylov_pairs(
             MemStack::new(&mut scratch),
             params,
         );
-        op.solves.fetch_add(
-            deflated.solves.load(Ordering::Relaxed),
-            Ordering::Relaxed,
-        );
+        op.solves
+            .fetch_add(deflated.solves.load(Ordering::Relaxed), Ordering::Relaxed);
         let found = info.n_converged_eigen;
         if found == 0 {
             break;
@@ -923,7 +924,12 @@ mod tests {
                 .collect();
             let norm = mass.inner(&sine, &sine).sqrt();
             let phi = modes.shape(j);
-            let sign = phi.iter().zip(&sine).map(|(a, b)| a * b).sum::<f64>().signum();
+            let sign = phi
+                .iter()
+                .zip(&sine)
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+                .signum();
             let err = phi
                 .iter()
                 .zip(&sine)
@@ -958,16 +964,27 @@ mod tests {
         }
         let k = CsrMatrix::from(&k);
         let m = [1.0, 1.0];
-        let e = lowest_modes(&k, MassMatrix::Lumped(&m), &ModeSettings::lowest(1).with_shift(0.0))
-            .unwrap_err();
+        let e = lowest_modes(
+            &k,
+            MassMatrix::Lumped(&m),
+            &ModeSettings::lowest(1).with_shift(0.0),
+        )
+        .unwrap_err();
         assert!(matches!(e, ModesError::ShiftAtEigenvalue { .. }), "{e}");
-        let e = lowest_modes(&k, MassMatrix::Lumped(&m), &ModeSettings::lowest(1).with_shift(2.0))
-            .unwrap_err();
+        let e = lowest_modes(
+            &k,
+            MassMatrix::Lumped(&m),
+            &ModeSettings::lowest(1).with_shift(2.0),
+        )
+        .unwrap_err();
         assert!(matches!(e, ModesError::ShiftAtEigenvalue { .. }), "{e}");
         // Between the two eigenvalues: the nearest first (λ = 2 at distance 0.5).
-        let modes =
-            lowest_modes(&k, MassMatrix::Lumped(&m), &ModeSettings::lowest(1).with_shift(1.5))
-                .unwrap();
+        let modes = lowest_modes(
+            &k,
+            MassMatrix::Lumped(&m),
+            &ModeSettings::lowest(1).with_shift(1.5),
+        )
+        .unwrap();
         assert!((modes.eigenvalues()[0] - 2.0).abs() < 1e-12);
         assert_eq!(
             lowest_modes(&k, MassMatrix::Lumped(&m), &ModeSettings::lowest(3)).unwrap_err(),
@@ -977,7 +994,11 @@ mod tests {
             }
         );
         assert!(matches!(
-            lowest_modes(&k, MassMatrix::Lumped(&[1.0, 0.0]), &ModeSettings::lowest(1)),
+            lowest_modes(
+                &k,
+                MassMatrix::Lumped(&[1.0, 0.0]),
+                &ModeSettings::lowest(1)
+            ),
             Err(ModesError::MassNotPositive { dof: Some(1), .. })
         ));
     }

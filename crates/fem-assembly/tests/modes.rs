@@ -84,7 +84,11 @@ fn a_free_cube_has_exactly_six_zero_modes() {
 }
 
 /// The Euler–Bernoulli cantilever: `ωᵢ = (βᵢL)² / L² · √(EI / ρA)`.
-const BETA_L: [f64; 3] = [1.875_104_068_711_961, 4.694_091_132_974_175, 7.854_757_438_237_613];
+const BETA_L: [f64; 3] = [
+    1.875_104_068_711_961,
+    4.694_091_132_974_175,
+    7.854_757_438_237_613,
+];
 
 /// A cantilever of square section `h × h` and length `L = 1` along x, clamped at x = 0, ν = 0:
 /// the lowest six modes are the three bending pairs (one in each plane, equal by symmetry).
@@ -92,8 +96,12 @@ fn cantilever_errors(cells: BoxCells, n: [usize; 3], h: f64) -> [f64; 3] {
     let (young, density) = (1.0, 1.0);
     let op = body([1.0, h, h], n, cells, Some("xmin"), (young, 0.0, density));
     let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
-    let modes = lowest_modes(&k, MassMatrix::Lumped(op.lumped_mass()), &ModeSettings::lowest(6))
-        .unwrap();
+    let modes = lowest_modes(
+        &k,
+        MassMatrix::Lumped(op.lumped_mass()),
+        &ModeSettings::lowest(6),
+    )
+    .unwrap();
     let c = (young * h * h / 12.0 / density).sqrt();
     std::array::from_fn(|i| {
         let exact = BETA_L[i] * BETA_L[i] * c;
@@ -136,7 +144,12 @@ fn a_cantilever_converges_to_euler_bernoulli() {
         .collect();
     for i in 0..3 {
         for w in hex8.windows(2) {
-            assert!(w[1][i] > 0.0 && w[0][i] / w[1][i] > 3.0, "hex8 mode {}: {:?}", i + 1, hex8);
+            assert!(
+                w[1][i] > 0.0 && w[0][i] / w[1][i] > 3.0,
+                "hex8 mode {}: {:?}",
+                i + 1,
+                hex8
+            );
         }
     }
     assert!(hex8[2].iter().all(|e| e.abs() < 0.02), "{hex8:?}");
