@@ -104,27 +104,9 @@ pub fn modes<M: ModelRegistry>(
     {
         return Err(refuse(file, "--shift", "expected a finite number"));
     }
-    let (input, model) = crate::prepare_run_with::<M>(file, Some(&options.out_dir), Some(0))?;
-    let name = input.model.name().to_string();
-    let linear = model
-        .linearization()
-        .ok_or_else(|| {
-            refuse(
-                file,
-                &format!("model.{name}"),
-                format!(
-                    "fem modes computes the modes of a structure with a stiffness and a mass (model.solid, model.string); model.{name} offers none"
-                ),
-            )
-        })?
-        .map_err(|e| {
-            refuse(
-                file,
-                "mesh",
-                format!("the stiffness at the initial state cannot be evaluated: {e}"),
-            )
-        })?;
-    let free = linear.free_dofs();
+    let problem = eigenproblem::<M>(file, Some(&options.out_dir))?;
+    let (linear, free) = (&problem.linearization, &problem.free);
+    let name = &problem.model;
     if options.count > free.len() {
         return Err(refuse(
             file,
@@ -158,14 +140,14 @@ pub fn modes<M: ModelRegistry>(
             path: file.to_path_buf(),
             source,
         })?;
-    let (stiffness, mass) = restrict(&linear, &free);
-    let mass_ref = match &mass {
+    let (stiffness, mass) = (&problem.stiffness, &problem.mass);
+    let mass_ref = match mass {
         Mass::Lumped(m) => MassMatrix::Lumped(m),
         Mass::Consistent(m) => MassMatrix::Consistent(m),
     };
     let mut settings = ModeSettings::lowest(options.count);
     settings.shift = options.shift;
-    let modes = lowest_modes(&stiffness, mass_ref, &settings).map_err(|e| match e {
+    let modes = lowest_modes(stiffness, mass_ref, &settings).map_err(|e| match e {
         ModesError::TooManyModes { .. } | ModesError::NoModes => refuse(file, "-k", e.to_string()),
         ModesError::MassNotPositive { .. } => refuse(file, &linear.mass_key, e.to_string()),
         ModesError::ShiftAtEigenvalue { .. } => refuse(
@@ -183,7 +165,60 @@ pub fn modes<M: ModelRegistry>(
             source: other,
         },
     })?;
-    write(&linear, &free, &modes, mass_ref, options)
+    write(linear, free, &modes, mass_ref, options)
+}
+
+/// The eigenproblem of an input's model: `K` and `M` on its free dofs.
+#[derive(Debug)]
+pub struct Eigenproblem {
+    /// The model's name (`solid`, `string`).
+    pub model: String,
+    /// The model's linearization about its initial state.
+    pub linearization: Linearization,
+    /// Its free dofs (system dofs not held), increasing.
+    pub free: Vec<usize>,
+    /// `K` on the free dofs.
+    pub stiffness: fem_assembly::CsrMatrix<f64>,
+    /// `M` on the free dofs.
+    pub mass: Mass,
+}
+
+/// Reads and checks `file`, builds its model and restricts its linearization to the free dofs
+/// (`output`: where a run's output would go, for the disk budget). A model that offers no
+/// linearization is refused (exit 2, naming `model.NAME`).
+pub fn eigenproblem<M: ModelRegistry>(
+    file: &Path,
+    output: Option<&Path>,
+) -> Result<Eigenproblem, FemError> {
+    let (input, model) = crate::prepare_run_with::<M>(file, output, Some(0))?;
+    let name = input.model.name().to_string();
+    let linear = model
+        .linearization()
+        .ok_or_else(|| {
+            refuse(
+                file,
+                &format!("model.{name}"),
+                format!(
+                    "fem modes computes the modes of a structure with a stiffness and a mass (model.solid, model.string); model.{name} offers none"
+                ),
+            )
+        })?
+        .map_err(|e| {
+            refuse(
+                file,
+                "mesh",
+                format!("the stiffness at the initial state cannot be evaluated: {e}"),
+            )
+        })?;
+    let free = linear.free_dofs();
+    let (stiffness, mass) = restrict(&linear, &free);
+    Ok(Eigenproblem {
+        model: name,
+        linearization: linear,
+        free,
+        stiffness,
+        mass,
+    })
 }
 
 /// `K` and `M` on the free dofs.
