@@ -1,7 +1,7 @@
 //! The lowest eigenpairs of `K φ = λ M φ` (`λ = ω²`): natural frequencies and mode shapes of
 //! an assembled model, by shift-invert Lanczos on the project's sparse factorization.
 //!
-//! # Method (docs/theory/modes.md)
+//! # Method (docs/theory/modes.md, equations (M1)–(M5))
 //! With `M = B Bᵀ` (`B = diag √mᵢ` for a lumped mass, `B = Pᵀ L` from a sparse Cholesky
 //! `P M Pᵀ = L Lᵀ` for a consistent one) and a shift `σ`, the symmetric operator
 //!
@@ -23,7 +23,9 @@
 //! `C`'s dense symmetric eigendecomposition instead.
 //!
 //! Each shape is computed as `φ = (K − σ M)⁻¹ B y / θ` (one more solve, (M4)) and the shapes
-//! are made M-orthonormal by two passes of Gram–Schmidt in the M inner product; `λ = σ + 1/θ`.
+//! are made M-orthonormal by two passes of Gram–Schmidt in the M inner product; the eigenvalue
+//! returned is the Rayleigh quotient `λ = φᵀ K φ` (M5), more accurate than `σ + 1/θ` when
+//! `K − σ M` is ill-conditioned (fine meshes).
 //!
 //! The default shift is `σ = −10⁻⁹ maxᵢ Kᵢᵢ/Mᵢᵢ` ([`DEFAULT_SHIFT_FRACTION`]): below every
 //! eigenvalue of a positive semidefinite `K`, so the wanted eigenvalues are the lowest and the
