@@ -582,9 +582,10 @@ fn cmd_modes<M: ModelRegistry>(
             );
         }
         say!(
-            "{} modes of {} free dofs (shift {:e}, {} solves, largest residual {:.1e}); table in {}, shapes in {}",
+            "{} modes of {} free dofs in {:.2} s (shift {:e}, {} solves, largest residual {:.1e}); table in {}, shapes in {}",
             summary.rows.len(),
             summary.free_dofs,
+            summary.solver_seconds,
             summary.shift,
             summary.solves,
             summary.residual,

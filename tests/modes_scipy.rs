@@ -64,13 +64,35 @@ fn frequencies_equal_scipy_eigsh_to_1e_10() {
 }
 
 /// Writes `K` and `M` of each case on the free dofs as `NAME_K.mtx`, `NAME_M.mtx` into
-/// `FEM_MODES_MTX` (the reference script sets it), with the shift the eigen-solver takes.
+/// `FEM_MODES_MTX` (the reference script sets it; `benches/modes_eigsh.py` too, naming its own
+/// input by `FEM_MODES_CASE`).
 #[test]
 #[ignore = "run by tests/reference/modes/eigsh_reference.py"]
 fn write_matrix_market() {
     let dir = PathBuf::from(std::env::var("FEM_MODES_MTX").expect("FEM_MODES_MTX names a folder"));
     std::fs::create_dir_all(&dir).unwrap();
-    for (name, file, count) in CASES {
+    // `FEM_MODES_CASE=NAME:FILE:K` writes that input's matrices instead (the bench's).
+    let case = std::env::var("FEM_MODES_CASE").ok();
+    let one: Vec<(String, String, usize)> = case
+        .as_deref()
+        .map(|c| {
+            let parts: Vec<&str> = c.split(':').collect();
+            vec![(
+                parts[0].to_string(),
+                parts[1].to_string(),
+                parts[2].parse().unwrap(),
+            )]
+        })
+        .unwrap_or_default();
+    let cases: Vec<(String, String, usize)> = if one.is_empty() {
+        CASES
+            .iter()
+            .map(|(n, f, k)| (n.to_string(), f.to_string(), *k))
+            .collect()
+    } else {
+        one
+    };
+    for (name, file, count) in cases {
         let problem =
             fem::modes::eigenproblem::<fem::input::ModelInput>(&root().join(file), None).unwrap();
         write_mtx(&dir.join(format!("{name}_K.mtx")), &problem.stiffness);

@@ -49,7 +49,12 @@ fn body(
 
 #[test]
 fn a_free_cube_has_exactly_six_zero_modes() {
-    for (cells, n) in [(BoxCells::Hex8, 4), (BoxCells::Tet10, 2)] {
+    for (cells, n) in [
+        (BoxCells::Hex8, 4),
+        (BoxCells::Hex8, 7),
+        (BoxCells::Tet10, 2),
+        (BoxCells::Tet10, 3),
+    ] {
         let op = body([1.0; 3], [n; 3], cells, None, (200e9, 0.3, 7800.0));
         let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
         for consistent in [false, true] {
@@ -153,4 +158,56 @@ fn a_cantilever_converges_to_euler_bernoulli() {
         }
     }
     assert!(hex8[2].iter().all(|e| e.abs() < 0.02), "{hex8:?}");
+}
+
+/// Where the time of a large solve goes (factorization, one solve, the whole search), printed.
+#[test]
+#[ignore = "a timing probe: cargo test -p fem-assembly --test modes -- --ignored --nocapture timing"]
+fn timing_probe() {
+    use fem_assembly::{Factorization, Symmetry, ordering::nested_dissection, sparse};
+    let mesh = box_mesh([5.0, 1.0, 1.0], [100, 18, 18], BoxCells::Hex8).unwrap();
+    let op = body(
+        [5.0, 1.0, 1.0],
+        [100, 18, 18],
+        BoxCells::Hex8,
+        Some("xmin"),
+        (210e9, 0.3, 7850.0),
+    );
+    let t = std::time::Instant::now();
+    let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
+    println!(
+        "tangent {:.2} s, n {}",
+        t.elapsed().as_secs_f64(),
+        k.nrows()
+    );
+    let points = op.dofmap().free_dof_points(&mesh.points);
+    let t = std::time::Instant::now();
+    let order = nested_dissection(&points, &k);
+    println!("nested dissection {:.2} s", t.elapsed().as_secs_f64());
+    let a = sparse::linear_combination(&[(1.0, &k)], Some((1.0, op.lumped_mass())));
+    let t = std::time::Instant::now();
+    let f = Factorization::with_order(&a, Symmetry::Symmetric, &order).unwrap();
+    println!(
+        "factor {:.2} s, fill {:?}",
+        t.elapsed().as_secs_f64(),
+        f.factor_values()
+    );
+    let mut b = vec![1.0; k.nrows()];
+    let t = std::time::Instant::now();
+    for _ in 0..10 {
+        f.solve_in_place(&mut b);
+    }
+    println!("solve {:.3} s each", t.elapsed().as_secs_f64() / 10.0);
+    let t = std::time::Instant::now();
+    let modes = lowest_modes(
+        &k,
+        MassMatrix::Lumped(op.lumped_mass()),
+        &ModeSettings::lowest(20).with_dof_points(points),
+    )
+    .unwrap();
+    println!(
+        "lowest_modes {:.2} s, {} solves",
+        t.elapsed().as_secs_f64(),
+        modes.solves()
+    );
 }
