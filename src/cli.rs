@@ -138,6 +138,29 @@ enum Command {
         #[arg(long, value_name = "N")]
         max_steps: Option<u64>,
     },
+    /// Natural frequencies and mode shapes of the model about its initial state (solid, string).
+    #[command(
+        long_about = "Natural frequencies and mode shapes.\n\nComputes the N lowest eigenpairs of K phi = omega^2 M phi \
+                      (K the stiffness at the input's initial state, M its lumped or consistent mass, on the dofs \
+                      neither fixed nor prescribed) by shift-invert Lanczos on a sparse factorization of K - shift M. \
+                      Rigid modes of a free body come out as zero frequencies. Writes DIR/modes.csv (mode, omega, \
+                      frequency, omega_squared, generalized_mass, effective mass fractions in x, y, z) and the shapes \
+                      as DIR/NAME_modes.pvd, the mode number as its time (ParaView: Warp By Vector on displacement, \
+                      then step through the modes)."
+    )]
+    Modes {
+        /// The YAML input file (model.solid or model.string).
+        file: PathBuf,
+        /// How many modes: the N lowest (or the N nearest --shift).
+        #[arg(short = 'k', value_name = "N", default_value_t = 10)]
+        k: usize,
+        /// The shift (omega^2, in (rad/s)^2): the modes nearest it [default: just below zero].
+        #[arg(long, value_name = "OMEGA2", allow_negative_numbers = true)]
+        shift: Option<f64>,
+        /// Output directory (created if missing) [default: out/NAME].
+        #[arg(short, long, value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
     /// Plot a run's history: DIR/plots/energy, invariant, iterations, constraint (.png, .svg).
     Plot {
         /// The run's output directory (holding history.csv).
@@ -191,6 +214,12 @@ pub fn main<M: ModelRegistry>() -> ExitCode {
         } => cmd_run::<M>(file, output.as_ref(), *max_steps, *resume, *format, &cli),
         Command::Check { file, max_steps } => cmd_check::<M>(file, *max_steps, &cli),
         Command::Mesh { file } => cmd_mesh(file),
+        Command::Modes {
+            file,
+            k,
+            shift,
+            output,
+        } => cmd_modes::<M>(file, *k, *shift, output.as_ref(), &cli),
         Command::Plot { dir } => cmd_plot(dir).map(|files| {
             if !cli.quiet {
                 say!(
@@ -520,6 +549,51 @@ fn cmd_plot(dir: &std::path::Path) -> Result<Vec<PathBuf>, FemError> {
         },
         other => FemError::Run(fem::drive::RunError::Output(other)),
     })
+}
+
+fn cmd_modes<M: ModelRegistry>(
+    file: &std::path::Path,
+    count: usize,
+    shift: Option<f64>,
+    output: Option<&PathBuf>,
+    cli: &Cli,
+) -> Result<(), FemError> {
+    let base = base_name(file);
+    let options = fem::modes::ModesOptions {
+        count,
+        shift,
+        out_dir: output
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("out").join(&base)),
+        base,
+    };
+    let summary = with_setup_reports(cli, || fem::modes::modes::<M>(file, &options))?;
+    if !cli.quiet {
+        say!("mode  omega (rad/s)    f (Hz)           eff. mass x  y        z");
+        for (j, r) in summary.rows.iter().enumerate() {
+            say!(
+                "{:>4}  {:<15.9e}  {:<15.9e}  {:.4}       {:.4}   {:.4}",
+                j + 1,
+                r.omega,
+                r.frequency,
+                r.effective_mass[0],
+                r.effective_mass[1],
+                r.effective_mass[2]
+            );
+        }
+        say!(
+            "{} modes of {} free dofs in {:.2} s (shift {:e}, {} solves, largest residual {:.1e}); table in {}, shapes in {}",
+            summary.rows.len(),
+            summary.free_dofs,
+            summary.solver_seconds,
+            summary.shift,
+            summary.solves,
+            summary.residual,
+            summary.csv.display(),
+            summary.pvd.display()
+        );
+    }
+    Ok(())
 }
 
 fn cmd_mesh(file: &std::path::Path) -> Result<(), FemError> {

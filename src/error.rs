@@ -47,6 +47,15 @@ pub enum FemError {
     /// The run could not start or failed.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// `fem modes`: the eigen-solver failed on a valid input (did not converge, or the
+    /// factorization failed for a reason other than a singular shift).
+    #[error("{path}: modes: {source}")]
+    Modes {
+        /// Input file.
+        path: PathBuf,
+        /// Why.
+        source: fem_assembly::ModesError,
+    },
 }
 
 impl FemError {
@@ -54,6 +63,7 @@ impl FemError {
     pub fn exit_code(&self) -> u8 {
         match self {
             FemError::Run(e) => e.exit_code(),
+            FemError::Modes { .. } => 1,
             _ => 2,
         }
     }

@@ -48,6 +48,7 @@ pub mod cli;
 pub mod distributed;
 pub mod error;
 pub mod input;
+pub mod modes;
 mod yaml;
 
 use std::path::Path;

@@ -9,6 +9,7 @@
 //! | [`cholesky`] | faer's sparse Cholesky: symbolic analysis kept, numeric refactorization, residual check |
 //! | [`lu`] | faer's sparse LU for unsymmetric matrices, with the same life cycle |
 //! | [`factor`] | [`Factorization`]: Cholesky or LU chosen by the matrix's [`Symmetry`], errors that name the method |
+//! | [`modes`] | the lowest eigenpairs of `K φ = ω² M φ` by shift-invert Lanczos on the sparse factorization |
 //! | [`ordering`] | a nested-dissection fill-reducing order from a point per row |
 //! | [`solid`] | total-Lagrangian solids (tet4, hex8, tet10, hex20, hex27; formulations full, eas, fbar, one_point; any hyperelastic material): force, tangent, masses, energy, stresses, stable step |
 
@@ -18,6 +19,7 @@ pub mod exact_sum;
 pub mod factor;
 pub mod lu;
 pub mod lumping;
+pub mod modes;
 pub mod ordering;
 pub mod plan;
 pub mod solid;
@@ -29,6 +31,7 @@ pub use exact_sum::ExactSum;
 pub use factor::{FactorError, FactorMethod, Factorization, Symmetry};
 pub use lu::SparseLu;
 pub use lumping::lump_row_sum;
+pub use modes::{MassMatrix, ModeSettings, Modes, ModesError, lowest_modes};
 pub use nalgebra_sparse::CsrMatrix;
 pub use plan::{AssemblyPlan, NodeBlockPlan, VectorPlan};
 pub use solid::{SolidError, SolidMaterial, SolidOperator, StableStep};

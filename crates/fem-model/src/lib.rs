@@ -7,6 +7,7 @@
 //! | [`mod@build`] | builders on those sections: the mesh, dof sets, Dirichlet conditions, time functions, the time grid, Newton's settings |
 //! | [`resources`] | the [`Budget`](resources::Budget) of memory and disk a run may claim, and the estimates checked against it before anything is allocated |
 //! | [`number`] | numbers as the file writes them: a quoted `"0.01"` is refused where a number belongs |
+//! | [`vibration`] | [`Linearization`](vibration::Linearization): a model's stiffness, mass and held dofs at its initial state, for `fem modes` |
 //! | [`error`] | [`InputError`]: the YAML path of a refused value and what was expected |
 //!
 //! Layering: this crate sits above `fem-time` and below the model crates (`fem-string`,
@@ -21,6 +22,7 @@ pub mod model;
 pub mod number;
 pub mod progress;
 pub mod resources;
+pub mod vibration;
 
 pub use error::InputError;
 pub use model::{MeshUse, Model, ModelSection, Sections, Uses, build, check_uses};

@@ -84,6 +84,11 @@ pub trait Model {
     fn view(&self) -> fem_io::View {
         fem_io::View::default()
     }
+    /// The model linearized about its initial state (stiffness, mass, held dofs), for modal
+    /// analysis (`fem modes`); `None` (the default) for a model that offers none.
+    fn linearization(&self) -> Option<crate::vibration::LinearizationResult> {
+        None
+    }
 }
 
 /// Whether a model needs a mesh.

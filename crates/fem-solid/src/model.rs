@@ -22,6 +22,8 @@ use fem_io::{Field, Frame, VtkCells};
 use fem_model::Model;
 use fem_time::{NodalStepper, StepReport, Stepper, TimeGrid};
 
+use crate::system::{SolidMass, evaluation_error};
+
 /// The column of the hourglass energy, after [`HISTORY_COLUMNS`], when some cell is
 /// `one_point` (a serial run's: a process's part of a distributed body has a part of it).
 pub const HOURGLASS_COLUMN: &str = "hourglass_energy";
@@ -131,6 +133,9 @@ pub struct SolidModel {
     grid: TimeGrid,
     describe: Vec<String>,
     output: SolidOutput,
+    /// The mass the stepper uses and the prescribed (held) free dofs, for
+    /// [`Model::linearization`]; `None`: not offered (a distributed part).
+    modal: Option<(SolidMass, Vec<usize>)>,
 }
 
 impl std::fmt::Debug for SolidModel {
@@ -155,7 +160,15 @@ impl SolidModel {
             grid,
             describe,
             output,
+            modal: None,
         }
+    }
+
+    /// Offers the linearization about the initial state ([`Model::linearization`]): the
+    /// stepper's `mass` and the free dofs its Dirichlet conditions hold.
+    pub fn with_linearization(mut self, mass: SolidMass, held: Vec<usize>) -> Self {
+        self.modal = Some((mass, held));
+        self
     }
 
     /// The stepper (positions and velocities on the free dofs).
@@ -239,6 +252,35 @@ impl Model for SolidModel {
             frame = frame.with_cell_field(Field::scalar("global_cell", cells));
         }
         frame
+    }
+
+    /// `K` is the tangent at the current (initial) displacement, `M` the stepper's mass.
+    fn linearization(&self) -> Option<fem_model::vibration::LinearizationResult> {
+        let (mass, held) = self.modal.as_ref()?;
+        let operator = &self.output.operator;
+        let dofmap = operator.dofmap();
+        let linearize = || {
+            let stiffness = operator.tangent(&self.displacement())?;
+            let mass = match mass {
+                SolidMass::Lumped => fem_time::Mass::Lumped(operator.lumped_mass().to_vec()),
+                SolidMass::Consistent => fem_time::Mass::Consistent(operator.consistent_mass()?),
+            };
+            Ok(fem_model::vibration::Linearization {
+                stiffness,
+                mass,
+                held: held.clone(),
+                dof_node: dofmap.free_dofs().iter().map(|g| g / 3).collect(),
+                dof_direction: dofmap
+                    .free_dofs()
+                    .iter()
+                    .map(|g| std::array::from_fn(|i| if i == g % 3 { 1.0 } else { 0.0 }))
+                    .collect(),
+                points: self.output.points.clone(),
+                cells: self.output.cells.clone(),
+                mass_key: "model.solid.material.density".into(),
+            })
+        };
+        Some(linearize().map_err(evaluation_error))
     }
 
     /// Warped by `displacement`, coloured by `von_mises`, seen obliquely with z up.

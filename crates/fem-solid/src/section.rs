@@ -935,7 +935,8 @@ impl SolidSection {
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
         let output = SolidOutput::new(setup.mesh.points, vtk, system.shared_operator());
-        Ok(SolidModel::new(stepper, choice.grid, describe, output))
+        Ok(SolidModel::new(stepper, choice.grid, describe, output)
+            .with_linearization(setup.mass, setup.dirichlet.dofs().to_vec()))
     }
 
     /// The time grid (with `auto_dt`, the step a fraction of the critical step) and the

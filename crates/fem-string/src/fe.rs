@@ -107,6 +107,8 @@ pub struct StringModel {
     global: Vec<f64>,
     displacement: Vec<f64>,
     velocity: Vec<f64>,
+    /// `K`, `M` and the prescribed dofs, for [`Model::linearization`].
+    linear: (fem_assembly::CsrMatrix<f64>, Mass, Vec<usize>),
 }
 
 impl std::fmt::Debug for StringModel {
@@ -204,6 +206,7 @@ impl StringModel {
         };
         // A free end (no fixed dof at all on a 1D string) leaves rigid motion: allowed, the
         // scheme handles a singular stiffness; the mass is always definite.
+        let linear_parts = (stiffness.clone(), mass.clone());
         let mut system = LinearSystem::new(mass, stiffness);
         if let Some(f) = load {
             system = system.with_force(move |_t: f64, out: &mut [f64]| out.copy_from_slice(&f));
@@ -253,6 +256,7 @@ impl StringModel {
             ),
         };
 
+        let held = dirichlet.dofs().to_vec();
         let settings = StepSettings::new(grid.dt())
             .starting_at(grid.t0())
             .with_dirichlet(dirichlet)
@@ -344,6 +348,7 @@ impl StringModel {
             velocity: vec![0.0; 3 * n_nodes],
             dofmap,
             directions,
+            linear: (linear_parts.0, linear_parts.1, held),
         })
     }
 
@@ -416,6 +421,22 @@ impl Model for StringModel {
         Frame::new(&self.points, &self.cells)
             .with_point_field(Field::vector("displacement", &self.displacement))
             .with_point_field(Field::vector("velocity", &self.velocity))
+    }
+    /// The string is linear: `K` and `M` are its assembled matrices.
+    fn linearization(&self) -> Option<fem_model::vibration::LinearizationResult> {
+        let (stiffness, mass, held) = &self.linear;
+        let n_comp = self.dofmap.n_comp();
+        let free = self.dofmap.free_dofs();
+        Some(Ok(fem_model::vibration::Linearization {
+            stiffness: stiffness.clone(),
+            mass: mass.clone(),
+            held: held.clone(),
+            dof_node: free.iter().map(|g| g / n_comp).collect(),
+            dof_direction: free.iter().map(|g| self.directions[g % n_comp]).collect(),
+            points: self.points.clone(),
+            cells: self.cells.clone(),
+            mass_key: "model.string.density".into(),
+        }))
     }
     /// Warped by `displacement`, coloured by `velocity`, seen across the plane of motion (the
     /// chord and the one displacement direction; obliquely for two or three); the nodes whose
