@@ -207,6 +207,9 @@ impl BlockTridiagonal {
     }
 
     /// Loads the CSC values `vals` and factorizes. `false` if a pivot block is singular.
+    // The 8×8 blocks enter the products by reference: by value each product copied its block
+    // (a memcpy per block, 1 % of a cable step; docs/performance.md, issue 22).
+    #[allow(clippy::op_ref)]
     pub(crate) fn factorize(&mut self, vals: &[f64]) -> bool {
         let n = self.n_blocks;
         // D_b and L_b keep their zeros (only the pattern's slots are written); U_b was
@@ -243,6 +246,9 @@ impl BlockTridiagonal {
 
     /// Solves with the last factorization, `rhs` in the global ordering; `work` is scratch of
     /// `8 · n_blocks` entries.
+    // The 8×8 blocks enter the products by reference: by value each product copied its block
+    // (a memcpy per block, 1 % of a cable step; docs/performance.md, issue 22).
+    #[allow(clippy::op_ref)]
     pub(crate) fn solve_in_place(&self, rhs: &mut [f64], work: &mut Vec<f64>) {
         let n = self.n_blocks;
         work.clear();
