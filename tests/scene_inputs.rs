@@ -31,12 +31,7 @@ fn scratch(name: &str) -> PathBuf {
 fn history(dir: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
     let text = std::fs::read_to_string(dir.join("history.csv")).expect("history.csv");
     let mut lines = text.lines();
-    let header = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(String::from)
-        .collect();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
     let rows = lines
         .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
         .collect();
@@ -76,9 +71,16 @@ fn the_box_on_the_incline_stops_where_its_comment_says() {
     assert!((1.0 / a - 0.797).abs() < 5e-4);
     // The distance from the potential's drop: m g Δz = m g d sin 20°, m = 4 kg.
     let d = (rows[0][potential] - stop[potential]) / (4.0 * 9.81 * 20f64.to_radians().sin());
-    assert!((d - 1.0 / (2.0 * a)).abs() < 1e-3 && (d - 0.399).abs() < 5e-4, "{d}");
+    assert!(
+        (d - 1.0 / (2.0 * a)).abs() < 1e-3 && (d - 0.399).abs() < 5e-4,
+        "{d}"
+    );
     // It sticks from then on: the kinetic energy stays zero.
-    assert!(rows.iter().filter(|r| r[t] > stop[t]).all(|r| r[kinetic] < 1e-20));
+    assert!(
+        rows.iter()
+            .filter(|r| r[t] > stop[t])
+            .all(|r| r[kinetic] < 1e-20)
+    );
     // The contact points' series: at the frames' times, four sticking points at the end.
     let frames = std::fs::read_to_string(dir.join("scene_incline.pvd")).unwrap();
     let contacts = std::fs::read_to_string(dir.join("scene_incline_contacts.pvd")).unwrap();
@@ -153,10 +155,7 @@ time: {{ scheme: rig_pos, dt: 1.0e-3, t_end: 0.05 }}
     // 3 bodies, 3 stacked boxes, 2 rows.
     assert!(said.contains("8 rigid bodies"), "{said}");
     // The unit cube of density 1000 weighs 1000 kg, from its tet4 cells.
-    assert!(
-        said.contains("model.scene.bodies[0]: mass 1000,"),
-        "{said}"
-    );
+    assert!(said.contains("model.scene.bodies[0]: mass 1000,"), "{said}");
     // The L-bracket is not convex; the cube and the hull are.
     assert!(said.contains("model.scene.bodies[2]: mass") && said.contains("non-convex"));
     let run_dir = dir.join("out");
@@ -194,7 +193,13 @@ output: {{ every: 1 }}
     };
     let frame = |input: PathBuf, out: &str| {
         let o = dir.join(out);
-        let r = fem(&["run", input.to_str().unwrap(), "-o", o.to_str().unwrap(), "-q"]);
+        let r = fem(&[
+            "run",
+            input.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+            "-q",
+        ]);
         assert!(r.status.success(), "{}", text(&r));
         let stem = input.file_stem().unwrap().to_string_lossy().into_owned();
         std::fs::read(o.join(format!("{stem}_000000.vtu"))).unwrap()
