@@ -188,8 +188,45 @@ pub(crate) fn rotate(
     omega: &mut Vec3,
     load: Option<&RotationalLoad>,
 ) -> Result<(usize, f64), NewtonFailure> {
+    let mid = rotate_begin(h, inertia, inverse_inertia, lambda, *omega, load);
+    rotate_end(
+        scheme,
+        h,
+        inertia,
+        inverse_inertia,
+        &mid,
+        None,
+        lambda,
+        omega,
+    )
+}
+
+/// What the first half of a split rotation step ([`rotate_begin`]) leaves for the second
+/// ([`rotate_end`]): the scheme's equations `R(t+h/2)` … `W1(t+h)` done, the end not yet.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MidRotation {
+    /// `exp[h/2 Ω^t] − I`: `Λ^{t+h/2} = Λ^t (I + d0)`.
+    pub d0: Mat3,
+    /// `Ω₁^{t+h}` of `W1(t+h)`: the free angular velocity (no contact impulse).
+    pub w1: Vec3,
+    /// `a = exp[−h/2 Ω^t] J Ω^t + h T^{t+h/2}`, the right-hand side of `W2`/`W3`.
+    pub a: Vec3,
+}
+
+/// The first half of [`rotate`] for a step with contact impulses (Solfec's
+/// `BODY_Dynamic_Step_Begin`): `R(t+h/2)`, `T(t+h/2)`, `W(t+h/2)`, `W1(t+h)` and `a`.
+/// [`rotate`] is this and [`rotate_end`] without an impulse. `lambda` (`Λ^t`) is not changed.
+#[inline(always)]
+pub(crate) fn rotate_begin(
+    h: f64,
+    inertia: &Vec3,
+    inverse_inertia: &Vec3,
+    lambda: &Mat3,
+    omega: Vec3,
+    load: Option<&RotationalLoad>,
+) -> MidRotation {
     let half = 0.5 * h;
-    let w = *omega;
+    let w = omega;
     // R(t+h/2): E₀ = exp[h/2 Ω^t] = I + d0; Λ^{t+h/2} is formed only where a torque needs it.
     let d0 = exp_increment(scale(half, w));
     // T(t+h/2).
@@ -208,83 +245,6 @@ pub(crate) fn rotate(
         None => scale(-1.0, gyroscopic),
     };
     let w1 = axpy(w, h, diag_mul(inverse_inertia, rate));
-    // a = exp[−h/2 Ω^t] J Ω^t + h T, the right-hand side of W2 and W3.
-    let a = match body_torque {
-        Some(t) => axpy(m0, h, t),
-        None => m0,
-    };
-    // R1(t+h) / R2(t+h): Λ^{t+h} = Λ^{t+h/2} exp[h/2 Ω_end] = Λ^t (I + d0)(I + d_end), formed
-    // as Λ^t + Λ^t (d0 + d_end + d0 d_end): one rounding of Λ per step.
-    let advance = |lambda: &mut Mat3, d_end: &Mat3| {
-        *lambda = add_product(lambda, &compose_increments(&d0, d_end));
-    };
-    match scheme {
-        Scheme::RigPos => {
-            // R1(t+h).
-            advance(lambda, &exp_increment(scale(half, w1)));
-            *omega = w1;
-            Ok((0, 0.0))
-        }
-        Scheme::RigNeg => {
-            // R1(t+h), then W2(t+h). J⁻¹ by division, not by the stored reciprocals: the
-            // round trip J (J⁻¹ y) then has an unbiased error, where multiplying by a rounded
-            // 1/J_ii errs the same way at every step and the spatial angular momentum drifts
-            // linearly (2.5e-17 per step for J = diag(1, 2, 3), 6e-13 after 10⁵ steps, against
-            // 1.7e-14 by division; tests/torque_free.rs asserts 1e-13).
-            let d1 = exp_increment(scale(half, w1));
-            advance(lambda, &d1);
-            *omega = diag_div(add_t_product(&d1, a), inertia);
-            Ok((0, 0.0))
-        }
-        Scheme::RigImp(settings) => {
-            // W3(t+h), then R2(t+h).
-            let (w3, d3, iterations, residual) = solve_w3(half, inertia, a, w1, settings)?;
-            advance(lambda, &d3);
-            *omega = w3;
-            Ok((iterations, residual))
-        }
-    }
-}
-
-/// What the first half of a split rotation step ([`rotate_begin`]) leaves for the second
-/// ([`rotate_end`]): the scheme's equations `R(t+h/2)` … `W1(t+h)` done, the end not yet.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct MidRotation {
-    /// `exp[h/2 Ω^t] − I`: `Λ^{t+h/2} = Λ^t (I + d0)`.
-    pub d0: Mat3,
-    /// `Ω₁^{t+h}` of `W1(t+h)`: the free angular velocity (no contact impulse).
-    pub w1: Vec3,
-    /// `a = exp[−h/2 Ω^t] J Ω^t + h T^{t+h/2}`, the right-hand side of `W2`/`W3`.
-    pub a: Vec3,
-}
-
-/// The first half of [`rotate`] for a step with contact impulses (Solfec's
-/// `BODY_Dynamic_Step_Begin`): `R(t+h/2)`, `T(t+h/2)`, `W(t+h/2)`, `W1(t+h)` and `a`, with the
-/// same floating-point operations as [`rotate`]. `lambda` (`Λ^t`) is not changed.
-#[inline(always)]
-pub(crate) fn rotate_begin(
-    h: f64,
-    inertia: &Vec3,
-    inverse_inertia: &Vec3,
-    lambda: &Mat3,
-    omega: Vec3,
-    load: Option<&RotationalLoad>,
-) -> MidRotation {
-    let half = 0.5 * h;
-    let w = omega;
-    let d0 = exp_increment(scale(half, w));
-    let body_torque = load.map(|l| l.body_torque(&add_product(lambda, &d0)));
-    let m0 = add_t_product(&d0, diag_mul(inertia, w));
-    let w_half = match body_torque {
-        Some(t) => diag_mul(inverse_inertia, axpy(m0, half, t)),
-        None => diag_mul(inverse_inertia, m0),
-    };
-    let gyroscopic = cross(w_half, diag_mul(inertia, w_half));
-    let rate = match body_torque {
-        Some(t) => sub(t, gyroscopic),
-        None => scale(-1.0, gyroscopic),
-    };
-    let w1 = axpy(w, h, diag_mul(inverse_inertia, rate));
     let a = match body_torque {
         Some(t) => axpy(m0, h, t),
         None => m0,
@@ -294,7 +254,7 @@ pub(crate) fn rotate_begin(
 
 /// The second half of a split rotation step (Solfec's `BODY_Dynamic_Step_End`), with the
 /// body-frame contact impulse `p` (the angular part of `Hᵀ R`; `None` when the body has no
-/// contact, which gives bitwise [`rotate`]'s result):
+/// contact: then this is [`rotate`]'s second half):
 ///
 /// ```text
 /// Ω⁺ = Ω₁ + J⁻¹ p                                    (the velocity the contact law sees)
@@ -324,22 +284,31 @@ pub(crate) fn rotate_end(
         Some(p) => (add(mid.w1, diag_mul(inverse_inertia, p)), add(mid.a, p)),
         None => (mid.w1, mid.a),
     };
+    // R1(t+h) / R2(t+h): Λ^{t+h} = Λ^{t+h/2} exp[h/2 Ω_end] = Λ^t (I + d0)(I + d_end), formed
+    // as Λ^t + Λ^t (d0 + d_end + d0 d_end): one rounding of Λ per step.
     let advance = |lambda: &mut Mat3, d_end: &Mat3| {
         *lambda = add_product(lambda, &compose_increments(&d0, d_end));
     };
     match scheme {
         Scheme::RigPos => {
+            // R1(t+h).
             advance(lambda, &exp_increment(scale(half, w_plus)));
             *omega = w_plus;
             Ok((0, 0.0))
         }
         Scheme::RigNeg => {
+            // R1(t+h), then W2(t+h). J⁻¹ by division, not by the stored reciprocals: the
+            // round trip J (J⁻¹ y) then has an unbiased error, where multiplying by a rounded
+            // 1/J_ii errs the same way at every step and the spatial angular momentum drifts
+            // linearly (2.5e-17 per step for J = diag(1, 2, 3), 6e-13 after 10⁵ steps, against
+            // 1.7e-14 by division; tests/torque_free.rs asserts 1e-13).
             let d1 = exp_increment(scale(half, w_plus));
             advance(lambda, &d1);
             *omega = diag_div(add_t_product(&d1, a), inertia);
             Ok((0, 0.0))
         }
         Scheme::RigImp(settings) => {
+            // W3(t+h), then R2(t+h).
             let (w3, d3, iterations, residual) = solve_w3(half, inertia, a, w_plus, settings)?;
             advance(lambda, &d3);
             *omega = w3;
