@@ -127,6 +127,20 @@ pub enum BeamError {
         /// The tolerance.
         tolerance: f64,
     },
+    /// Prescribed dofs in the step settings of a beam stepper: the beam's supports are
+    /// constraints of its KKT system (the model's ends), not prescribed dofs.
+    #[error(
+        "the beam steppers take no prescribed dofs ({count} given in the step settings): the \
+         beam's supports are constraints of its KKT system; give them as the model's ends \
+         (End::Pinned or End::Clamped, fixed or moving: Placement::moving)"
+    )]
+    PrescribedDofs {
+        /// How many prescribed dofs were given.
+        count: usize,
+    },
+    /// The common step settings were refused (the step, the start time or the initial state).
+    #[error(transparent)]
+    Step(#[from] fem_time::StepError),
     /// The state stopped being finite.
     #[error("the solution became non-finite at step {step}")]
     NonFinite {

@@ -4,8 +4,9 @@
 
 use fem_beam::{
     AugmentedLagrangianStepper, Beam, BeamParameters, BeamState, BeamStepReport, End, PenaltyForm,
-    PenaltySettings, PenaltyStepper, TimeSettings, UzawaSettings, solve_static,
+    PenaltySettings, PenaltyStepper, UzawaSettings, solve_static,
 };
+use fem_time::StepSettings;
 
 fn start() -> (Beam, fem_beam::StaticSolution) {
     let model = Beam::new(BeamParameters::paper_95()).unwrap();
@@ -57,7 +58,8 @@ fn paper_95_ten_seconds() {
         &sol.state,
         None,
         Some(&sol.multipliers),
-        TimeSettings::energy_conserving(0.01),
+        0.25,
+        StepSettings::new(0.01),
         UzawaSettings::anderson(1e5),
     )
     .unwrap();
@@ -73,7 +75,8 @@ fn paper_95_ten_seconds() {
             model.clone(),
             &sol.state,
             None,
-            TimeSettings::energy_conserving(0.01),
+            0.25,
+            StepSettings::new(0.01),
             settings,
         )
         .unwrap();
