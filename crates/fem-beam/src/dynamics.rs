@@ -78,13 +78,12 @@ pub(crate) fn beam_start(
     Ok((clock, newton, x, v))
 }
 
-/// What one dynamic step did, for the new level `t_{n+1}`.
+/// What one dynamic step did, for the new level `t_{n+1}`: the beam's own observables (its
+/// energy with the work of the supports and of the seabed, the stretch, the seabed contact)
+/// beside the common [`fem_time::StepReport`] that [`fem_time::Stepper::step`] returns. The
+/// level's index and time are the stepper's clock ([`fem_time::Stepper::clock`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BeamStepReport {
-    /// The new step index `n + 1`.
-    pub step: u64,
-    /// Its time `t_{n+1}`.
-    pub time: f64,
     /// Uzawa or Newton iterations.
     pub iterations: usize,
     /// Uzawa: `‖x' − p‖_{L²}/√L`; penalty: the final Newton residual (max norm, N).
@@ -269,8 +268,6 @@ impl Levels {
                 step: self.clock.step() + 1,
             });
         }
-        report.step = self.clock.step() + 1;
-        report.time = self.clock.time_at(self.clock.step() + 1);
         report.max_stretch_error = self.stretch_error(&x_new);
         self.x_prev = std::mem::replace(&mut self.x, x_new);
         self.clock.advance();
@@ -284,14 +281,6 @@ macro_rules! history_accessors {
         /// The model.
         pub fn model(&self) -> &Beam {
             &self.h.model
-        }
-        /// Step index `n` of the current level.
-        pub fn step_index(&self) -> u64 {
-            self.h.clock.step()
-        }
-        /// Time `t_n = n Δt` of the current level.
-        pub fn time(&self) -> f64 {
-            self.h.clock.time()
         }
         /// The scheme's `α`.
         pub fn alpha(&self) -> f64 {
@@ -1194,8 +1183,7 @@ macro_rules! framework_stepper {
     ($stepper:ty, $invariant:expr) => {
         impl fem_time::Stepper for $stepper {
             fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
-                let t = self.time();
-                let step = self.step_index() + 1;
+                let (t, step) = (self.h.clock.time(), self.h.clock.step() + 1);
                 let r =
                     <$stepper>::step(self).map_err(|e| fem_time::StepError::model(step, t, e))?;
                 Ok(fem_time::StepReport {
@@ -1259,13 +1247,11 @@ pub(crate) fn framework_energy(r: &BeamStepReport) -> fem_time::Energy {
 }
 
 /// Numbers in a [`BeamStepReport`], for a state field.
-pub(crate) const REPORT_LEN: usize = 12;
+pub(crate) const REPORT_LEN: usize = 10;
 
 /// A [`BeamStepReport`] as numbers (a checkpoint's).
 pub(crate) fn report_to_vec(r: &BeamStepReport) -> Vec<f64> {
     vec![
-        r.step as f64,
-        r.time,
         r.iterations as f64,
         r.residual,
         r.multiplier_change,
@@ -1282,18 +1268,16 @@ pub(crate) fn report_to_vec(r: &BeamStepReport) -> Vec<f64> {
 /// A [`BeamStepReport`] from [`report_to_vec`].
 pub(crate) fn report_from_slice(r: &[f64]) -> BeamStepReport {
     BeamStepReport {
-        step: r[0] as u64,
-        time: r[1],
-        iterations: r[2] as usize,
-        residual: r[3],
-        multiplier_change: r[4],
-        max_stretch_error: r[5],
-        energy: r[6],
-        kinetic_energy: r[7],
-        max_speed: r[8],
-        support_work: r[9],
-        seabed_work: r[10],
-        nodes_on_seabed: r[11] as usize,
+        iterations: r[0] as usize,
+        residual: r[1],
+        multiplier_change: r[2],
+        max_stretch_error: r[3],
+        energy: r[4],
+        kinetic_energy: r[5],
+        max_speed: r[6],
+        support_work: r[7],
+        seabed_work: r[8],
+        nodes_on_seabed: r[9] as usize,
     }
 }
 

@@ -175,8 +175,6 @@ impl EnergyConservingStepper {
         self.clock.advance();
         let (energy, kinetic_energy, max_speed) = self.energy(&self.x, &self.v);
         self.last = BeamStepReport {
-            step: self.clock.step(),
-            time: self.clock.time(),
             iterations,
             residual: report.constraint_residual,
             multiplier_change: report.multiplier_change,
@@ -310,16 +308,6 @@ impl EnergyConservingStepper {
         &self.model
     }
 
-    /// Step index `n` of the current level.
-    pub fn step_index(&self) -> u64 {
-        self.clock.step()
-    }
-
-    /// Time `t_n = n Δt` of the current level.
-    pub fn time(&self) -> f64 {
-        self.clock.time()
-    }
-
     /// Node positions and tangents at the current level.
     pub fn state(&self) -> BeamState {
         BeamState::from_columns(&self.x)
@@ -365,7 +353,7 @@ impl EnergyConservingStepper {
 
 impl fem_time::Stepper for EnergyConservingStepper {
     fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
-        let (t, step) = (self.time(), self.step_index() + 1);
+        let (t, step) = (self.clock.time(), self.clock.step() + 1);
         let r = EnergyConservingStepper::step(self)
             .map_err(|e| fem_time::StepError::model(step, t, e))?;
         Ok(fem_time::StepReport {
