@@ -112,10 +112,11 @@ pub enum BeamError {
         /// Relative change of the iterate reached.
         change: f64,
     },
-    /// Newton did not reach its tolerance (penalty scheme).
+    /// Newton did not reach its tolerance within the iteration cap of the step settings
+    /// (the penalty scheme, Newton on the KKT system, the energy-conserving scheme).
     #[error(
         "Newton did not converge at step {step}: residual {residual:e} after {iterations} \
-         iterations (tolerance {tolerance:e}); reduce dt"
+         iterations (tolerance {tolerance:e}); reduce dt or raise the iteration limit"
     )]
     NewtonDiverged {
         /// Time step.
