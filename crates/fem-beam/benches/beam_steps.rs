@@ -16,8 +16,9 @@
 
 use fem_beam::{
     AugmentedLagrangianStepper, Beam, BeamParameters, BeamState, End, NewtonKktSettings,
-    NewtonKktStepper, TimeSettings, UzawaSettings,
+    NewtonKktStepper, UzawaSettings,
 };
+use fem_time::StepSettings;
 
 const SIZES: [usize; 5] = [20, 100, 1_000, 10_000, 100_000];
 
@@ -51,7 +52,8 @@ fn stepper(n: usize) -> AugmentedLagrangianStepper {
         &x0,
         None,
         None,
-        TimeSettings::energy_conserving(0.01),
+        0.25,
+        StepSettings::new(0.01),
         UzawaSettings::anderson(augmentation(n)),
     )
     .expect("stepper")
@@ -102,7 +104,8 @@ fn newton_stepper(n: usize) -> NewtonKktStepper {
         &x0,
         None,
         None,
-        TimeSettings::energy_conserving(0.01),
+        0.25,
+        StepSettings::new(0.01),
         NewtonKktSettings::default(),
     )
     .expect("stepper")

@@ -24,8 +24,9 @@ use std::time::Instant;
 
 use fem_beam::{
     Beam, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, EnergyConservingStepper,
-    NewtonKktSettings, TimeSettings, solve_static_newton,
+    NewtonKktSettings, STATIC_NEWTON, solve_static_newton,
 };
+use fem_time::StepSettings;
 
 const PEER: &str = "/work/shared/peers/moordyn_cable.py";
 const FALLING: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/moordyn_falling.py");
@@ -76,7 +77,7 @@ fn fem_falling(n: usize, dt: f64, t_end: f64) -> ([f64; 3], f64, usize) {
         &x0,
         None,
         None,
-        TimeSettings::energy_conserving(dt),
+        StepSettings::new(dt),
         NewtonKktSettings::default(),
     )
     .expect("stepper");
@@ -94,7 +95,14 @@ fn fem_setup(n: usize) -> f64 {
     let t = Instant::now();
     let m = model(n);
     let guess = BeamState::try_arc(&m, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).expect("arc");
-    let sol = solve_static_newton(&m, &guess, 0.0, &NewtonKktSettings::statics()).expect("static");
+    let sol = solve_static_newton(
+        &m,
+        &guess,
+        0.0,
+        &STATIC_NEWTON,
+        &NewtonKktSettings::default(),
+    )
+    .expect("static");
     std::hint::black_box(sol);
     t.elapsed().as_secs_f64()
 }

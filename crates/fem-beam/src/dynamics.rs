@@ -2,7 +2,9 @@
 //! penalty scheme (93), both three-level alpha schemes started by (94).
 //!
 //! # Step contract
-//! A stepper owns `x^{n−1}`, `x^n`, the step index `n` and `t_n = n Δt` (start time 0).
+//! A stepper owns `x^{n−1}`, `x^n` and its [`Clock`] (`t_n = t0 + n Δt`). It is built from the
+//! common [`StepSettings`] (`dt`, `t0`, `newton`; no prescribed dofs: the beam's supports are
+//! the model's ends, constraints of its KKT system) and the scheme's `α`.
 //! [`AugmentedLagrangianStepper::step`] reads them, computes `x^{n+1}` at `t_{n+1}` (ends
 //! prescribed at `t_{n+1}`), shifts the history and returns a [`BeamStepReport`] for the new level.
 //!
@@ -16,10 +18,10 @@ use faer::MatMut;
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use fem_assembly::CsrMatrix;
-use fem_time::Clock;
+use fem_time::{Clock, NewtonSettings, StepSettings, StepStart};
 
 use crate::error::BeamError;
-use crate::kkt::{KktAssembly, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
+use crate::kkt::{KktAssembly, KktNewton, NewtonKktReport, NewtonKktSettings, NewtonKktSolver};
 use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
 use crate::model::ConstraintPoints;
 use crate::model::check_state;
@@ -28,48 +30,60 @@ use crate::model::{
 };
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
 
-/// Time-step parameters shared by both schemes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TimeSettings {
-    /// Time step `Δt` (s), > 0.
-    pub dt: f64,
-    /// The alpha of the scheme, `0 < α ≤ 1/2`; `1/4` (the paper's) makes the linear part
-    /// unconditionally stable and energy conserving.
-    pub alpha: f64,
+/// Refuses an `alpha` outside `0 < α ≤ 1/2`; `1/4` (the paper's) makes the linear part
+/// unconditionally stable and energy conserving.
+fn check_alpha(alpha: f64) -> Result<(), BeamError> {
+    if !(alpha > 0.0 && alpha <= 0.5) {
+        return Err(BeamError::InvalidParameter {
+            name: "alpha",
+            value: alpha,
+            expected: "0 < alpha <= 1/2",
+        });
+    }
+    Ok(())
 }
 
-impl TimeSettings {
-    /// `α = 1/4` with the given `Δt`.
-    pub fn energy_conserving(dt: f64) -> Self {
-        Self { dt, alpha: 0.25 }
+/// The start every beam stepper begins with: [`StepSettings::start`] on the state's columns
+/// (the clock from `settings.t0` and `settings.dt`, the initial vectors checked, `v0 = 0` if
+/// `None`), after refusing prescribed dofs: the beam's supports are constraints of its KKT
+/// system (the model's [`crate::End`]s, moving ends included), not prescribed dofs, so
+/// `settings.dirichlet` must be empty ([`BeamError::PrescribedDofs`]).
+pub(crate) fn beam_start(
+    model: &Beam,
+    x0: &BeamState,
+    v0: Option<&BeamState>,
+    settings: StepSettings,
+) -> Result<(Clock, NewtonSettings, Vec<f64>, Vec<f64>), BeamError> {
+    if !settings.dirichlet.is_empty() {
+        return Err(BeamError::PrescribedDofs {
+            count: settings.dirichlet.len(),
+        });
     }
-
-    fn check(&self) -> Result<(), BeamError> {
-        if !(self.dt > 0.0 && self.dt.is_finite()) {
-            return Err(BeamError::InvalidParameter {
-                name: "dt",
-                value: self.dt,
-                expected: "a positive finite time step",
-            });
+    check_state(model, x0)?;
+    let x = x0.to_columns();
+    let v = match v0 {
+        Some(v) => {
+            check_state(model, v)?;
+            v.to_columns()
         }
-        if !(self.alpha > 0.0 && self.alpha <= 0.5) {
-            return Err(BeamError::InvalidParameter {
-                name: "alpha",
-                value: self.alpha,
-                expected: "0 < alpha <= 1/2",
-            });
-        }
-        Ok(())
-    }
+        None => vec![0.0; x.len()],
+    };
+    let StepStart {
+        clock,
+        newton,
+        x,
+        v,
+        ..
+    } = settings.start(x.len(), &x, &v)?;
+    Ok((clock, newton, x, v))
 }
 
-/// What one dynamic step did, for the new level `t_{n+1}`.
+/// What one dynamic step did, for the new level `t_{n+1}`: the beam's own observables (its
+/// energy with the work of the supports and of the seabed, the stretch, the seabed contact)
+/// beside the common [`fem_time::StepReport`] that [`fem_time::Stepper::step`] returns. The
+/// level's index and time are the stepper's clock ([`fem_time::Stepper::clock`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BeamStepReport {
-    /// The new step index `n + 1`.
-    pub step: u64,
-    /// Its time `t_{n+1}`.
-    pub time: f64,
     /// Uzawa or Newton iterations.
     pub iterations: usize,
     /// Uzawa: `‖x' − p‖_{L²}/√L`; penalty: the final Newton residual (max norm, N).
@@ -85,11 +99,11 @@ pub struct BeamStepReport {
     pub kinetic_energy: f64,
     /// Largest nodal speed `|v|` (m/s).
     pub max_speed: f64,
-    /// Work done on the beam since `t = 0` by its prescribed ends (J): the energy-conserving
+    /// Work done on the beam since the start `t0` by its prescribed ends (J): the energy-conserving
     /// scheme's balance is `energy = E₀ + support_work + seabed_work` (0 for the other
     /// schemes, which do not track it).
     pub support_work: f64,
-    /// Work done on the beam since `t = 0` by the seabed (J, ≤ 0): nonzero only at steps where
+    /// Work done on the beam since the start `t0` by the seabed (J, ≤ 0): nonzero only at steps where
     /// a contact condition becomes active (a landing; a held condition does not move, lifting
     /// off is free): `Σ μ_k (L − g_k(xⁿ))`, `docs/theory/inextensible_beam.md` (S5).
     pub seabed_work: f64,
@@ -98,11 +112,11 @@ pub struct BeamStepReport {
     pub nodes_on_seabed: usize,
 }
 
-/// The history shared by both schemes.
+/// The time levels `xⁿ⁻¹`, `xⁿ` and the matrix shared by the three-level schemes.
 #[derive(Debug)]
-struct History {
+struct Levels {
     model: Beam,
-    /// `t_n = n Δt` (the beam's runs start at 0).
+    /// `t_n = t0 + n Δt`.
     clock: Clock,
     /// The scheme's `α`.
     alpha: f64,
@@ -114,32 +128,27 @@ struct History {
     last: BeamStepReport,
 }
 
-impl History {
+impl Levels {
+    /// The levels at the start, and the Newton settings of the step settings.
     fn new(
         model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
-        time: TimeSettings,
-    ) -> Result<Self, BeamError> {
-        time.check()?;
-        check_state(&model, x0)?;
-        let x = x0.to_columns();
-        let v0 = match v0 {
-            Some(v) => {
-                check_state(&model, v)?;
-                v.to_columns()
-            }
-            None => vec![0.0; x.len()],
-        };
-        let dt2 = time.dt * time.dt;
+        alpha: f64,
+        settings: StepSettings,
+    ) -> Result<(Self, NewtonSettings), BeamError> {
+        check_alpha(alpha)?;
+        let (clock, newton, x, v0) = beam_start(&model, x0, v0, settings)?;
+        let dt = clock.dt();
+        let dt2 = dt * dt;
         let a0 = fem_assembly::sparse::linear_combination(
-            &[(1.0 / dt2, model.mass()), (time.alpha, model.bending())],
+            &[(1.0 / dt2, model.mass()), (alpha, model.bending())],
             None,
         );
         let mut h = Self {
             model,
-            clock: Clock::at(0.0, time.dt, 0),
-            alpha: time.alpha,
+            clock,
+            alpha,
             a0,
             x_prev: x.clone(),
             x,
@@ -152,7 +161,7 @@ impl History {
         h.last.energy = e0;
         h.last.kinetic_energy = h.model.kinetic_energy(&h.v0);
         h.last.max_stretch_error = h.stretch_error(&h.x.clone());
-        Ok(h)
+        Ok((h, newton))
     }
 
     /// Right-hand side `b` of `A₀ x^{n+1} + s·(constraint forces) = b`, the predictor, and `s`.
@@ -197,7 +206,7 @@ impl History {
     }
 
     /// The pieces of `A₀x − b = M(x − u)/Δt² + K(αx + s·w) − s·f` (`K = EI K_bend`):
-    /// the predictor `u`, `s·w` and `s` (see [`History::base`]), for a residual without the
+    /// the predictor `u`, `s·w` and `s` (see [`Levels::base`]), for a residual without the
     /// cancellation of `A₀x − b` formed from its two large terms.
     fn split(&self) -> (Vec<f64>, Vec<f64>, f64) {
         let (dt, alpha) = (self.clock.dt(), self.alpha);
@@ -259,8 +268,6 @@ impl History {
                 step: self.clock.step() + 1,
             });
         }
-        report.step = self.clock.step() + 1;
-        report.time = self.clock.time_at(self.clock.step() + 1);
         report.max_stretch_error = self.stretch_error(&x_new);
         self.x_prev = std::mem::replace(&mut self.x, x_new);
         self.clock.advance();
@@ -275,20 +282,9 @@ macro_rules! history_accessors {
         pub fn model(&self) -> &Beam {
             &self.h.model
         }
-        /// Step index `n` of the current level.
-        pub fn step_index(&self) -> u64 {
-            self.h.clock.step()
-        }
-        /// Time `t_n = n Δt` of the current level.
-        pub fn time(&self) -> f64 {
-            self.h.clock.time()
-        }
-        /// The time settings.
-        pub fn time_settings(&self) -> TimeSettings {
-            TimeSettings {
-                dt: self.h.clock.dt(),
-                alpha: self.h.alpha,
-            }
+        /// The scheme's `α`.
+        pub fn alpha(&self) -> f64 {
+            self.h.alpha
         }
         /// Node positions and tangents at the current level.
         pub fn state(&self) -> BeamState {
@@ -320,7 +316,7 @@ macro_rules! history_accessors {
 /// (`docs/theory/inextensible_beam.md`).
 #[derive(Debug)]
 pub struct AugmentedLagrangianStepper {
-    h: History,
+    h: Levels,
     uzawa: UzawaSettings,
     solver: UzawaSolver,
     p: Vec<[f64; 3]>,
@@ -329,19 +325,24 @@ pub struct AugmentedLagrangianStepper {
 }
 
 impl AugmentedLagrangianStepper {
-    /// Starts at `t = 0` from `x0` (which should satisfy `|x'| = 1`, e.g. a static solution)
-    /// with initial velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`) and
-    /// optional initial multipliers (for example [`crate::StaticSolution::multipliers`]).
+    /// Starts at `settings.t0` from `x0` (which should satisfy `|x'| = 1`, e.g. a static
+    /// solution) with initial velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`)
+    /// and optional initial multipliers (for example [`crate::StaticSolution::multipliers`]),
+    /// with the scheme's `alpha` (`0 < α ≤ 1/2`; `1/4` conserves the linear part's energy).
+    /// `settings.newton` is not used (the Uzawa loop has its own [`UzawaSettings`]); prescribed
+    /// dofs in `settings` are refused ([`BeamError::PrescribedDofs`]: the supports are the
+    /// model's ends).
     pub fn new(
         model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
-        time: TimeSettings,
+        alpha: f64,
+        settings: StepSettings,
         uzawa: UzawaSettings,
     ) -> Result<Self, BeamError> {
         uzawa.check()?;
-        let h = History::new(model, x0, v0, time)?;
+        let (h, _) = Levels::new(model, x0, v0, alpha, settings)?;
         let solver = UzawaSolver::new(&h.model, &h.a0, uzawa.augmentation)?;
         let n_p = h.model.n_points();
         let mut p = vec![[0.0; 3]; n_p];
@@ -454,8 +455,8 @@ impl AugmentedLagrangianStepper {
 /// Warm start: the predictor `2x^n − x^{n−1}` and the previous step's tensions.
 #[derive(Debug)]
 pub struct NewtonKktStepper {
-    h: History,
-    settings: NewtonKktSettings,
+    h: Levels,
+    settings: KktNewton,
     solver: NewtonKktSolver,
     /// The block engine ([`KktAssembly::Blocks`]), with the seabed's active set.
     blocks: Option<(BlockKkt, ActiveSet)>,
@@ -464,19 +465,25 @@ pub struct NewtonKktStepper {
 }
 
 impl NewtonKktStepper {
-    /// Starts at `t = 0` from `x0` with initial velocity `v0` (zero if `None`) and optional
-    /// initial multipliers `λ_j` (for example [`crate::StaticSolution::multipliers`]; the
-    /// tensions `T_j = λ_j · x'_j/|x'_j|` are taken from them).
+    /// Starts at `settings.t0` from `x0` with initial velocity `v0` (zero if `None`) and
+    /// optional initial multipliers `λ_j` (for example [`crate::StaticSolution::multipliers`];
+    /// the tensions `T_j = λ_j · x'_j/|x'_j|` are taken from them), with the scheme's `alpha`
+    /// (`0 < α ≤ 1/2`). `settings.newton` is the Newton of every step (iteration cap, the
+    /// tolerance on the position update, see [`NewtonKktSettings`]); `kkt` the rest of it.
+    /// Prescribed dofs in `settings` are refused ([`BeamError::PrescribedDofs`]: the supports
+    /// are the model's ends, constraints of the KKT system).
     pub fn new(
         model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
-        time: TimeSettings,
-        settings: NewtonKktSettings,
+        alpha: f64,
+        settings: StepSettings,
+        kkt: NewtonKktSettings,
     ) -> Result<Self, BeamError> {
-        settings.check()?;
-        let mut h = History::new(model, x0, v0, time)?;
+        let newton = KktNewton::new(&settings.newton, &kkt)?;
+        let (mut h, _) = Levels::new(model, x0, v0, alpha, settings)?;
+        let settings = newton;
         let needs_blocks = h.model.seabed().is_some()
             || h.model.constraint_points() != ConstraintPoints::Gauss
             || settings.assembly == KktAssembly::Blocks;
@@ -586,7 +593,7 @@ impl NewtonKktStepper {
                     .step_change
                     .max(report.multiplier_change)
                     .max(report.max_constraint_violation),
-                tolerance: self.settings.step_tolerance,
+                tolerance: self.settings.shown_tolerance(),
             });
         }
         self.tension = tension.iter().map(|t| t / half).collect();
@@ -746,7 +753,7 @@ impl NewtonKktStepper {
                 .step_change
                 .max(s.report.multiplier_change)
                 .max(s.report.max_constraint_violation),
-            tolerance: s.settings.step_tolerance,
+            tolerance: s.settings.shown_tolerance(),
         };
         // The first half: the start (94) from (x_a, v_a).
         let u: Vec<f64> = x_a.iter().zip(v_a).map(|(x, v)| x + hs * v).collect();
@@ -831,16 +838,13 @@ impl NewtonKktStepper {
 /// converge (down to `Δt/16`).
 pub const MAX_HALVINGS: usize = 4;
 
-/// Parameters of the time-discretized penalty scheme (93).
+/// Parameters of the time-discretized penalty scheme (93) beyond the common step settings
+/// (its Newton's iteration cap and tolerance are [`StepSettings::newton`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PenaltySettings {
     /// Penalty parameter `ε` of `H_ε(w) = w²/(2ε)` (the paper's `1.5e-4`), > 0. The penalty
     /// energy is `∫ ρ H_ε(|x'|² − 1) ds` (76), integrated at the constraint points.
     pub epsilon: f64,
-    /// Newton iteration limit.
-    pub max_iterations: usize,
-    /// Newton stops when the update `‖Δx‖_∞ ≤ tolerance · max(1, ‖x‖_∞)`.
-    pub tolerance: f64,
     /// Direction of the discrete penalty force.
     pub form: PenaltyForm,
 }
@@ -860,16 +864,38 @@ pub enum PenaltyForm {
 }
 
 impl PenaltySettings {
-    /// `ε` with the [`PenaltyForm::Midpoint`] force, 30 Newton iterations and a relative
-    /// tolerance of `1e-10`.
+    /// `ε` with the [`PenaltyForm::Midpoint`] force.
     pub fn new(epsilon: f64) -> Self {
         Self {
             epsilon,
-            max_iterations: 30,
-            tolerance: 1e-10,
             form: PenaltyForm::Midpoint,
         }
     }
+}
+
+/// Refuses Newton settings the penalty scheme cannot use: no iteration, or a tolerance that
+/// is negative or not a number.
+fn check_newton(newton: &NewtonSettings) -> Result<(), BeamError> {
+    if newton.max_iterations == 0 {
+        return Err(BeamError::InvalidParameter {
+            name: "max_iterations",
+            value: 0.0,
+            expected: "> 0",
+        });
+    }
+    for (name, value) in [
+        ("relative_tolerance", newton.relative_tolerance),
+        ("absolute_tolerance", newton.absolute_tolerance),
+    ] {
+        if value.is_nan() || value < 0.0 {
+            return Err(BeamError::InvalidParameter {
+                name,
+                value,
+                expected: ">= 0",
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The time-discretized penalty scheme (93) with the start (94), solved by Newton's method
@@ -882,29 +908,38 @@ impl PenaltySettings {
 /// `ρ ∫ H(w^{n+1/2})`) is conserved exactly at `α = 1/4` and fixed ends.
 #[derive(Debug)]
 pub struct PenaltyStepper {
-    h: History,
+    h: Levels,
     settings: PenaltySettings,
+    newton: NewtonSettings,
     free_of: Vec<usize>,
     free: Vec<usize>,
 }
 
 impl PenaltyStepper {
-    /// Starts at `t = 0` from `x0` with initial velocity `v0` (zero if `None`).
+    /// Starts at `settings.t0` from `x0` with initial velocity `v0` (zero if `None`), with the
+    /// scheme's `alpha` (`0 < α ≤ 1/2`). `settings.newton` is the Newton of every step: at most
+    /// `max_iterations`, converged when the update
+    /// `‖Δx‖_∞ ≤ max(absolute_tolerance, relative_tolerance · max(1, ‖x‖_∞))`. Prescribed dofs
+    /// in `settings` are refused ([`BeamError::PrescribedDofs`]: the supports are the model's
+    /// ends).
     pub fn new(
         model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
-        time: TimeSettings,
-        settings: PenaltySettings,
+        alpha: f64,
+        settings: StepSettings,
+        penalty: PenaltySettings,
     ) -> Result<Self, BeamError> {
-        if !(settings.epsilon > 0.0 && settings.epsilon.is_finite()) {
+        if !(penalty.epsilon > 0.0 && penalty.epsilon.is_finite()) {
             return Err(BeamError::InvalidParameter {
                 name: "epsilon",
-                value: settings.epsilon,
+                value: penalty.epsilon,
                 expected: "a positive finite penalty parameter",
             });
         }
-        let h = History::new(model, x0, v0, time)?;
+        check_newton(&settings.newton)?;
+        let (h, newton) = Levels::new(model, x0, v0, alpha, settings)?;
+        let settings = penalty;
         let n_s = h.model.n_scalar();
         let mut free_of = vec![usize::MAX; n_s];
         let mut free = Vec::new();
@@ -917,6 +952,7 @@ impl PenaltyStepper {
         Ok(Self {
             h,
             settings,
+            newton,
             free_of,
             free,
         })
@@ -1104,15 +1140,17 @@ impl PenaltyStepper {
                     step: self.h.clock.step() + 1,
                 });
             }
-            if dmax <= self.settings.tolerance * scale_x {
+            let tolerance =
+                (self.newton.relative_tolerance * scale_x).max(self.newton.absolute_tolerance);
+            if dmax <= tolerance {
                 break;
             }
-            if iterations >= self.settings.max_iterations {
+            if iterations >= self.newton.max_iterations {
                 return Err(BeamError::NewtonDiverged {
                     step: self.h.clock.step() + 1,
                     iterations,
                     residual: last_res,
-                    tolerance: self.settings.tolerance * scale_x,
+                    tolerance,
                 });
             }
         }
@@ -1145,8 +1183,7 @@ macro_rules! framework_stepper {
     ($stepper:ty, $invariant:expr) => {
         impl fem_time::Stepper for $stepper {
             fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
-                let t = self.time();
-                let step = self.step_index() + 1;
+                let (t, step) = (self.h.clock.time(), self.h.clock.step() + 1);
                 let r =
                     <$stepper>::step(self).map_err(|e| fem_time::StepError::model(step, t, e))?;
                 Ok(fem_time::StepReport {
@@ -1210,13 +1247,11 @@ pub(crate) fn framework_energy(r: &BeamStepReport) -> fem_time::Energy {
 }
 
 /// Numbers in a [`BeamStepReport`], for a state field.
-pub(crate) const REPORT_LEN: usize = 12;
+pub(crate) const REPORT_LEN: usize = 10;
 
 /// A [`BeamStepReport`] as numbers (a checkpoint's).
 pub(crate) fn report_to_vec(r: &BeamStepReport) -> Vec<f64> {
     vec![
-        r.step as f64,
-        r.time,
         r.iterations as f64,
         r.residual,
         r.multiplier_change,
@@ -1233,18 +1268,16 @@ pub(crate) fn report_to_vec(r: &BeamStepReport) -> Vec<f64> {
 /// A [`BeamStepReport`] from [`report_to_vec`].
 pub(crate) fn report_from_slice(r: &[f64]) -> BeamStepReport {
     BeamStepReport {
-        step: r[0] as u64,
-        time: r[1],
-        iterations: r[2] as usize,
-        residual: r[3],
-        multiplier_change: r[4],
-        max_stretch_error: r[5],
-        energy: r[6],
-        kinetic_energy: r[7],
-        max_speed: r[8],
-        support_work: r[9],
-        seabed_work: r[10],
-        nodes_on_seabed: r[11] as usize,
+        iterations: r[0] as usize,
+        residual: r[1],
+        multiplier_change: r[2],
+        max_stretch_error: r[3],
+        energy: r[4],
+        kinetic_energy: r[5],
+        max_speed: r[6],
+        support_work: r[7],
+        seabed_work: r[8],
+        nodes_on_seabed: r[9] as usize,
     }
 }
 

@@ -36,24 +36,25 @@
 //! tridiagonal. Warm start: the quadratic extrapolation `3xⁿ − 3xⁿ⁻¹ + xⁿ⁻²` (`xⁿ + Δt vⁿ`
 //! for the first steps) and the previous tensions.
 
-use crate::dynamics::{BeamStepReport, TimeSettings};
+use fem_time::StepSettings;
+
+use crate::dynamics::{BeamStepReport, beam_start};
 use crate::error::BeamError;
-use crate::kkt::{NewtonKktReport, NewtonKktSettings};
+use crate::kkt::{KktNewton, NewtonKktReport, NewtonKktSettings};
 use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
-use crate::model::check_state;
 use crate::model::{Beam, BeamState, DIM, dot, norm};
 
 /// The energy-conserving constrained midpoint scheme (see the module documentation).
 ///
-/// Step contract as the other steppers: it owns `xⁿ`, `vⁿ`, the step index `n` and
-/// `t_n = n Δt` (start at 0); [`EnergyConservingStepper::step`] computes level `n + 1` with
+/// Step contract as the other steppers: it owns `xⁿ`, `vⁿ` and its clock
+/// `t_n = t0 + n Δt`; [`EnergyConservingStepper::step`] computes level `n + 1` with
 /// the ends prescribed at `t_{n+1}`.
 #[derive(Debug)]
 pub struct EnergyConservingStepper {
     model: Beam,
-    /// `t_n = n Δt` (from 0).
+    /// `t_n = t0 + n Δt`.
     clock: fem_time::Clock,
-    settings: NewtonKktSettings,
+    settings: KktNewton,
     x: Vec<f64>,
     v: Vec<f64>,
     /// `xⁿ⁻¹`, `xⁿ⁻²` of the last two (sub)steps of the current size, for the predictor
@@ -71,35 +72,25 @@ pub struct EnergyConservingStepper {
 }
 
 impl EnergyConservingStepper {
-    /// Starts at `t = 0` from `x0` (which should satisfy `|x'| = 1`, e.g. a static solution)
-    /// with velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`) and optional
-    /// initial multipliers `λ_j` (the tensions `T_j = λ_j·x'_j/|x'_j|` start the first
-    /// Newton solve). `time.alpha` is not used (the scheme has none); `time.dt` is the step.
+    /// Starts at `settings.t0` from `x0` (which should satisfy `|x'| = 1`, e.g. a static
+    /// solution) with velocity `v0` (positions: `ẋ`, tangents: `ẋ'`; zero if `None`) and
+    /// optional initial multipliers `λ_j` (the tensions `T_j = λ_j·x'_j/|x'_j|` start the
+    /// first Newton solve). The scheme has no `α`. `settings.newton` is the Newton of every
+    /// step (iteration cap, tolerance on the position update, see [`NewtonKktSettings`]), `kkt`
+    /// the rest of it. Prescribed dofs in `settings` are refused
+    /// ([`BeamError::PrescribedDofs`]: the supports are the model's ends, constraints of the
+    /// KKT system).
     pub fn new(
         model: Beam,
         x0: &BeamState,
         v0: Option<&BeamState>,
         multipliers: Option<&[[f64; 3]]>,
-        time: TimeSettings,
-        settings: NewtonKktSettings,
+        settings: StepSettings,
+        kkt: NewtonKktSettings,
     ) -> Result<Self, BeamError> {
-        settings.check()?;
-        if !(time.dt > 0.0 && time.dt.is_finite()) {
-            return Err(BeamError::InvalidParameter {
-                name: "dt",
-                value: time.dt,
-                expected: "a positive finite time step",
-            });
-        }
-        check_state(&model, x0)?;
-        let x = x0.to_columns();
-        let v = match v0 {
-            Some(v) => {
-                check_state(&model, v)?;
-                v.to_columns()
-            }
-            None => vec![0.0; x.len()],
-        };
+        let newton = KktNewton::new(&settings.newton, &kkt)?;
+        let (clock, _, x, v) = beam_start(&model, x0, v0, settings)?;
+        let settings = newton;
         let n_p = model.n_points();
         let mut d = vec![[0.0; 3]; n_p];
         model.tangents_at_points(&x, &mut d);
@@ -129,7 +120,7 @@ impl EnergyConservingStepper {
         let contact = crate::seabed::ActiveSet::of(&model, &x);
         let kkt = BlockKkt::new(&model);
         let mut s = Self {
-            clock: fem_time::Clock::at(0.0, time.dt, 0),
+            clock,
             settings,
             anchor: vec![0.0; x.len()],
             offset: vec![0.0; x.len()],
@@ -184,8 +175,6 @@ impl EnergyConservingStepper {
         self.clock.advance();
         let (energy, kinetic_energy, max_speed) = self.energy(&self.x, &self.v);
         self.last = BeamStepReport {
-            step: self.clock.step(),
-            time: self.clock.time(),
             iterations,
             residual: report.constraint_residual,
             multiplier_change: report.multiplier_change,
@@ -221,7 +210,7 @@ impl EnergyConservingStepper {
                     .step_change
                     .max(r.multiplier_change)
                     .max(r.max_constraint_violation),
-                tolerance: self.settings.step_tolerance,
+                tolerance: self.settings.shown_tolerance(),
             });
         }
         let (a, _) = self.substep(t0, 0.5 * dt, depth + 1)?;
@@ -319,16 +308,6 @@ impl EnergyConservingStepper {
         &self.model
     }
 
-    /// Step index `n` of the current level.
-    pub fn step_index(&self) -> u64 {
-        self.clock.step()
-    }
-
-    /// Time `t_n = n Δt` of the current level.
-    pub fn time(&self) -> f64 {
-        self.clock.time()
-    }
-
     /// Node positions and tangents at the current level.
     pub fn state(&self) -> BeamState {
         BeamState::from_columns(&self.x)
@@ -374,7 +353,7 @@ impl EnergyConservingStepper {
 
 impl fem_time::Stepper for EnergyConservingStepper {
     fn step(&mut self) -> Result<fem_time::StepReport, fem_time::StepError> {
-        let (t, step) = (self.time(), self.step_index() + 1);
+        let (t, step) = (self.clock.time(), self.clock.step() + 1);
         let r = EnergyConservingStepper::step(self)
             .map_err(|e| fem_time::StepError::model(step, t, e))?;
         Ok(fem_time::StepReport {

@@ -112,10 +112,11 @@ pub enum BeamError {
         /// Relative change of the iterate reached.
         change: f64,
     },
-    /// Newton did not reach its tolerance (penalty scheme).
+    /// Newton did not reach its tolerance within the iteration cap of the step settings
+    /// (the penalty scheme, Newton on the KKT system, the energy-conserving scheme).
     #[error(
         "Newton did not converge at step {step}: residual {residual:e} after {iterations} \
-         iterations (tolerance {tolerance:e}); reduce dt"
+         iterations (tolerance {tolerance:e}); reduce dt or raise the iteration limit"
     )]
     NewtonDiverged {
         /// Time step.
@@ -127,6 +128,20 @@ pub enum BeamError {
         /// The tolerance.
         tolerance: f64,
     },
+    /// Prescribed dofs in the step settings of a beam stepper: the beam's supports are
+    /// constraints of its KKT system (the model's ends), not prescribed dofs.
+    #[error(
+        "the beam steppers take no prescribed dofs ({count} given in the step settings): the \
+         beam's supports are constraints of its KKT system; give them as the model's ends \
+         (End::Pinned or End::Clamped, fixed or moving: Placement::moving)"
+    )]
+    PrescribedDofs {
+        /// How many prescribed dofs were given.
+        count: usize,
+    },
+    /// The common step settings were refused (the step, the start time or the initial state).
+    #[error(transparent)]
+    Step(#[from] fem_time::StepError),
     /// The state stopped being finite.
     #[error("the solution became non-finite at step {step}")]
     NonFinite {

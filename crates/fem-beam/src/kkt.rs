@@ -68,15 +68,14 @@ pub enum KktAssembly {
     Blocks,
 }
 
-/// Parameters of the Newton–KKT solve of one step.
+/// The KKT-specific parameters of Newton on the KKT system: the multiplier and constraint
+/// tolerances and the linear algebra. The iteration cap and the tolerance on the position
+/// update are the common [`fem_time::NewtonSettings`] (a dynamic stepper reads them from its
+/// [`fem_time::StepSettings::newton`], the static solve takes them beside these).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NewtonKktSettings {
-    /// Newton iteration limit (each iteration one numeric factorization).
-    pub max_iterations: usize,
-    /// Bound on the last position update, `‖δx‖_∞ / max(1, ‖x‖_∞)`.
-    pub step_tolerance: f64,
-    /// Bound on the last multiplier update, `‖δT‖_∞ / max(1, ‖T‖_∞)`. Looser than
-    /// `step_tolerance`: the round-off floor of `T` grows with the conditioning of the KKT
+    /// Bound on the last multiplier update, `‖δT‖_∞ / max(1, ‖T‖_∞)`. Looser than the
+    /// position tolerance: the round-off floor of `T` grows with the conditioning of the KKT
     /// matrix (the bending term `EI/h³`), about `1e-9` relative at `N = 200`.
     pub multiplier_tolerance: f64,
     /// Bound on `max_j ||x'_j| − 1|` after the last update.
@@ -88,13 +87,10 @@ pub struct NewtonKktSettings {
 }
 
 impl Default for NewtonKktSettings {
-    /// 25 iterations, step tolerance `1e-10`, multiplier tolerance `1e-6`, constraint
-    /// tolerance `1e-10` (the Uzawa loop's), block-tridiagonal factorization, the
-    /// [`KktAssembly::Csc`] path.
+    /// Multiplier tolerance `1e-6`, constraint tolerance `1e-10` (the Uzawa loop's),
+    /// block-tridiagonal factorization, the [`KktAssembly::Csc`] path.
     fn default() -> Self {
         Self {
-            max_iterations: 25,
-            step_tolerance: 1e-10,
             multiplier_tolerance: 1e-6,
             constraint_tolerance: 1e-10,
             factorization: KktFactorization::BlockTridiagonal,
@@ -103,8 +99,33 @@ impl Default for NewtonKktSettings {
     }
 }
 
-impl NewtonKktSettings {
-    pub(crate) fn check(&self) -> Result<(), BeamError> {
+/// Everything Newton on the KKT system reads: the common Newton settings and the KKT-specific
+/// ones, checked. The position update `δx` is converged when
+/// `‖δx‖_∞ ≤ max(absolute_tolerance, relative_tolerance · max(1, ‖x‖_∞))` (lengths in m).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct KktNewton {
+    /// Iterations allowed.
+    pub max_iterations: usize,
+    /// `relative_tolerance` of the common settings.
+    relative: f64,
+    /// `absolute_tolerance` of the common settings (m).
+    absolute: f64,
+    /// Bound on the relative multiplier update.
+    pub multiplier_tolerance: f64,
+    /// Bound on `max_j ||x'_j| − 1|`.
+    pub constraint_tolerance: f64,
+    /// The factorization (the CSC path).
+    pub factorization: KktFactorization,
+    /// The assembly path.
+    pub assembly: KktAssembly,
+}
+
+impl KktNewton {
+    /// Checks both parts.
+    pub(crate) fn new(
+        newton: &fem_time::NewtonSettings,
+        kkt: &NewtonKktSettings,
+    ) -> Result<Self, BeamError> {
         let bad = |name, value| {
             Err(BeamError::InvalidParameter {
                 name,
@@ -112,19 +133,50 @@ impl NewtonKktSettings {
                 expected: "> 0",
             })
         };
-        if self.max_iterations == 0 {
+        if newton.max_iterations == 0 {
             return bad("max_iterations", 0.0);
         }
-        if self.step_tolerance.is_nan() || self.step_tolerance <= 0.0 {
-            return bad("step_tolerance", self.step_tolerance);
+        if newton.relative_tolerance.is_nan() || newton.relative_tolerance <= 0.0 {
+            return bad("relative_tolerance", newton.relative_tolerance);
         }
-        if self.multiplier_tolerance.is_nan() || self.multiplier_tolerance <= 0.0 {
-            return bad("multiplier_tolerance", self.multiplier_tolerance);
+        if newton.absolute_tolerance.is_nan() || newton.absolute_tolerance < 0.0 {
+            return Err(BeamError::InvalidParameter {
+                name: "absolute_tolerance",
+                value: newton.absolute_tolerance,
+                expected: ">= 0",
+            });
         }
-        if self.constraint_tolerance.is_nan() || self.constraint_tolerance <= 0.0 {
-            return bad("constraint_tolerance", self.constraint_tolerance);
+        if kkt.multiplier_tolerance.is_nan() || kkt.multiplier_tolerance <= 0.0 {
+            return bad("multiplier_tolerance", kkt.multiplier_tolerance);
         }
-        Ok(())
+        if kkt.constraint_tolerance.is_nan() || kkt.constraint_tolerance <= 0.0 {
+            return bad("constraint_tolerance", kkt.constraint_tolerance);
+        }
+        Ok(Self {
+            max_iterations: newton.max_iterations,
+            relative: newton.relative_tolerance,
+            absolute: newton.absolute_tolerance,
+            multiplier_tolerance: kkt.multiplier_tolerance,
+            constraint_tolerance: kkt.constraint_tolerance,
+            factorization: kkt.factorization,
+            assembly: kkt.assembly,
+        })
+    }
+
+    /// The bound on the relative update `‖δx‖_∞ / max(1, ‖x‖_∞)` at `x`:
+    /// `max(relative, absolute / max(1, ‖x‖_∞))`. With `absolute ≤ relative` (the defaults)
+    /// it is `relative` and `x` is not read.
+    pub(crate) fn step_tolerance(&self, x: &[f64]) -> f64 {
+        if self.absolute <= self.relative {
+            return self.relative;
+        }
+        let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        self.relative.max(self.absolute / scale)
+    }
+
+    /// The relative bound the error messages show ([`KktNewton::step_tolerance`] at `‖x‖ ≤ 1`).
+    pub(crate) fn shown_tolerance(&self) -> f64 {
+        self.relative.max(self.absolute)
     }
 }
 
@@ -428,16 +480,18 @@ impl NewtonKktSolver {
     /// `a0` must be the matrix given to [`NewtonKktSolver::new`]. `x` (column-major, all dofs)
     /// holds the prescribed values in its fixed entries and the initial guess elsewhere;
     /// `tension` (one per constraint point) the initial multipliers `T_j`. On return both
-    /// hold the last iterate (also when not converged: the flag tells).
+    /// hold the last iterate (also when not converged: the flag tells). `newton` gives the
+    /// iteration cap and the tolerance on the position update (see [`NewtonKktSettings`]).
     pub fn solve(
         &mut self,
         model: &Beam,
-        a0: &CsrMatrix<f64>,
-        b: &[f64],
+        (a0, b): (&CsrMatrix<f64>, &[f64]),
         x: &mut [f64],
         tension: &mut [f64],
-        settings: &NewtonKktSettings,
+        newton: &fem_time::NewtonSettings,
+        kkt: &NewtonKktSettings,
     ) -> Result<(NewtonKktReport, bool), BeamError> {
+        let settings = KktNewton::new(newton, kkt)?;
         let n_s = self.n_s;
         let residual = |x: &[f64], res: &mut [f64]| {
             for c in 0..DIM {
@@ -449,7 +503,7 @@ impl NewtonKktSolver {
                 }
             }
         };
-        self.solve_with(model, &residual, x, tension, settings)
+        self.solve_with(model, &residual, x, tension, &settings)
     }
 
     /// As [`NewtonKktSolver::solve`], with the linear part of the residual, `A₀x − b` on all
@@ -457,13 +511,13 @@ impl NewtonKktSolver {
     /// to evaluate the bending force element by element on translation- and
     /// rotation-free local values: `A₀x − b` formed directly has a round-off floor
     /// `≈ ε EI/h³ |x|` (0.3 N at `N = 1e5`) that the multipliers amplify by `O(1/h)`.
-    pub fn solve_with(
+    pub(crate) fn solve_with(
         &mut self,
         model: &Beam,
         linear_residual: &dyn Fn(&[f64], &mut [f64]),
         x: &mut [f64],
         tension: &mut [f64],
-        settings: &NewtonKktSettings,
+        settings: &KktNewton,
     ) -> Result<(NewtonKktReport, bool), BeamError> {
         let (n_s, n_f) = (self.n_s, self.free.len());
         let n_p = model.n_points();
@@ -618,8 +672,9 @@ impl NewtonKktSolver {
             // an element is nearly unobservable (its force is `O(h)` smaller than that of the
             // mean), and its round-off floor grows like `1/h` (see the theory doc).
             let stalled = |now: f64, prev: f64| it >= 2 && now > 0.1 * prev;
-            let x_ok = report.step_change <= settings.step_tolerance
-                || (report.step_change <= 1e4 * settings.step_tolerance
+            let step_tolerance = settings.step_tolerance(x);
+            let x_ok = report.step_change <= step_tolerance
+                || (report.step_change <= 1e4 * step_tolerance
                     && stalled(report.step_change, dx_prev));
             let t_ok = report.multiplier_change <= settings.multiplier_tolerance
                 || stalled(report.multiplier_change, dt_prev);

@@ -1494,7 +1494,7 @@ pub(crate) fn newton(
     x: &mut [f64],
     tension: &mut [f64],
     contact: &mut ActiveSet,
-    settings: &crate::kkt::NewtonKktSettings,
+    settings: &crate::kkt::KktNewton,
 ) -> Result<NewtonOutcome, BeamError> {
     let l = model.length();
     let w = model.point_weights();
@@ -1551,8 +1551,9 @@ pub(crate) fn newton(
                 now
             }
         };
-        let x_ok = left(m.step_change, dx_prev) <= settings.step_tolerance
-            || (m.step_change <= 1e4 * settings.step_tolerance && stalled(m.step_change, dx_prev));
+        let step_tolerance = settings.step_tolerance(x);
+        let x_ok = left(m.step_change, dx_prev) <= step_tolerance
+            || (m.step_change <= 1e4 * step_tolerance && stalled(m.step_change, dx_prev));
         let t_ok = left(m.multiplier_change, dt_prev) <= settings.multiplier_tolerance
             || stalled(m.multiplier_change, dt_prev);
         let contact_ok = changes == 0 && !crate::seabed::penetrates(model, contact, x);

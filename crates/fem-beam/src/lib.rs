@@ -43,7 +43,7 @@ pub mod uzawa;
 
 pub use dynamics::{
     AugmentedLagrangianStepper, BeamStepReport, NewtonKktStepper, PenaltyForm, PenaltySettings,
-    PenaltyStepper, TimeSettings,
+    PenaltyStepper,
 };
 pub use energy::EnergyConservingStepper;
 pub use error::BeamError;
@@ -53,5 +53,7 @@ pub use model::{
     Sample, Seabed,
 };
 pub use section::{BeamRun, BeamSection};
-pub use statics::{StaticSolution, solve_static, solve_static_at, solve_static_newton};
+pub use statics::{
+    STATIC_NEWTON, StaticSolution, solve_static, solve_static_at, solve_static_newton,
+};
 pub use uzawa::{Acceleration, UzawaReport, UzawaSettings, UzawaSolver};

@@ -16,13 +16,13 @@ use fem_model::input::{OfferedScheme, TimeSetting};
 use fem_model::number::{shown, strict};
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
-use fem_time::{StepReport as FrameworkReport, Stepper, TimeGrid};
+use fem_time::{StepReport as FrameworkReport, StepSettings, Stepper, TimeGrid};
 use serde::Deserialize;
 
 use crate::{
     AugmentedLagrangianStepper, Beam, BeamOptions, BeamParameters, BeamState, BeamStepReport,
     ConstraintPoints, End, EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper,
-    PenaltySettings, PenaltyStepper, PointLoad, Seabed, TimeSettings, UzawaSettings, solve_static,
+    PenaltySettings, PenaltyStepper, PointLoad, Seabed, UzawaSettings, solve_static,
     solve_static_newton,
 };
 
@@ -412,12 +412,13 @@ impl BeamRun {
                 "the energy-conserving beam scheme has no alpha: remove 'time.alpha'".into(),
             ));
         }
-        if t.newton.is_some() {
+        if t.newton.is_some() && matches!(b.solver, BeamSolverInput::AugmentedLagrangian { .. }) {
             return Err(invalid(
                 "time.newton",
-                "the beam schemes do not use these Newton settings (model.beam.solver chooses the solver): remove 'time.newton'".into(),
+                "the augmented_lagrangian beam solver does not use Newton (its Uzawa loop has its own settings): remove 'time.newton', or choose solver: newton_kkt, energy_conserving or penalty".into(),
             ));
         }
+        let newton = fem_model::build::newton_settings(t)?;
         if t.t0 != 0.0 {
             return Err(invalid(
                 "time.t0",
@@ -628,9 +629,14 @@ impl BeamRun {
                 (sol, report)
             }
             StaticSolverInput::Newton => {
-                let sol =
-                    solve_static_newton(&static_model, &guess, 0.0, &NewtonKktSettings::statics())
-                        .map_err(not_converged)?;
+                let sol = solve_static_newton(
+                    &static_model,
+                    &guess,
+                    0.0,
+                    &crate::STATIC_NEWTON,
+                    &NewtonKktSettings::default(),
+                )
+                .map_err(not_converged)?;
                 let report = format!(
                     "Newton on the KKT system, {} iterations, max ||x'| - 1| = {:.1e}",
                     sol.report.iterations, sol.report.max_constraint_violation
@@ -651,10 +657,9 @@ impl BeamRun {
         let model = static_model
             .with_ends(end(&b.end_a), end(&b.end_b))
             .map_err(|e| invalid("model.beam.end_a", e.to_string()))?;
-        let time = TimeSettings {
-            dt: grid.dt(),
-            alpha,
-        };
+        let time = StepSettings::new(grid.dt())
+            .starting_at(grid.t0())
+            .with_newton(newton);
         let n_elements = model.n_elements();
         let sample_model = model.clone();
         let setup = |e: crate::BeamError| invalid("model.beam", e.to_string());
@@ -665,6 +670,7 @@ impl BeamRun {
                     &sol.state,
                     None,
                     Some(&sol.multipliers),
+                    alpha,
                     time,
                     NewtonKktSettings::default(),
                 )
@@ -685,6 +691,7 @@ impl BeamRun {
                         &sol.state,
                         None,
                         Some(&sol.multipliers),
+                        alpha,
                         time,
                         uzawa,
                     )
@@ -692,8 +699,15 @@ impl BeamRun {
                 ))
             }
             BeamSolverInput::Penalty { epsilon } => Scheme::Penalty(Box::new(
-                PenaltyStepper::new(model, &sol.state, None, time, PenaltySettings::new(epsilon))
-                    .map_err(setup)?,
+                PenaltyStepper::new(
+                    model,
+                    &sol.state,
+                    None,
+                    alpha,
+                    time,
+                    PenaltySettings::new(epsilon),
+                )
+                .map_err(setup)?,
             )),
             BeamSolverInput::EnergyConserving => Scheme::EnergyConserving(Box::new(
                 EnergyConservingStepper::new(

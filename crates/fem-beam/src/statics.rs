@@ -11,10 +11,11 @@
 //!   [`UzawaSettings::automatic`].
 
 use crate::error::BeamError;
-use crate::kkt::{NewtonKktReport, NewtonKktSettings};
+use crate::kkt::{KktNewton, NewtonKktReport, NewtonKktSettings};
 use crate::kkt_block::{ActiveSet, BlockKkt, JacobianForm, ResidualForm};
 use crate::model::{Beam, BeamState, check_state, dot, norm};
 use crate::uzawa::{UzawaReport, UzawaSettings, UzawaSolver};
+use fem_time::NewtonSettings;
 
 /// A converged (or last) Uzawa iterate of the static problem.
 #[derive(Clone, Debug)]
@@ -110,16 +111,13 @@ pub fn solve_static_at(
     })
 }
 
-impl NewtonKktSettings {
-    /// The static solve's settings: 200 iterations (accepted and rejected), otherwise the
-    /// tolerances of [`NewtonKktSettings::default`].
-    pub fn statics() -> Self {
-        Self {
-            max_iterations: 200,
-            ..Self::default()
-        }
-    }
-}
+/// The static solve's Newton settings: 200 iterations (accepted and rejected, over all load
+/// increments), otherwise the tolerances of [`NewtonSettings::default`] (the dynamic steps').
+pub const STATIC_NEWTON: NewtonSettings = NewtonSettings {
+    max_iterations: 200,
+    relative_tolerance: 1e-10,
+    absolute_tolerance: 1e-14,
+};
 
 /// Solves the static problem at time `t` from `initial` by Newton on the KKT system.
 ///
@@ -133,7 +131,8 @@ impl NewtonKktSettings {
 ///    later ones are plain Newton, so the convergence is quadratic. With
 ///    [`ConstraintPoints::NodesAndMidpoints`](crate::ConstraintPoints) the nodal tangents are
 ///    rescaled to unit length after every step (the exact projection onto their constraints).
-///    Converged by the stopping rule of the dynamic steps ([`NewtonKktSettings`]) with an
+///    Converged by the stopping rule of the dynamic steps (`newton` and `kkt`, see
+///    [`NewtonKktSettings`]; [`STATIC_NEWTON`] and its default are the usual ones) with an
 ///    unchanged seabed active set.
 /// 4. A trust region: an update that leaves `| |x′| − 1 |` above 0.2 (and above its value
 ///    before the update), or a node more than 0.2 element lengths below the seabed, is
@@ -155,9 +154,10 @@ pub fn solve_static_newton(
     model: &Beam,
     initial: &BeamState,
     t: f64,
-    settings: &NewtonKktSettings,
+    newton: &NewtonSettings,
+    kkt: &NewtonKktSettings,
 ) -> Result<StaticSolution, BeamError> {
-    settings.check()?;
+    let settings = KktNewton::new(newton, kkt)?;
     model.check_supports(t)?;
     check_state(model, initial)?;
     let n_p = model.n_points();
@@ -207,7 +207,7 @@ pub fn solve_static_newton(
             &mut x,
             &mut tension,
             &mut contact,
-            settings,
+            &settings,
             floor,
         )?;
         total += report.iterations;
@@ -327,7 +327,7 @@ fn newton_static(
     x: &mut [f64],
     tension: &mut [f64],
     contact: &mut ActiveSet,
-    settings: &NewtonKktSettings,
+    settings: &KktNewton,
     floor: f64,
 ) -> Result<(NewtonKktReport, bool), BeamError> {
     let form = static_form(load);
@@ -466,8 +466,9 @@ fn newton_static(
                 now
             }
         };
-        let x_ok = left(m.step_change, dx_prev) <= settings.step_tolerance
-            || (m.step_change <= 1e4 * settings.step_tolerance && stalled(m.step_change, dx_prev));
+        let step_tolerance = settings.step_tolerance(x);
+        let x_ok = left(m.step_change, dx_prev) <= step_tolerance
+            || (m.step_change <= 1e4 * step_tolerance && stalled(m.step_change, dx_prev));
         let t_ok = left(m.multiplier_change, dt_prev) <= settings.multiplier_tolerance
             || stalled(m.multiplier_change, dt_prev);
         let contact_ok = changes == 0 && !crate::seabed::penetrates(model, contact, x);

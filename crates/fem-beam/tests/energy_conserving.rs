@@ -4,9 +4,10 @@
 
 use fem_beam::{
     Beam, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End, EnergyConservingStepper,
-    KktAssembly, NewtonKktSettings, NewtonKktStepper, StaticSolution, TimeSettings,
+    KktAssembly, NewtonKktSettings, NewtonKktStepper, STATIC_NEWTON, StaticSolution,
     solve_static_newton,
 };
+use fem_time::StepSettings;
 
 /// The released (95) beam with `n` elements from its static start.
 fn released(n: usize, rule: ConstraintPoints) -> (Beam, StaticSolution) {
@@ -18,7 +19,14 @@ fn released(n: usize, rule: ConstraintPoints) -> (Beam, StaticSolution) {
     };
     let model = Beam::with_options(p, options).unwrap();
     let guess = BeamState::try_arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
-    let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    let sol = solve_static_newton(
+        &model,
+        &guess,
+        0.0,
+        &STATIC_NEWTON,
+        &NewtonKktSettings::default(),
+    )
+    .unwrap();
     let model = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
     (model, sol)
 }
@@ -30,7 +38,7 @@ fn ec(n: usize, dt: f64, rule: ConstraintPoints) -> EnergyConservingStepper {
         &sol.state,
         None,
         Some(&sol.multipliers),
-        TimeSettings::energy_conserving(dt),
+        StepSettings::new(dt),
         NewtonKktSettings::default(),
     )
     .unwrap()
@@ -76,13 +84,14 @@ fn tip(scheme: &str, n: usize, dt: f64, t_end: f64) -> [f64; 3] {
             assembly: KktAssembly::Blocks,
             ..NewtonKktSettings::default()
         };
-        let time = TimeSettings::energy_conserving(dt);
+        let time = StepSettings::new(dt);
         let mut st = NewtonKktStepper::new(
             model,
             &sol.state,
             None,
             Some(&sol.multipliers),
-            time,
+            0.25,
+            time.clone(),
             settings,
         )
         .unwrap();
@@ -132,7 +141,7 @@ fn the_tip_converges_at_second_order_in_dt_and_97_at_first() {
 #[test]
 fn the_97_step_on_the_block_engine_equals_the_original_path() {
     let (model, sol) = released(20, ConstraintPoints::Gauss);
-    let time = TimeSettings::energy_conserving(0.01);
+    let time = StepSettings::new(0.01);
     let make = |assembly| {
         let settings = NewtonKktSettings {
             assembly,
@@ -143,7 +152,8 @@ fn the_97_step_on_the_block_engine_equals_the_original_path() {
             &sol.state,
             None,
             Some(&sol.multipliers),
-            time,
+            0.25,
+            time.clone(),
             settings,
         )
         .unwrap()

@@ -3,8 +3,9 @@
 
 use fem_beam::{
     Beam, BeamParameters, BeamState, End, KktFactorization, NewtonKktSettings, NewtonKktStepper,
-    TimeSettings, UzawaSettings, solve_static,
+    UzawaSettings, solve_static,
 };
+use fem_time::StepSettings;
 
 fn settings(f: KktFactorization) -> NewtonKktSettings {
     NewtonKktSettings {
@@ -22,9 +23,19 @@ fn compare(
     multipliers: Option<&[[f64; 3]]>,
     steps: usize,
 ) -> (f64, f64) {
-    let time = TimeSettings::energy_conserving(0.01);
-    let make =
-        |f| NewtonKktStepper::new(model.clone(), x0, None, multipliers, time, settings(f)).unwrap();
+    let time = StepSettings::new(0.01);
+    let make = |f| {
+        NewtonKktStepper::new(
+            model.clone(),
+            x0,
+            None,
+            multipliers,
+            0.25,
+            time.clone(),
+            settings(f),
+        )
+        .unwrap()
+    };
     let mut bt = make(KktFactorization::BlockTridiagonal);
     let mut lu = make(KktFactorization::SparseLu);
     assert!(bt.solver().has_block_factorization());

@@ -2,8 +2,9 @@
 
 use fem_beam::{
     AugmentedLagrangianStepper, Beam, BeamParameters, BeamState, End, NewtonKktSettings,
-    NewtonKktStepper, StaticSolution, TimeSettings, UzawaSettings, solve_static,
+    NewtonKktStepper, StaticSolution, UzawaSettings, solve_static,
 };
+use fem_time::StepSettings;
 
 fn paper_start(n: usize) -> (Beam, StaticSolution) {
     let mut p = BeamParameters::paper_95();
@@ -18,13 +19,14 @@ fn paper_start(n: usize) -> (Beam, StaticSolution) {
 #[test]
 fn newton_kkt_and_uzawa_reach_the_same_steps() {
     let (model, sol) = paper_start(20);
-    let time = TimeSettings::energy_conserving(0.01);
+    let time = StepSettings::new(0.01);
     let mut al = AugmentedLagrangianStepper::new(
         model.clone(),
         &sol.state,
         None,
         Some(&sol.multipliers),
-        time,
+        0.25,
+        time.clone(),
         UzawaSettings::anderson(1e5),
     )
     .unwrap();
@@ -33,6 +35,7 @@ fn newton_kkt_and_uzawa_reach_the_same_steps() {
         &sol.state,
         None,
         Some(&sol.multipliers),
+        0.25,
         time,
         NewtonKktSettings::default(),
     )
@@ -82,7 +85,8 @@ fn newton_kkt_iterations_do_not_grow_with_n() {
             &x0,
             None,
             None,
-            TimeSettings::energy_conserving(0.01),
+            0.25,
+            StepSettings::new(0.01),
             NewtonKktSettings::default(),
         )
         .unwrap();

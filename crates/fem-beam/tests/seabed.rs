@@ -4,9 +4,10 @@
 
 use fem_beam::{
     Beam, BeamError, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
-    EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper, Placement, Seabed,
-    StaticSolution, TimeSettings, UzawaSettings, solve_static, solve_static_newton,
+    EnergyConservingStepper, NewtonKktSettings, NewtonKktStepper, Placement, STATIC_NEWTON, Seabed,
+    StaticSolution, UzawaSettings, solve_static, solve_static_newton,
 };
+use fem_time::{StepSettings, Stepper};
 
 /// The line: L = 90 m, ρ = 7.67 kg/m, anchor at the origin on the seabed y = 0, fairlead at
 /// (80, 20); a cable (EI = 0) unless `ei` says otherwise.
@@ -59,7 +60,14 @@ fn closed_form() -> (f64, f64) {
 fn statics(n: usize) -> (Beam, StaticSolution) {
     let model = line(n, 0.0, End::pinned(FAIRLEAD));
     let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
-    let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    let sol = solve_static_newton(
+        &model,
+        &guess,
+        0.0,
+        &STATIC_NEWTON,
+        &NewtonKktSettings::default(),
+    )
+    .unwrap();
     (model, sol)
 }
 
@@ -134,8 +142,14 @@ fn a_taut_start_reaches_the_same_equilibrium() {
         let (_, a) = statics(n);
         let model = line(n, 0.0, End::pinned(FAIRLEAD));
         let guess = BeamState::taut_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
-        let b = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics())
-            .unwrap_or_else(|e| panic!("N = {n}: {e}"));
+        let b = solve_static_newton(
+            &model,
+            &guess,
+            0.0,
+            &STATIC_NEWTON,
+            &NewtonKktSettings::default(),
+        )
+        .unwrap_or_else(|e| panic!("N = {n}: {e}"));
         assert_eq!(a.on_seabed, b.on_seabed, "N = {n}");
         // Both stop at a relative update of 1e-10 (on positions up to 90 m), estimated from
         // the contraction of the last two updates: the two solutions agree to 1e-9 relative.
@@ -168,7 +182,13 @@ fn seabed_settings_are_checked() {
         .with_ends(End::pinned([0.0, -1.0, 0.0]), End::pinned(FAIRLEAD))
         .unwrap();
     assert!(matches!(
-        solve_static_newton(&low, &guess, 0.0, &NewtonKktSettings::statics()),
+        solve_static_newton(
+            &low,
+            &guess,
+            0.0,
+            &STATIC_NEWTON,
+            &NewtonKktSettings::default()
+        ),
         Err(BeamError::EndBelowSeabed { .. })
     ));
     // A cable longer than the taut path over the seabed lies slack: no unique equilibrium.
@@ -205,7 +225,7 @@ fn lift_off_conserves_the_energy_balance_and_never_penetrates() {
         &sol.state,
         None,
         Some(&sol.multipliers),
-        TimeSettings::energy_conserving(0.01),
+        StepSettings::new(0.01),
         NewtonKktSettings::default(),
     )
     .unwrap();
@@ -216,7 +236,11 @@ fn lift_off_conserves_the_energy_balance_and_never_penetrates() {
         let r = st.step().unwrap();
         assert!(r.max_stretch_error < 1e-10);
         // Lift-off only while the fairlead rises: the held set shrinks, the seabed does no work.
-        assert!(r.nodes_on_seabed <= held, "a node landed at t = {}", r.time);
+        assert!(
+            r.nodes_on_seabed <= held,
+            "a node landed at t = {}",
+            st.clock().time()
+        );
         held = r.nodes_on_seabed;
         assert_eq!(r.seabed_work, 0.0);
         balance = balance.max((r.energy - e0 - r.support_work).abs() / e0.abs());
@@ -254,7 +278,8 @@ fn the_97_step_keeps_the_nodes_on_or_above_the_seabed() {
         &sol.state,
         None,
         Some(&sol.multipliers),
-        TimeSettings::energy_conserving(0.02),
+        0.25,
+        StepSettings::new(0.02),
         NewtonKktSettings::default(),
     )
     .unwrap();
@@ -295,7 +320,14 @@ fn a_released_line_never_goes_below_the_seabed() {
     };
     let model = Beam::with_options(p, options).unwrap();
     let guess = BeamState::catenary_over_seabed(&model, [0.0; 3], FAIRLEAD).unwrap();
-    let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    let sol = solve_static_newton(
+        &model,
+        &guess,
+        0.0,
+        &STATIC_NEWTON,
+        &NewtonKktSettings::default(),
+    )
+    .unwrap();
     let released = model.with_ends(End::pinned([0.0; 3]), End::Free).unwrap();
     let lowest = |state: &BeamState| {
         released
@@ -310,7 +342,7 @@ fn a_released_line_never_goes_below_the_seabed() {
         &sol.state,
         None,
         Some(&sol.multipliers),
-        TimeSettings::energy_conserving(0.01),
+        StepSettings::new(0.01),
         NewtonKktSettings::default(),
     )
     .unwrap();
@@ -320,7 +352,7 @@ fn a_released_line_never_goes_below_the_seabed() {
         assert!(r.max_stretch_error < 1e-9, "{}", r.max_stretch_error);
         let state = ec.state();
         let clearance = released.seabed_clearance(&state).unwrap();
-        assert!(clearance >= 0.0, "t = {}: {clearance:e}", r.time);
+        assert!(clearance >= 0.0, "t = {}: {clearance:e}", ec.clock().time());
         low = low.min(lowest(&state));
     }
     assert!(low >= 0.0, "{low:e}");
@@ -336,7 +368,8 @@ fn a_released_line_never_goes_below_the_seabed() {
             &sol.state,
             None,
             Some(&sol.multipliers),
-            TimeSettings::energy_conserving(dt),
+            0.25,
+            StepSettings::new(dt),
             NewtonKktSettings::default(),
         )
         .unwrap();

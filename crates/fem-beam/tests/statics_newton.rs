@@ -4,7 +4,8 @@
 
 use fem_beam::{
     Beam, BeamError, BeamOptions, BeamParameters, BeamState, ConstraintPoints, End,
-    NewtonKktSettings, PointLoad, StaticSolution, UzawaSettings, solve_static, solve_static_newton,
+    NewtonKktSettings, PointLoad, STATIC_NEWTON, StaticSolution, UzawaSettings, solve_static,
+    solve_static_newton,
 };
 
 const GAUSS: ConstraintPoints = ConstraintPoints::Gauss;
@@ -78,7 +79,14 @@ fn elastica(n: usize, k: f64, rule: ConstraintPoints) -> (StaticSolution, [f64; 
     };
     let model = Beam::with_options(p, options(rule)).unwrap();
     let guess = BeamState::straight(&model, [0.0; 3], [1.0, 0.0, 0.0]);
-    let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    let sol = solve_static_newton(
+        &model,
+        &guess,
+        0.0,
+        &STATIC_NEWTON,
+        &NewtonKktSettings::default(),
+    )
+    .unwrap();
     let tip = sol.state.positions[n];
     (sol, tip)
 }
@@ -134,7 +142,14 @@ fn paper_start(n: usize, ei: f64, rule: ConstraintPoints) -> (Beam, StaticSoluti
     p.bending_stiffness = ei;
     let model = Beam::with_options(p, options(rule)).unwrap();
     let guess = BeamState::try_arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
-    let sol = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    let sol = solve_static_newton(
+        &model,
+        &guess,
+        0.0,
+        &STATIC_NEWTON,
+        &NewtonKktSettings::default(),
+    )
+    .unwrap();
     (model, sol)
 }
 
@@ -233,7 +248,14 @@ fn newton_and_uzawa_reach_the_same_static_start() {
     let model = Beam::new(BeamParameters::paper_95()).unwrap();
     let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
     let uz = solve_static(&model, &guess, &UzawaSettings::anderson(1e4)).unwrap();
-    let nk = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+    let nk = solve_static_newton(
+        &model,
+        &guess,
+        0.0,
+        &STATIC_NEWTON,
+        &NewtonKktSettings::default(),
+    )
+    .unwrap();
     let mut dx = 0.0f64;
     for (a, b) in uz.state.positions.iter().zip(&nk.state.positions) {
         for c in 0..3 {
@@ -264,7 +286,14 @@ fn uzawa_with_the_automatic_augmentation_starts_any_length() {
         let guess = BeamState::arc(&model, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]);
         let settings = UzawaSettings::automatic(&model, None);
         let uz = solve_static(&model, &guess, &settings).unwrap();
-        let nk = solve_static_newton(&model, &guess, 0.0, &NewtonKktSettings::statics()).unwrap();
+        let nk = solve_static_newton(
+            &model,
+            &guess,
+            0.0,
+            &STATIC_NEWTON,
+            &NewtonKktSettings::default(),
+        )
+        .unwrap();
         let mid = n / 2;
         eprintln!(
             "N = {n}: r = {:.3e}, {} Uzawa iterations, sag {} vs Newton {}",
@@ -296,8 +325,8 @@ fn degenerate_settings_are_refused_up_front() {
         BeamState::try_arc(&far, [0.0; 3], [40.0, 0.0, 0.0], [0.0, -1.0, 0.0]),
         Err(BeamError::SupportsOutOfReach { .. })
     ));
-    let settings = NewtonKktSettings::statics();
-    match solve_static_newton(&far, &guess, 0.0, &settings) {
+    let settings = NewtonKktSettings::default();
+    match solve_static_newton(&far, &guess, 0.0, &STATIC_NEWTON, &settings) {
         Err(BeamError::SupportsOutOfReach { span, length }) => {
             assert!(
                 span == 40.0 && (length - 32.6).abs() < 1e-12,
@@ -312,7 +341,7 @@ fn degenerate_settings_are_refused_up_front() {
     ));
     let free = model.with_ends(End::Free, End::Free).unwrap();
     assert!(matches!(
-        solve_static_newton(&free, &guess, 0.0, &settings),
+        solve_static_newton(&free, &guess, 0.0, &STATIC_NEWTON, &settings),
         Err(BeamError::NoSupport)
     ));
 }

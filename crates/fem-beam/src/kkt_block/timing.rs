@@ -79,8 +79,14 @@ fn phases() {
             let t = std::time::Instant::now();
             let guess =
                 BeamState::try_arc(&m, [0.0; 3], [20.0, 0.0, 0.0], [0.0, -1.0, 0.0]).unwrap();
-            let settings = crate::NewtonKktSettings::statics();
-            let sol = crate::solve_static_newton(&m, &guess, 0.0, &settings).unwrap();
+            let sol = crate::solve_static_newton(
+                &m,
+                &guess,
+                0.0,
+                &crate::STATIC_NEWTON,
+                &crate::NewtonKktSettings::default(),
+            )
+            .unwrap();
             t_static = t_static.min(t.elapsed().as_secs_f64());
             its = sol.factorization_count;
         }
