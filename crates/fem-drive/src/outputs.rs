@@ -50,7 +50,7 @@ pub(crate) enum Frames {
     /// Each process writes its own (a serial run's series, a distributed run's `.vtu` pieces).
     Own(Box<dyn FrameSink>),
     /// The parts are gathered on process 0 (a distributed run's `.vtkhdf`).
-    Gathered(GatheredSeries),
+    Gathered(Box<GatheredSeries>),
 }
 
 impl Frames {
@@ -160,14 +160,14 @@ impl Outputs {
                     options,
                     processes,
                     opening,
-                    Frames::Gathered(GatheredSeries::open(
+                    Frames::Gathered(Box::new(GatheredSeries::open(
                         dir,
                         &options.base,
                         precision,
                         options.frame_capacity(model),
                         times,
                         processes,
-                    )?),
+                    )?)),
                 );
             }
             (SeriesFormat::Pvd(compression), false) => match opening {

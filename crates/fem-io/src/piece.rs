@@ -219,7 +219,10 @@ impl OwnedPiece {
 mod tests {
     use super::*;
 
-    fn sample() -> (Vec<[f64; 3]>, VtkCells, Vec<f64>, Vec<f64>, Vec<u8>) {
+    /// Points, cells, a point vector, a cell scalar, ghost flags.
+    type Sample = (Vec<[f64; 3]>, VtkCells, Vec<f64>, Vec<f64>, Vec<u8>);
+
+    fn sample() -> Sample {
         let points = vec![
             [0.0, 0.0, 0.0],
             [1.0, 0.0, 0.0],
