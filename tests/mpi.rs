@@ -299,7 +299,7 @@ fn a_signal_to_one_rank_stops_every_rank_with_checkpoints_that_resume_to_the_uni
     let base = scratch("signal");
     // Long enough to be signalled mid-run (8 000 steps of ~0.2 ms; the signal comes after
     // 1000), with few files.
-    let input = variant(&base, "t_end: 0.05", "t_end: 1.0");
+    let input = variant(&base, "t_end: 0.08", "t_end: 1.0");
     let text_in = std::fs::read_to_string(&input)
         .unwrap()
         .replace("auto_dt: 0.5", "auto_dt: 0.02");
@@ -382,7 +382,11 @@ fn progress_and_the_summary_are_reported_once() {
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     assert_eq!(said.matches("(100 %)").count(), 1, "rank 0 only: {said}");
-    assert_eq!(said.matches("(50 %)").count(), 1, "rank 0 only: {said}");
+    // Every progress line once (one rank speaks), and some of them between the ends.
+    let progress: Vec<&str> = said.lines().filter(|l| l.starts_with("step ")).collect();
+    let distinct: std::collections::BTreeSet<&str> = progress.iter().copied().collect();
+    assert!(progress.len() >= 3, "progress reported: {said}");
+    assert_eq!(distinct.len(), progress.len(), "rank 0 only: {said}");
     assert_eq!(said.matches("on 3 MPI processes").count(), 1, "{said}");
     // The energy balance, once, sampled at the history rows; DEF_EXP holds it to its
     // truncation error (the box's serial run: 1e-4 of its largest energy or better).
