@@ -8,7 +8,7 @@
 //! Why not parallel HDF5: the file is this project's own HDF5 subset (`fem_io::hdf5`), laid
 //! out so that a killed run leaves a readable file and a resumed run writes the same bytes;
 //! parallel HDF5 needs the C library built with MPI-IO (not in README's two commands) and
-//! gives up both. The price is memory on process 0: the gathered frame, about three times the
+//! gives up both. The price is memory on process 0: the gathered frame, at most three times the
 //! frame's bytes while it is written (the records, one round's receive buffer, the decoded
 //! parts) — checked against the memory budget before anything is gathered.
 
@@ -81,8 +81,8 @@ impl GatheredSeries {
         }
     }
 
-    /// Writes this process's part `frame` of the step at `time`, or the failure `mine` met
-    /// making it. Collective: every process calls it, and a failure on any (here, of the
+    /// Writes this process's part `frame` of the step at `time` (or `Err`: the failure this
+    /// process met making it). Collective: every process calls it, and a failure on any (here, of the
     /// memory check, of the file) is every process's.
     pub fn write(
         &mut self,
