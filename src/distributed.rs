@@ -36,7 +36,8 @@ pub enum Outcome {
 /// Runs `file` (its model one of the registry `M`'s) on the processes of `MPI_COMM_WORLD` with
 /// `options` (its fingerprint, model name and output settings are filled here); `format`, when
 /// given, replaces the input's `output.format` (`fem run --format`). A distributed run writes
-/// `.pvd` and `.vtu` pieces: `output.format: vtkhdf` is refused (exit 2).
+/// `.pvd` and a `.vtu` piece per process and frame, or (`vtkhdf`) one `.vtkhdf` file with a
+/// part per process, written by rank 0 (`fem_drive`'s gathered series).
 pub fn run<M: ModelRegistry>(
     file: &Path,
     mut options: RunOptions,
@@ -84,16 +85,6 @@ pub fn run<M: ModelRegistry>(
             path: file.to_path_buf(),
             source,
         };
-        if input.output.format == FormatKind::Vtkhdf {
-            let hint = match format {
-                Some(_) => "use --format pvd",
-                None => "use output.format: pvd",
-            };
-            return Err(input_error(fem_model::InputError::invalid(
-                "output.format",
-                format!("VTKHDF output is not available for distributed runs yet: {hint}"),
-            )));
-        }
         let budget = fem_model::resources::Budget::from_machine(Some(&options.out_dir))
             .map_err(input_error)?
             .with_steps(options.max_steps);

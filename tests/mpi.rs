@@ -2,9 +2,10 @@
 //! P = 1, 2, 3, 4 writes a history byte for byte the serial run's and frames whose every value
 //! is bitwise the serial frame's at the same global node and cell; a run cut short and resumed
 //! on the same P is the uninterrupted run, file for file, and so is a run stopped by a signal
-//! to one of its ranks and resumed; an input error (`output.format: vtkhdf` included, which a
-//! distributed run does not write yet) is reported once and every rank exits 2; a failure on one rank (an inverted cell, a piece that cannot be
-//! written) stops every rank with exit 1, naming the rank.
+//! to one of its ranks and resumed; with `--format vtkhdf` one `.vtkhdf` file holds a part per
+//! rank, value for value the `.vtu` pieces of the same run, and resumes bit for bit; an input
+//! error is reported once and every rank exits 2; a failure on one rank (an inverted cell, a
+//! piece that cannot be written) stops every rank with exit 1, naming the rank.
 //!
 //! The launcher is `mpirun` (MPICH's Hydra runs 4 processes on 2 cores as they are);
 //! `FEM_MPIRUN` replaces it, e.g. `FEM_MPIRUN="mpirun --oversubscribe"` for Open MPI.
@@ -494,51 +495,190 @@ fn an_input_error_is_reported_once_and_every_rank_exits_2() {
     assert!(t.contains("model.solid.material.poisson"), "{t}");
 }
 
+/// The `.vtkhdf` of a distributed run in `dir` against the `.vtu` pieces of the same run in
+/// `pieces` (P parts): every step's part `r` holds piece `r`'s points, cells and arrays, bit for
+/// bit. Returns the values compared.
+fn compare_vtkhdf(dir: &Path, pieces: &Path, p: usize) -> usize {
+    let file = hdf5_pure::File::open(dir.join("box.vtkhdf")).expect("the .vtkhdf opens");
+    let i64s = |name: &str| {
+        file.dataset(&format!("VTKHDF/{name}"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .read_i64()
+            .unwrap()
+    };
+    let f64s_of = |name: &str| {
+        file.dataset(&format!("VTKHDF/{name}"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .read_f64()
+            .unwrap()
+    };
+    let n_steps = file.group("VTKHDF/Steps").unwrap().attrs().unwrap()["NSteps"]
+        .as_i64()
+        .unwrap() as usize;
+    let pvd = std::fs::read_to_string(pieces.join("box.pvd")).unwrap();
+    assert_eq!(n_steps, pvd.matches(".pvtu").count(), "a step per frame");
+    let times = f64s_of("Steps/Values");
+    for (k, t) in times.iter().enumerate() {
+        assert!(
+            pvd.contains(&format!("timestep=\"{}\"", fem::io::format_f64(*t))),
+            "time {k}"
+        );
+    }
+    let (n_points, n_cells, n_ids) = (
+        i64s("NumberOfPoints"),
+        i64s("NumberOfCells"),
+        i64s("NumberOfConnectivityIds"),
+    );
+    assert_eq!(
+        (n_points.len(), n_cells.len(), n_ids.len()),
+        (p, p, p),
+        "a part per rank"
+    );
+    let (points, types, offsets, connectivity) = (
+        f64s_of("Points"),
+        file.dataset("VTKHDF/Types").unwrap().read_u8().unwrap(),
+        i64s("Offsets"),
+        i64s("Connectivity"),
+    );
+    let ghost = file
+        .dataset("VTKHDF/PointData/vtkGhostType")
+        .unwrap()
+        .read_u8()
+        .unwrap();
+    let point_offsets = i64s("Steps/PointOffsets");
+    let mut compared = 0;
+    for k in 0..n_steps {
+        let (mut point0, mut cell0, mut id0) = (0usize, 0usize, 0usize);
+        for r in 0..p {
+            let piece = read_piece(&pieces.join(format!("box_{k:06}_{r}.vtu")));
+            let (np, nc, ni) = (n_points[r] as usize, n_cells[r] as usize, n_ids[r] as usize);
+            let at = 3 * (point_offsets[k] as usize + point0);
+            let want = f64s(&piece.points);
+            assert_eq!(want.len(), 3 * np, "step {k}, part {r}: points");
+            for (a, b) in points[at..at + 3 * np].iter().zip(&want) {
+                assert_eq!(a.to_bits(), b.to_bits(), "step {k}, part {r}: points");
+            }
+            let (c, o) = piece.cells.cell_verts.clone().into_xml();
+            assert_eq!(
+                &connectivity[id0..id0 + ni],
+                &c.iter().map(|&v| v as i64).collect::<Vec<_>>()[..],
+                "step {k}, part {r}: connectivity"
+            );
+            let part_offsets = &offsets[cell0 + r..cell0 + r + nc + 1];
+            assert_eq!(part_offsets[0], 0);
+            assert_eq!(
+                &part_offsets[1..],
+                &o.iter().map(|&v| v as i64).collect::<Vec<_>>()[..],
+                "step {k}, part {r}: offsets"
+            );
+            assert_eq!(
+                &types[cell0..cell0 + nc],
+                &piece
+                    .cells
+                    .types
+                    .iter()
+                    .map(|&t| t as u8)
+                    .collect::<Vec<_>>()[..],
+                "step {k}, part {r}: cell types"
+            );
+            for (kind, attrs, n, first) in [
+                ("PointData", &piece.data.point, np, point0),
+                ("CellData", &piece.data.cell, nc, cell0),
+            ] {
+                let arrays = arrays(attrs);
+                assert!(!arrays.is_empty());
+                for (name, (nc, want)) in arrays {
+                    if name == "vtkGhostType" {
+                        let got: Vec<f64> = ghost[first..first + n]
+                            .iter()
+                            .map(|&g| f64::from(g))
+                            .collect();
+                        assert_eq!(got, want, "step {k}, part {r}: vtkGhostType");
+                        continue;
+                    }
+                    let all = f64s_of(&format!("{kind}/{name}"));
+                    let start = i64s(&format!("Steps/{kind}Offsets/{name}"))[k] as usize + first;
+                    let got = &all[nc * start..nc * (start + n)];
+                    assert_eq!(got.len(), want.len(), "step {k}, part {r}: {name}");
+                    for (a, b) in got.iter().zip(&want) {
+                        assert_eq!(a.to_bits(), b.to_bits(), "step {k}, part {r}: {name}");
+                        compared += 1;
+                    }
+                }
+            }
+            point0 += np;
+            cell0 += nc;
+            id0 += ni;
+        }
+    }
+    compared
+}
+
 #[test]
-fn vtkhdf_output_is_refused_for_a_distributed_run_with_exit_2_naming_output_format() {
-    let dir = scratch("vtkhdf_refused");
-    let input = variant(
-        &dir,
-        "output: { every: 40,",
-        "output: { format: vtkhdf, every: 40,",
+fn a_distributed_vtkhdf_file_holds_the_pieces_value_for_value_and_resumes_bit_for_bit() {
+    let base = scratch("vtkhdf");
+    let (pieces, whole, cut) = (base.join("pieces"), base.join("whole"), base.join("cut"));
+    let (w, c) = (whole.to_str().unwrap(), cut.to_str().unwrap());
+    let vtkhdf = ["--format", "vtkhdf", "-q"];
+    run_ok(
+        mpirun(3, &["run", BOX, "-o", pieces.to_str().unwrap(), "-q"]),
+        "pieces",
     );
-    let out_dir = dir.join("out");
-    let out = mpirun(
-        2,
-        &[
-            "run",
-            input.to_str().unwrap(),
-            "-o",
-            out_dir.to_str().unwrap(),
-        ],
+    run_ok(
+        mpirun(3, &[&["run", BOX, "-o", w][..], &vtkhdf].concat()),
+        "vtkhdf",
     );
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{t}");
-    assert_eq!(t.matches("error:").count(), 1, "reported once: {t}");
-    assert!(t.contains("output.format"), "{t}");
+    // One file; rank 0 writes it, no rank writes pieces.
+    let names: Vec<String> = std::fs::read_dir(&whole)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert!(
-        t.contains("VTKHDF output is not available for distributed runs yet"),
-        "{t}"
+        !names
+            .iter()
+            .any(|n| n.ends_with(".vtu") || n.ends_with(".pvd")),
+        "{names:?}"
     );
-    // `--format vtkhdf` on the command line is refused the same way; nothing is written.
-    let out = mpirun(
-        2,
-        &[
-            "run",
-            BOX,
-            "-o",
-            out_dir.to_str().unwrap(),
-            "--format",
-            "vtkhdf",
-        ],
+    assert_eq!(
+        std::fs::read(whole.join("history.csv")).unwrap(),
+        std::fs::read(pieces.join("history.csv")).unwrap()
     );
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{t}");
-    assert!(t.contains("--format pvd"), "{t}");
-    let written: Vec<_> = std::fs::read_dir(&out_dir)
-        .map(|d| d.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
-    assert!(written.is_empty(), "nothing written: {written:?}");
+    let compared = compare_vtkhdf(&whole, &pieces, 3);
+    assert!(compared > 1000, "{compared} values compared");
+
+    // Cut short and resumed: the same file, byte for byte.
+    run_ok(
+        mpirun(
+            3,
+            &[&["run", BOX, "-o", c, "--max-steps", "20"][..], &vtkhdf].concat(),
+        ),
+        "cut short",
+    );
+    run_ok(
+        mpirun(
+            3,
+            &[&["run", BOX, "-o", c, "--resume"][..], &vtkhdf].concat(),
+        ),
+        "resumed",
+    );
+    assert_same_files(&whole, &cut, 2, "the restart");
+
+    // A .pvd run into the same folder replaces the .vtkhdf, and the other way round.
+    run_ok(
+        mpirun(2, &["run", BOX, "-o", w, "-q"]),
+        "pieces over vtkhdf",
+    );
+    assert!(!whole.join("box.vtkhdf").exists());
+    run_ok(
+        mpirun(2, &[&["run", BOX, "-o", w][..], &vtkhdf].concat()),
+        "vtkhdf over pieces",
+    );
+    let left: Vec<String> = std::fs::read_dir(&whole)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".vtu") || n.ends_with(".pvtu") || n.ends_with(".pvd"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

@@ -46,6 +46,7 @@
 
 mod checkpoint;
 mod error;
+mod gathered;
 mod lock;
 mod outputs;
 pub mod processes;

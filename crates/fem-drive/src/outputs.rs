@@ -11,6 +11,7 @@ use fem_model::Model;
 use fem_time::{Energy, EnergyBalanceTracker, Invariant, StepReport};
 
 use crate::error::agree;
+use crate::gathered::GatheredSeries;
 use crate::processes::Processes;
 use crate::{COMMON_COLUMNS, EnergySummary, RunError, RunOptions};
 
@@ -43,9 +44,44 @@ impl EnergyTracker {
     }
 }
 
+/// Where a run's frames go: a sink each process writes its part to, or the one VTKHDF file
+/// process 0 writes a distributed run's parts to.
+pub(crate) enum Frames {
+    /// Each process writes its own (a serial run's series, a distributed run's `.vtu` pieces).
+    Own(Box<dyn FrameSink>),
+    /// The parts are gathered on process 0 (a distributed run's `.vtkhdf`).
+    Gathered(Box<GatheredSeries>),
+}
+
+impl Frames {
+    /// Frames written so far.
+    pub fn n_frames(&self) -> usize {
+        match self {
+            Frames::Own(sink) => sink.n_frames(),
+            Frames::Gathered(g) => g.n_frames(),
+        }
+    }
+
+    /// The file a viewer opens.
+    pub fn path(&self) -> &Path {
+        match self {
+            Frames::Own(sink) => sink.path(),
+            Frames::Gathered(g) => g.path(),
+        }
+    }
+
+    /// What an older run of the same name left ([`FrameSink::remove_stale`]).
+    pub fn remove_stale(&self) -> Result<(), OutputError> {
+        match self {
+            Frames::Own(sink) => sink.remove_stale(),
+            Frames::Gathered(g) => g.remove_stale(),
+        }
+    }
+}
+
 /// The files of a run, and the scratch to write them. History and probes are process 0's.
 pub(crate) struct Outputs {
-    pub frames: Box<dyn FrameSink>,
+    pub frames: Frames,
     /// The model's further series (`BASE_NAME.pvd`, [`Model::extra_series`]), written at the
     /// frames' steps; none for a distributed run.
     pub extras: Vec<FrameSeries>,
@@ -114,6 +150,26 @@ impl Outputs {
         let dir: &Path = &options.out_dir;
         let (rank, size) = (processes.rank(), processes.size());
         let frames: Box<dyn FrameSink> = match (options.format, processes.is_distributed()) {
+            (SeriesFormat::VtkHdf(precision), true) => {
+                let times = match opening {
+                    Opening::Fresh => None,
+                    Opening::Resume { times, .. } => Some(*times),
+                };
+                return Self::with_frames(
+                    model,
+                    options,
+                    processes,
+                    opening,
+                    Frames::Gathered(Box::new(GatheredSeries::open(
+                        dir,
+                        &options.base,
+                        precision,
+                        options.frame_capacity(model),
+                        times,
+                        processes,
+                    )?)),
+                );
+            }
             (SeriesFormat::Pvd(compression), false) => match opening {
                 Opening::Fresh => Box::new(
                     FrameSeries::create(dir, &options.base, compression)
@@ -147,13 +203,20 @@ impl Outputs {
                     ),
                 }
             }
-            (SeriesFormat::VtkHdf(_), true) => {
-                return Err(RunError::OutputLocation(OutputError::InvalidData {
-                    path: dir.join(format!("{}.vtkhdf", options.base)),
-                    message: "VTKHDF output is not available for distributed runs yet: write .pvd and .vtu pieces (SeriesFormat::Pvd)".into(),
-                }));
-            }
         };
+        Self::with_frames(model, options, processes, opening, Frames::Own(frames))
+    }
+
+    /// The outputs around `frames`: the further series, history and probes.
+    fn with_frames(
+        model: &dyn Model,
+        options: &RunOptions,
+        processes: &dyn Processes,
+        opening: &Opening<'_>,
+        frames: Frames,
+    ) -> Result<Self, RunError> {
+        let dir: &Path = &options.out_dir;
+        let rank = processes.rank();
         let extras = if processes.is_distributed() {
             Vec::new()
         } else {
@@ -265,8 +328,12 @@ impl Outputs {
             agree(processes, result)?;
         }
         if frame {
-            let result = self.write_frame(model);
-            agree(processes, result)?;
+            if let Frames::Gathered(_) = self.frames {
+                self.write_gathered(model, processes)?;
+            } else {
+                let result = self.write_frame(model);
+                agree(processes, result)?;
+            }
         }
         Ok(())
     }
@@ -340,7 +407,10 @@ impl Outputs {
                 t,
             });
         }
-        self.frames.write_frame(t, &frame)?;
+        let Frames::Own(sink) = &mut self.frames else {
+            unreachable!("a gathered series is written by write_gathered")
+        };
+        sink.write_frame(t, &frame)?;
         for (k, extra) in self.extras.iter_mut().enumerate() {
             if let Some(frame) = model.extra_frame(k) {
                 if let Some(name) = frame.first_non_finite_field() {
@@ -353,6 +423,31 @@ impl Outputs {
                 extra.write_frame(t, &frame)?;
             }
         }
+        self.last_frame_time = t;
+        Ok(())
+    }
+
+    /// Writes this process's part of the frame into the gathered series. Collective (the
+    /// failures are agreed inside). A distributed run has no further series.
+    fn write_gathered(
+        &mut self,
+        model: &mut dyn Model,
+        processes: &dyn Processes,
+    ) -> Result<(), RunError> {
+        let (t, step) = (model.stepper().time(), model.stepper().step_index());
+        let frame = model.frame();
+        let checked = match frame.first_non_finite_field() {
+            Some(name) => Err(RunError::NonFinite {
+                what: format!("frame field '{name}'"),
+                step,
+                t,
+            }),
+            None => Ok(&frame),
+        };
+        let Frames::Gathered(series) = &mut self.frames else {
+            unreachable!("called for a gathered series")
+        };
+        series.write(t, checked, processes)?;
         self.last_frame_time = t;
         Ok(())
     }

@@ -1,6 +1,7 @@
-//! The processes a run is on, as the run loop needs them: who this process is, and the three
+//! The processes a run is on, as the run loop needs them: who this process is, the three
 //! collective operations with which the processes agree (on a failure, an interrupt, the step
-//! a restart is at).
+//! a restart is at), and the gather of bytes that brings every process's part of a frame to
+//! process 0 when one file holds them all (VTKHDF).
 //!
 //! A serial run is [`Serial`]: one process, every operation the identity. A distributed run
 //! implements [`Processes`] on its communicator (crate `fem-mpi`, over MPI); the run loop is
@@ -21,6 +22,11 @@ pub trait Processes {
     fn first_message(&self, mine: Option<String>) -> Option<(usize, String)>;
     /// Every process's `value`, in rank order, on every process. Collective.
     fn all_gather(&self, value: u64) -> Vec<u64>;
+    /// Every process's `mine`, in rank order, on process 0; an empty list on the others.
+    /// Collective. The caller has agreed beforehand that every process can take part (the
+    /// sizes, through [`all_gather`](Self::all_gather), checked against process 0's memory), so
+    /// that no process is left waiting.
+    fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>>;
 }
 
 /// A run on one process.
@@ -45,6 +51,9 @@ impl Processes for Serial {
     }
     fn all_gather(&self, value: u64) -> Vec<u64> {
         vec![value]
+    }
+    fn gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        vec![mine.to_vec()]
     }
 }
 
@@ -123,6 +132,9 @@ mod tests {
         }
         fn all_gather(&self, value: u64) -> Vec<u64> {
             vec![value]
+        }
+        fn gather_bytes(&self, _: &[u8]) -> Vec<Vec<u8>> {
+            unreachable!("the naming rules gather nothing")
         }
     }
 

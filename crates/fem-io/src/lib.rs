@@ -6,6 +6,8 @@
 //! * [`pvd`]: a ParaView collection ([`PvdWriter`]) listing the frames with their times.
 //! * [`series`]: [`FrameSeries`], the convenience the run driver uses: `DIR/X_000000.vtu`,
 //!   `DIR/X_000001.vtu`, … kept in sync with `DIR/X.pvd`.
+//! * [`piece`]: a process's part of a frame as bytes ([`encode_piece`], [`OwnedPiece`]), which
+//!   a distributed run gathers on process 0 for its VTKHDF file.
 //! * [`history`]: CSV time histories ([`HistoryWriter`]), flushed after every row.
 //! * [`vtkhdf`]: one VTKHDF file per run ([`VtkHdfSeries`]).
 //! * [`sink`]: [`FrameSink`], where a run's frames go: [`FrameSeries`], [`VtkHdfSeries`], or a
@@ -38,6 +40,7 @@ mod numfmt;
 
 pub mod checkpoint;
 pub mod history;
+pub mod piece;
 pub mod plot;
 pub mod pvd;
 pub mod pvtu;
@@ -51,6 +54,7 @@ pub use checkpoint::{Checkpoint, CheckpointArray, CheckpointError, fingerprint};
 pub use error::OutputError;
 pub use history::HistoryWriter;
 pub use numfmt::format_f64;
+pub use piece::{OwnedPiece, encode_piece};
 pub use pvd::PvdWriter;
 pub use pvtu::write_pvtu;
 pub use series::{FrameSeries, SeriesFormat};

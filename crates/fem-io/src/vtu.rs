@@ -93,7 +93,7 @@ pub fn gmsh_to_vtk(kind: CellKind) -> (u8, &'static [usize]) {
 }
 
 /// The single place where the Gmsh → VTK mapping is defined.
-fn vtk_type(kind: CellKind) -> (CellType, &'static [usize]) {
+pub(crate) fn vtk_type(kind: CellKind) -> (CellType, &'static [usize]) {
     const ID1: &[usize] = &[0];
     const ID2: &[usize] = &[0, 1];
     const ID3: &[usize] = &[0, 1, 2];
@@ -195,6 +195,35 @@ impl VtkCells {
         self.connectivity.extend(nodes.iter().map(|&i| i as u64));
         self.offsets.push(self.connectivity.len() as u64);
         self.types.push(CellType::PolyLine);
+    }
+
+    /// Cells from their VTK types, end offsets and connectivity (VTK node order), as a
+    /// [`crate::piece`] record holds them: the offsets must rise and end at the
+    /// connectivity's length.
+    pub(crate) fn from_parts(
+        types: Vec<CellType>,
+        offsets: Vec<u64>,
+        connectivity: Vec<u64>,
+    ) -> Result<Self, String> {
+        let mut previous = 0;
+        for &o in &offsets {
+            if o <= previous {
+                return Err(format!("cell offset {o} does not follow {previous}"));
+            }
+            previous = o;
+        }
+        if previous != connectivity.len() as u64 {
+            return Err(format!(
+                "the last cell ends at {previous}, the connectivity has {} entries",
+                connectivity.len()
+            ));
+        }
+        Ok(Self {
+            types,
+            offsets,
+            connectivity,
+            error: None,
+        })
     }
 
     /// Number of cells.
