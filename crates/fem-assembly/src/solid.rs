@@ -323,10 +323,7 @@ impl SolidOperator {
                         let mut x = [[0.0; 3]; MAX_NODES];
                         for (i, out) in blocks.chunks_exact_mut(block).enumerate() {
                             let c = first + i;
-                            for (a, &node) in connectivity[n * c..n * (c + 1)].iter().enumerate()
-                            {
-                                x[a] = points[node];
-                            }
+                            relative_points(points, &connectivity[n * c..n * (c + 1)], &mut x);
                             let result = with_material!(&material, m => run.element.geometry(m, &x[..n], out));
                             if let Err(source) = result {
                                 return Some((c, source));
@@ -844,7 +841,7 @@ impl SolidOperator {
             return Err(failure);
         }
         let mut x = [[0.0; 3]; MAX_NODES];
-        self.cell_points(c, &mut x);
+        relative_points(&self.points, &self.connectivity[n * c..n * (c + 1)], &mut x);
         let mut m = [0.0; MAX_NODES];
         lumped_mass_tabulated(
             table,
@@ -938,6 +935,20 @@ impl SolidOperator {
     }
 }
 
+/// A cell's node coordinates relative to its first node (`x_a − x_0`), into `x`: what its
+/// geometry block and its element eigenvalue are computed from. Both are invariant under a
+/// translation, and computed so their bits depend on the cell's shape only, not on where it
+/// is: the repeated cells of a structured mesh give bitwise equal blocks (the cache of
+/// [`reference_cell_eigenvalues`]), and the rounding is that of the cell's size, not of its
+/// distance from the origin.
+fn relative_points(points: &[[f64; 3]], nodes: &[usize], x: &mut [[f64; 3]]) {
+    let origin = points[nodes[0]];
+    for (a, &node) in nodes.iter().enumerate() {
+        let p = points[node];
+        x[a] = [p[0] - origin[0], p[1] - origin[1], p[2] - origin[2]];
+    }
+}
+
 /// Cells per task of [`reference_cell_eigenvalues`]: large, so that a task's cache of cell
 /// shapes sees the repeats of a structured mesh.
 const EIGENVALUE_CELLS_PER_TASK: usize = 8192;
@@ -1018,9 +1029,7 @@ pub fn reference_cell_eigenvalues(
             let mut x = [[0.0; 3]; MAX_NODES];
             for (i, lambda) in out.iter_mut().enumerate() {
                 let c = first + i;
-                for (a, &node) in connectivity[n * c..n * (c + 1)].iter().enumerate() {
-                    x[a] = points[node];
-                }
+                relative_points(points, &connectivity[n * c..n * (c + 1)], &mut x);
                 let element = element_of(c);
                 geo.clear();
                 geo.resize(element.geometry_len(), 0.0);

@@ -229,9 +229,9 @@ fn reference_cell_eigenvalues_are_the_operators_without_building_it() {
         if perturbed {
             for (i, p) in mesh.points.iter_mut().enumerate() {
                 let s = (i as f64 * 0.7).sin();
-                p[0] += 0.02 * s;
-                p[1] += 0.01 * (i as f64 * 1.3).cos();
-                p[2] -= 0.015 * s * s;
+                p[0] += 0.004 * s;
+                p[1] += 0.002 * (i as f64 * 1.3).cos();
+                p[2] -= 0.003 * s * s;
             }
         }
         let block = &mesh.blocks[0];
