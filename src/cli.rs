@@ -137,6 +137,10 @@ enum Command {
         /// Report the output of a run stopped after step N (as `fem run --max-steps N`).
         #[arg(long, value_name = "N")]
         max_steps: Option<u64>,
+        /// Compute an explicit solid's critical step as the run does (Lanczos on the assembled
+        /// body), even when its element bound already shows the step stable.
+        #[arg(long)]
+        critical_step: bool,
     },
     /// Natural frequencies and mode shapes of the model about its initial state (solid, string).
     #[command(
@@ -212,7 +216,11 @@ pub fn main<M: ModelRegistry>() -> ExitCode {
             resume,
             format,
         } => cmd_run::<M>(file, output.as_ref(), *max_steps, *resume, *format, &cli),
-        Command::Check { file, max_steps } => cmd_check::<M>(file, *max_steps, &cli),
+        Command::Check {
+            file,
+            max_steps,
+            critical_step,
+        } => cmd_check::<M>(file, *max_steps, *critical_step, &cli),
         Command::Mesh { file } => cmd_mesh(file),
         Command::Modes {
             file,
@@ -490,15 +498,17 @@ fn with_setup_reports<T>(cli: &Cli, f: impl FnOnce() -> T) -> T {
 fn cmd_check<M: ModelRegistry>(
     file: &std::path::Path,
     max_steps: Option<u64>,
+    critical_step: bool,
     cli: &Cli,
 ) -> Result<(), FemError> {
-    let (input, model) =
-        with_setup_reports(cli, || fem::prepare_run_with::<M>(file, None, max_steps))?;
+    let options = fem::model::CheckOptions { critical_step };
+    let (input, checked) =
+        with_setup_reports(cli, || fem::check_with::<M>(file, max_steps, options))?;
     say!("{}: ok", file.display());
-    for line in model.describe() {
+    for line in &checked.describe {
         say!("{line}");
     }
-    let grid = model.grid();
+    let grid = checked.grid;
     if grid.dt_adjusted() {
         say!(
             "  warning: time.dt = {} does not divide t_end - t0; dt is shortened to land on t_end",

@@ -25,6 +25,13 @@ use serde::de::DeserializeOwned;
 pub trait ModelRegistry: DeserializeOwned + std::fmt::Debug {
     /// Refuses what the model does not read, then builds it.
     fn build(&self, sections: &Sections<'_>) -> Result<Box<dyn Model>, InputError>;
+    /// Refuses what the model does not read, then checks it as `fem check` does
+    /// ([`fem_model::ModelSection::check`]: possibly without building it).
+    fn check(
+        &self,
+        sections: &Sections<'_>,
+        options: fem_model::CheckOptions,
+    ) -> Result<fem_model::Checked, InputError>;
     /// The model's key under `model:`.
     fn name(&self) -> &'static str;
     /// The model's section, for a caller that handles one section type specially (the
@@ -93,6 +100,18 @@ impl<M: ModelRegistry> Input<M> {
     pub fn build_within(&self, path: &Path, budget: &Budget) -> Result<Box<dyn Model>, InputError> {
         self.model.build(&self.sections(path, *budget))
     }
+
+    /// Validates the whole input as [`build_within`](Self::build_within) does and describes
+    /// the run, for `fem check`: a model may do so without building itself
+    /// ([`fem_model::ModelSection::check`]).
+    pub fn check_within(
+        &self,
+        path: &Path,
+        budget: &Budget,
+        options: fem_model::CheckOptions,
+    ) -> Result<fem_model::Checked, InputError> {
+        self.model.check(&self.sections(path, *budget), options)
+    }
 }
 
 /// Makes a registry of models ([`ModelRegistry`]): an enum whose variants are the models' keys
@@ -129,6 +148,16 @@ macro_rules! registry {
             ) -> Result<Box<dyn $crate::model::Model>, $crate::model::InputError> {
                 match self {
                     $($name::$variant(s) => $crate::model::build(s.as_ref(), sections),)*
+                }
+            }
+
+            fn check(
+                &self,
+                sections: &$crate::model::Sections<'_>,
+                options: $crate::model::CheckOptions,
+            ) -> Result<$crate::model::Checked, $crate::model::InputError> {
+                match self {
+                    $($name::$variant(s) => $crate::model::check(s.as_ref(), sections, options),)*
                 }
             }
 

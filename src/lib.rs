@@ -221,3 +221,26 @@ pub fn prepare_run_with<M: ModelRegistry>(
     let model = input.build_within(path, &budget).map_err(input_error)?;
     Ok((input, model))
 }
+
+/// What `fem check FILE` does: reads, parses and validates the input and describes the run of
+/// at most `max_steps` steps (`--max-steps`), within the machine's memory and the free disk of
+/// the current folder, without building a model that can describe itself more cheaply
+/// ([`model::ModelSection::check`]). The output estimate is left in [`Input::estimate`].
+pub fn check_with<M: ModelRegistry>(
+    path: &Path,
+    max_steps: Option<u64>,
+    options: model::CheckOptions,
+) -> Result<(Input<M>, model::Checked), FemError> {
+    let input = load_with::<M>(path)?;
+    let input_error = |source| FemError::Input {
+        path: path.to_path_buf(),
+        source,
+    };
+    let budget = Budget::from_machine(None)
+        .map_err(input_error)?
+        .with_steps(max_steps);
+    let checked = input
+        .check_within(path, &budget, options)
+        .map_err(input_error)?;
+    Ok((input, checked))
+}

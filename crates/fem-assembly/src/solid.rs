@@ -323,10 +323,7 @@ impl SolidOperator {
                         let mut x = [[0.0; 3]; MAX_NODES];
                         for (i, out) in blocks.chunks_exact_mut(block).enumerate() {
                             let c = first + i;
-                            for (a, &node) in connectivity[n * c..n * (c + 1)].iter().enumerate()
-                            {
-                                x[a] = points[node];
-                            }
+                            relative_points(points, &connectivity[n * c..n * (c + 1)], &mut x);
                             let result = with_material!(&material, m => run.element.geometry(m, &x[..n], out));
                             if let Err(source) = result {
                                 return Some((c, source));
@@ -844,7 +841,7 @@ impl SolidOperator {
             return Err(failure);
         }
         let mut x = [[0.0; 3]; MAX_NODES];
-        self.cell_points(c, &mut x);
+        relative_points(&self.points, &self.connectivity[n * c..n * (c + 1)], &mut x);
         let mut m = [0.0; MAX_NODES];
         lumped_mass_tabulated(
             table,
@@ -935,6 +932,185 @@ impl SolidOperator {
     pub fn mass_properties(&self) -> MassProperties {
         mass_properties(self.kind, &self.points, &self.connectivity, self.density)
             .expect("cells were checked on construction")
+    }
+}
+
+/// A cell's node coordinates relative to its first node (`x_a − x_0`), into `x`: what its
+/// geometry block and its element eigenvalue are computed from. Both are invariant under a
+/// translation, and computed so their bits depend on the cell's shape only, not on where it
+/// is: the repeated cells of a structured mesh give bitwise equal blocks (the cache of
+/// [`reference_cell_eigenvalues`]), and the rounding is that of the cell's size, not of its
+/// distance from the origin.
+fn relative_points(points: &[[f64; 3]], nodes: &[usize], x: &mut [[f64; 3]]) {
+    let origin = points[nodes[0]];
+    for (a, &node) in nodes.iter().enumerate() {
+        let p = points[node];
+        x[a] = [p[0] - origin[0], p[1] - origin[1], p[2] - origin[2]];
+    }
+}
+
+/// Cells per task of [`reference_cell_eigenvalues`]: large, so that a task's cache of cell
+/// shapes sees the repeats of a structured mesh.
+const EIGENVALUE_CELLS_PER_TASK: usize = 8192;
+/// Distinct cell shapes a task of [`reference_cell_eigenvalues`] remembers (the cache is
+/// emptied when full, so its memory stays bounded on any mesh).
+const SHAPE_CACHE: usize = 1024;
+
+/// Every cell's largest eigenvalue `λ_max(K_e(0), M_e)` in the reference state, in cell order,
+/// computed in one pass over the cells without building a [`SolidOperator`]: what
+/// [`SolidOperator::cell_eigenvalues`] returns at `u = 0`, bitwise, for a check that needs
+/// the element bound and the ranking of the cells but not the operator (whose geometry
+/// takes 0.6–2.2 kB a cell). Arguments as [`SolidOperator::with_formulations`].
+///
+/// Each cell's geometry block ([`Element::geometry`]) and its lumped mass are computed as the
+/// operator computes them; two cells with bitwise equal blocks and masses have bitwise equal
+/// tangents at `u = 0` and hence equal eigenvalues, so each task keeps the eigenvalues of
+/// the shapes it has seen (at most [`SHAPE_CACHE`]), keyed by those bits: a generated box,
+/// whose cells repeat a few shapes, costs one tangent and eigenvalue per shape instead of
+/// per cell. Memory: the `n_cells` eigenvalues and, per thread, one cache.
+///
+/// # Panics
+/// As [`SolidOperator::with_formulations`].
+pub fn reference_cell_eigenvalues(
+    kind: SolidKind,
+    points: &[[f64; 3]],
+    connectivity: &[usize],
+    formulations: &[Formulation],
+    material: &SolidMaterial,
+    density: f64,
+) -> Result<Vec<f64>, SolidError> {
+    let n = kind.n_nodes();
+    assert!(connectivity.len().is_multiple_of(n));
+    let n_cells = connectivity.len() / n;
+    assert!(
+        formulations.is_empty() || formulations.len() == n_cells,
+        "one formulation per cell"
+    );
+    if !(density.is_finite() && density > 0.0) {
+        return Err(SolidError::Density { value: density });
+    }
+    if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
+        return Err(SolidError::NodeOutOfRange {
+            kind,
+            cell: pos / n,
+            node: connectivity[pos],
+            n_nodes: points.len(),
+        });
+    }
+    // The elements of the formulations present (an inapplicable one refused first).
+    let mut elements: Vec<Element> = Vec::new();
+    for f in Formulation::ALL {
+        if (formulations.is_empty() && f == Formulation::default()) || formulations.contains(&f) {
+            elements.push(Element::new(kind, f)?);
+        }
+    }
+    let element_of = |c: usize| -> Element {
+        let f = formulations.get(c).copied().unwrap_or_default();
+        *elements
+            .iter()
+            .find(|e| e.formulation() == f)
+            .expect("every formulation present has its element")
+    };
+    let table = ShapeTable::for_mass(kind);
+    let lumping = kind.default_lumping();
+    let n3 = 3 * n;
+    let mut eigenvalues = vec![0.0; n_cells];
+    let failure = eigenvalues
+        .par_chunks_mut(EIGENVALUE_CELLS_PER_TASK)
+        .enumerate()
+        .filter_map(|(task, out)| {
+            let first = task * EIGENVALUE_CELLS_PER_TASK;
+            let mut cache: std::collections::HashMap<Box<[u64]>, f64> =
+                std::collections::HashMap::new();
+            let mut key: Vec<u64> = Vec::new();
+            let mut geo: Vec<f64> = Vec::new();
+            let mut k = vec![0.0; n3 * n3];
+            let ue = [0.0; 3 * MAX_NODES];
+            let mut x = [[0.0; 3]; MAX_NODES];
+            for (i, lambda) in out.iter_mut().enumerate() {
+                let c = first + i;
+                relative_points(points, &connectivity[n * c..n * (c + 1)], &mut x);
+                let element = element_of(c);
+                geo.clear();
+                geo.resize(element.geometry_len(), 0.0);
+                if let Err(source) =
+                    with_material!(material, m => element.geometry(m, &x[..n], &mut geo))
+                {
+                    return Some((
+                        c,
+                        SolidError::InvertedCell {
+                            kind,
+                            cell: c,
+                            source,
+                        },
+                    ));
+                }
+                let mut m = [0.0; MAX_NODES];
+                if let Err(e) =
+                    lumped_mass_tabulated(&table, lumping, &x[..n], density, &mut m[..n])
+                {
+                    return Some((c, mass_failure(kind, c, e)));
+                }
+                key.clear();
+                key.push(element.formulation() as u64);
+                key.extend(geo.iter().chain(&m[..n]).map(|v| v.to_bits()));
+                if let Some(&l) = cache.get(key.as_slice()) {
+                    *lambda = l;
+                    continue;
+                }
+                if let Some(f) =
+                    with_material!(material, mat => element.tangent(mat, &geo, &ue[..n3], &mut k))
+                {
+                    return Some((c, SolidError::of(kind, c, f)));
+                }
+                let md: Vec<f64> = (0..n3).map(|i| m[i / 3]).collect();
+                *lambda = max_generalized_eigenvalue(&k, &md);
+                if cache.len() >= SHAPE_CACHE {
+                    cache.clear();
+                }
+                cache.insert(key.as_slice().into(), *lambda);
+            }
+            None
+        })
+        .min_by_key(|(c, _)| *c);
+    match failure {
+        Some((_, e)) => Err(e),
+        None => Ok(eigenvalues),
+    }
+}
+
+/// The lumped mass of every node of `points` (0 for a node of no cell) by `lumping`, summed in
+/// cell order, without building a [`SolidOperator`]: for a check's initial kinetic energy.
+pub fn reference_nodal_mass(
+    kind: SolidKind,
+    points: &[[f64; 3]],
+    connectivity: &[usize],
+    density: f64,
+    lumping: Lumping,
+) -> Result<Vec<f64>, SolidError> {
+    let n = kind.n_nodes();
+    let table = ShapeTable::for_mass(kind);
+    let mut out = vec![0.0; points.len()];
+    let mut x = [[0.0; 3]; MAX_NODES];
+    for (c, nodes) in connectivity.chunks_exact(n).enumerate() {
+        for (a, &node) in nodes.iter().enumerate() {
+            x[a] = points[node];
+        }
+        let mut m = [0.0; MAX_NODES];
+        lumped_mass_tabulated(&table, lumping, &x[..n], density, &mut m[..n])
+            .map_err(|e| mass_failure(kind, c, e))?;
+        for (a, &node) in nodes.iter().enumerate() {
+            out[node] += m[a];
+        }
+    }
+    Ok(out)
+}
+
+/// A cell's lumped-mass failure as the operator reports it.
+fn mass_failure(kind: SolidKind, cell: usize, e: MassError) -> SolidError {
+    match e {
+        MassError::Jacobian(source) => SolidError::InvertedCell { kind, cell, source },
+        source => SolidError::Mass { kind, cell, source },
     }
 }
 

@@ -211,3 +211,117 @@ fn a_formulation_that_does_not_apply_is_refused() {
         "{e}"
     );
 }
+
+/// The check's pass over the cells without an operator gives the operator's cell eigenvalues
+/// at `u = 0` bitwise, on cells of one shape (its cache of shapes) and of many (a perturbed
+/// box), for the four hex8 formulations and for tet10; and its nodal masses are the
+/// operator's lumped mass.
+#[test]
+fn reference_cell_eigenvalues_are_the_operators_without_building_it() {
+    use fem_assembly::solid::{SolidMaterial, reference_cell_eigenvalues, reference_nodal_mass};
+    let material = Material::new(MaterialModel::NeoHookean, 2.0e5, 0.3).unwrap();
+    for (kind, cells, perturbed) in [
+        (SolidKind::Hex8, BoxCells::Hex8, false),
+        (SolidKind::Hex8, BoxCells::Hex8, true),
+        (SolidKind::Tet10, BoxCells::Tet10, true),
+    ] {
+        let mut mesh = box_mesh([2.0, 0.5, 0.5], [6, 3, 2], cells).unwrap();
+        if perturbed {
+            for (i, p) in mesh.points.iter_mut().enumerate() {
+                let s = (i as f64 * 0.7).sin();
+                p[0] += 0.004 * s;
+                p[1] += 0.002 * (i as f64 * 1.3).cos();
+                p[2] -= 0.003 * s * s;
+            }
+        }
+        let block = &mesh.blocks[0];
+        let n_cells = block.n_cells();
+        let formulations: Vec<Formulation> = match kind {
+            SolidKind::Hex8 => (0..n_cells)
+                .map(|c| Formulation::ALL[(c / 3 + c % 2) % 4])
+                .collect(),
+            _ => Vec::new(),
+        };
+        let dofmap = DofMap::with_fixed(mesh.n_nodes(), 3, Vec::new());
+        let lumping = kind.default_lumping();
+        let body = SolidOperator::with_formulations(
+            kind,
+            &mesh.points,
+            &block.connectivity,
+            &formulations,
+            material,
+            7.8,
+            lumping,
+            &dofmap,
+        )
+        .unwrap();
+        let expected = body
+            .cell_eigenvalues(&vec![0.0; 3 * mesh.n_nodes()])
+            .unwrap();
+        let got = reference_cell_eigenvalues(
+            kind,
+            &mesh.points,
+            &block.connectivity,
+            &formulations,
+            &SolidMaterial::from(material),
+            7.8,
+        )
+        .unwrap();
+        assert_eq!(got.len(), n_cells);
+        for (c, (a, b)) in got.iter().zip(&expected).enumerate() {
+            assert_eq!(
+                a.to_bits(),
+                b.to_bits(),
+                "{kind} perturbed {perturbed}: cell {c}"
+            );
+        }
+        let distinct = {
+            let mut v: Vec<u64> = got.iter().map(|l| l.to_bits()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        // The unperturbed box repeats a few shapes (one per formulation and rounding of its
+        // coordinates); the perturbed one has as many as cells.
+        if perturbed {
+            assert_eq!(distinct, n_cells, "{kind}");
+        }
+        let masses =
+            reference_nodal_mass(kind, &mesh.points, &block.connectivity, 7.8, lumping).unwrap();
+        for (f, &g) in dofmap.free_dofs().iter().enumerate() {
+            let m = body.lumped_mass()[f];
+            assert!(
+                (masses[g / 3] - m).abs() <= 1e-14 * m,
+                "{kind}: node {} mass {} against {m}",
+                g / 3,
+                masses[g / 3]
+            );
+        }
+    }
+}
+
+/// The pass refuses what the operator refuses, naming the same cell: an inverted cell.
+#[test]
+fn reference_cell_eigenvalues_name_an_inverted_cell() {
+    use fem_assembly::SolidError;
+    use fem_assembly::solid::{SolidMaterial, reference_cell_eigenvalues};
+    let material = Material::new(MaterialModel::NeoHookean, 2.0e5, 0.3).unwrap();
+    let mesh = box_mesh([2.0, 0.5, 0.5], [4, 1, 1], BoxCells::Hex8).unwrap();
+    let mut connectivity = mesh.blocks[0].connectivity.clone();
+    // Cell 2 turned inside out (two faces swapped).
+    let c = &mut connectivity[16..24];
+    let (bottom, top) = c.split_at_mut(4);
+    bottom.swap_with_slice(top);
+    let got = reference_cell_eigenvalues(
+        SolidKind::Hex8,
+        &mesh.points,
+        &connectivity,
+        &[],
+        &SolidMaterial::from(material),
+        7.8,
+    );
+    assert!(
+        matches!(got, Err(SolidError::InvertedCell { cell: 2, .. })),
+        "{got:?}"
+    );
+}

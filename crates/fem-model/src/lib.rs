@@ -25,4 +25,6 @@ pub mod resources;
 pub mod vibration;
 
 pub use error::InputError;
-pub use model::{MeshUse, Model, ModelSection, Sections, Uses, build, check_uses};
+pub use model::{
+    CheckOptions, Checked, MeshUse, Model, ModelSection, Sections, Uses, build, check, check_uses,
+};

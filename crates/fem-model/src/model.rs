@@ -253,6 +253,62 @@ pub trait ModelSection: DeserializeOwned {
     /// Validates the section with the rest of the input and builds the model, its stepper
     /// included (so a step above a stability bound, say, is refused here).
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError>;
+    /// What `fem check` reports: by default the model is built ([`build`](Self::build)) and
+    /// described. A model whose build is costly (a large solid's operator, the Lanczos
+    /// refinement of its critical step) may validate the same input and describe the run
+    /// without building it, refusing what the build would refuse.
+    fn check(&self, input: &Sections<'_>, options: CheckOptions) -> Result<Checked, InputError> {
+        let _ = options;
+        check_by_building(self, input)
+    }
+}
+
+/// [`ModelSection::check`]'s default: builds the model as a run does, refuses an initial
+/// energy that is not a number (as [`build`] does) and describes it.
+pub fn check_by_building<M: ModelSection + ?Sized>(
+    section: &M,
+    input: &Sections<'_>,
+) -> Result<Checked, InputError> {
+    let model = section.build(input)?;
+    check_initial_energy(M::NAME, model.as_ref())?;
+    Ok(Checked {
+        describe: model.describe(),
+        grid: model.grid(),
+    })
+}
+
+/// What `fem check` asks of a model beyond the validation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Compute the explicit critical step of the assembled body (the Lanczos refinement of
+    /// the element bound) even where the element bound answers (`fem check --critical-step`).
+    pub critical_step: bool,
+}
+
+/// What `fem check` prints of a model: its description and its time grid.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// As [`Model::describe`].
+    pub describe: Vec<String>,
+    /// As [`Model::grid`]: the run's grid, or with `auto_dt` and no refinement the grid of
+    /// the shortest step the run can take (the most frames it can write).
+    pub grid: TimeGrid,
+}
+
+/// [`build`]'s checks, then the model's [`ModelSection::check`]: the one path of `fem check`.
+pub fn check<M: ModelSection>(
+    section: &M,
+    input: &Sections<'_>,
+    options: CheckOptions,
+) -> Result<Checked, InputError> {
+    let scheme = check_uses(M::NAME, &section.uses(), input)?;
+    section.check(
+        &Sections {
+            scheme: Some(scheme),
+            ..*input
+        },
+        options,
+    )
 }
 
 /// Refuses what the model does not read, then builds it: the one path of `fem check` and

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use fem_assembly::solid::{SolidMaterial, reference_cell_eigenvalues, reference_nodal_mass};
 use fem_assembly::{DofMap, SolidError, SolidOperator, StableStep};
 use fem_constraints::{
     DirichletConditions, DirichletSet, Enforcement, Prescribed, SystemDof, TimeFunction,
@@ -20,9 +21,10 @@ use fem_model::build::{
     time_function,
 };
 use fem_model::input::{EnforcementKind, FunctionInput, MassKind, OfferedScheme, TimeSetting};
+use fem_model::model::check_by_building;
 use fem_model::number::shown;
 use fem_model::resources::frame_bytes;
-use fem_model::{InputError, Model, ModelSection, Sections, Uses};
+use fem_model::{CheckOptions, Checked, InputError, Model, ModelSection, Sections, Uses};
 use fem_time::leapfrog::{def_exp, def_lim};
 use fem_time::{AlphaScheme, BackwardEuler, NodalStepper, StepError, StepSettings, TimeGrid};
 use serde::Deserialize;
@@ -277,7 +279,20 @@ impl ModelSection for SolidSection {
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
         Ok(Box::new(self.model(input)?))
     }
+
+    fn check(&self, input: &Sections<'_>, options: CheckOptions) -> Result<Checked, InputError> {
+        if input.scheme_name() != def_exp::NAME || options.critical_step {
+            return check_by_building(self, input);
+        }
+        self.check_explicit(input)
+    }
 }
+
+/// DEF_EXP refines the element bound by Lanczos at its start ([`spectral::refine`]) when its
+/// step comes from the critical step (`auto_dt`) or is above this fraction of the element
+/// bound: a step that far below a bound that is already safe needs no sharper one (the
+/// run's first re-check refines it, as the body deforms).
+pub const REFINE_ABOVE: f64 = 0.9;
 
 /// Three finite numbers at `field`.
 fn vec3(field: &str, v: &[f64]) -> Result<[f64; 3], InputError> {
@@ -509,12 +524,12 @@ const HISTORY_ROW_VALUES: f64 = 6.0 + crate::model::HISTORY_COLUMNS.len() as f64
 /// their 9 cell values (`cauchy_stress`, `von_mises`, `J`, `strain_energy_density`).
 fn solid_frame_bytes(mesh: &Mesh, cells: &SolidCells) -> f64 {
     let n_cells = cells.connectivity.len() / cells.kind.n_nodes();
-    frame_bytes(
-        mesh.n_nodes() as f64,
-        6.0,
-        n_cells as f64,
-        cells.kind.n_nodes() as f64,
-    ) + 72.0 * n_cells as f64
+    frame_bytes_of(mesh.n_nodes(), n_cells, cells.kind.n_nodes())
+}
+
+/// [`solid_frame_bytes`] from the counts.
+fn frame_bytes_of(n_nodes: usize, n_cells: usize, nodes_per_cell: usize) -> f64 {
+    frame_bytes(n_nodes as f64, 6.0, n_cells as f64, nodes_per_cell as f64) + 72.0 * n_cells as f64
 }
 
 struct SchemeChoice {
@@ -776,7 +791,6 @@ impl SolidSection {
         let at = |key: &str| format!("{SECTION}.{key}");
         let setup = self.setup(input)?;
         let grid = setup.grid;
-        let (material, density, lumping) = (setup.material, setup.density, setup.lumping);
         let cells = SolidCells {
             kind: setup.kind,
             mesh_kind: setup.mesh_kind,
@@ -807,37 +821,7 @@ impl SolidSection {
         let x0 = vec![0.0; dofmap.n_free()];
         let v0 = setup.initial_velocity(self, centre_of_mass)?;
 
-        let describe_model = vec![
-            format!(
-                "  mesh: {} nodes, {} {} cells in the solid",
-                mesh.n_nodes(),
-                system.operator().n_cells(),
-                cells.kind
-            ),
-            format!(
-                "  material: {} E = {}, nu = {}, rho = {}; mass {}{}",
-                material.model(),
-                shown(material.young()),
-                shown(material.poisson()),
-                shown(density),
-                match self.mass {
-                    MassKind::Lumped => "lumped",
-                    MassKind::Consistent => "consistent",
-                },
-                match (self.mass, lumping) {
-                    (MassKind::Consistent, _) => "",
-                    (_, Lumping::RowSum) => " (row sum)",
-                    (_, Lumping::Hrz) => " (HRZ)",
-                }
-            ),
-            setup.element_line(),
-            format!(
-                "  dofs: {} free of {} ({} prescribed)",
-                dofmap.n_free(),
-                dofmap.n_dofs(),
-                n_prescribed
-            ),
-        ];
+        let describe_model = self.describe_setup(&setup, n_cells, n_prescribed);
         fem_model::progress::phase(format!(
             "the solid's critical step: the largest eigenvalue of each of its {n_cells} cells"
         ));
@@ -848,8 +832,10 @@ impl SolidSection {
             .map_err(|e| setup.operator_error(e))?;
         let element = element_bound(&eigenvalues);
         let critical = match input.scheme_name() {
-            def_exp::NAME => spectral::refine(&system, &x0, element)
-                .map_err(|e| invalid("mesh", e.to_string()))?,
+            def_exp::NAME if self.refines(grid.dt(), element.dt) => {
+                spectral::refine(&system, &x0, element)
+                    .map_err(|e| invalid("mesh", e.to_string()))?
+            }
             _ => CriticalStep {
                 step: element,
                 element,
@@ -937,6 +923,172 @@ impl SolidSection {
         let output = SolidOutput::new(setup.mesh.points, vtk, system.shared_operator());
         Ok(SolidModel::new(stepper, choice.grid, describe, output)
             .with_linearization(setup.mass, setup.dirichlet.dofs().to_vec()))
+    }
+
+    /// Whether DEF_EXP refines the element bound `element_dt` by Lanczos for the step `dt`
+    /// asked for: with `auto_dt`, or when `dt` is above [`REFINE_ABOVE`] of the bound.
+    fn refines(&self, dt: f64, element_dt: f64) -> bool {
+        self.auto_dt.is_some() || dt > REFINE_ABOVE * element_dt
+    }
+
+    /// The lines of `fem check` on the mesh, the material, the elements and the dofs.
+    fn describe_setup(
+        &self,
+        setup: &SolidSetup,
+        n_cells: usize,
+        n_prescribed: usize,
+    ) -> Vec<String> {
+        let material = &setup.material;
+        vec![
+            format!(
+                "  mesh: {} nodes, {} {} cells in the solid",
+                setup.mesh.n_nodes(),
+                n_cells,
+                setup.kind
+            ),
+            format!(
+                "  material: {} E = {}, nu = {}, rho = {}; mass {}{}",
+                material.model(),
+                shown(material.young()),
+                shown(material.poisson()),
+                shown(setup.density),
+                match self.mass {
+                    MassKind::Lumped => "lumped",
+                    MassKind::Consistent => "consistent",
+                },
+                match (self.mass, setup.lumping) {
+                    (MassKind::Consistent, _) => "",
+                    (_, Lumping::RowSum) => " (row sum)",
+                    (_, Lumping::Hrz) => " (HRZ)",
+                }
+            ),
+            setup.element_line(),
+            format!(
+                "  dofs: {} free of {} ({} prescribed)",
+                setup.dofmap.n_free(),
+                setup.dofmap.n_dofs(),
+                n_prescribed
+            ),
+        ]
+    }
+
+    /// `fem check` of a DEF_EXP solid without its operator: the input validated as
+    /// [`model`](Self::model) validates it, every cell's element eigenvalue in one pass over
+    /// the mesh ([`reference_cell_eigenvalues`]: no stored geometry), the limiting cells
+    /// named from them, the lumped mass for the initial kinetic energy. Only when the step
+    /// asked for is above the element bound (the Lanczos estimate decides whether it is
+    /// stable), or when a prescribed motion moves the start state away from the reference
+    /// one, is the model built as a run builds it.
+    fn check_explicit(&self, input: &Sections<'_>) -> Result<Checked, InputError> {
+        let setup = self.setup(input)?;
+        let grid = setup.grid;
+        let n = setup.kind.n_nodes();
+        let n_cells = setup.connectivity.len() / n.max(1);
+        fem_model::progress::phase(format!(
+            "the solid's critical step: the largest eigenvalue of each of its {n_cells} cells"
+        ));
+        let mesh = &setup.mesh;
+        let material = SolidMaterial::from(setup.material);
+        let eigenvalues = reference_cell_eigenvalues(
+            setup.kind,
+            &mesh.points,
+            &setup.connectivity,
+            &setup.formulations,
+            &material,
+            setup.density,
+        )
+        .map_err(|e| setup.operator_error(e))?;
+        let element = element_bound(&eigenvalues);
+        if self.auto_dt.is_none() && grid.dt() > element.dt {
+            // Only the assembled body's critical step can say whether this step is stable.
+            return check_by_building(self, input);
+        }
+        let masses = reference_nodal_mass(
+            setup.kind,
+            &mesh.points,
+            &setup.connectivity,
+            setup.density,
+            setup.lumping,
+        )
+        .map_err(|e| setup.operator_error(e))?;
+        let centre = fem_elements::solid::mass_properties(
+            setup.kind,
+            &mesh.points,
+            &setup.connectivity,
+            setup.density,
+        )
+        .map_err(|e| InputError::invalid("mesh", e.to_string()))?
+        .center;
+        let dofmap = &setup.dofmap;
+        let x0 = vec![0.0; dofmap.n_free()];
+        let v0 = setup.initial_velocity(self, centre)?;
+        // With `auto_dt`, the shortest step the run can take (its critical step is at least
+        // the element bound): the most frames and rows it can write.
+        let choice = self.scheme_choice(input, grid, element.dt)?;
+        let frame = frame_bytes_of(mesh.n_nodes(), n_cells, n);
+        input.check_output(&choice.grid, frame, HISTORY_ROW_VALUES)?;
+        let settings = StepSettings::new(choice.grid.dt())
+            .starting_at(choice.grid.t0())
+            .with_dirichlet(setup.dirichlet.clone());
+        let start = settings
+            .start(dofmap.n_free(), &x0, &v0)
+            .map_err(|e| InputError::invalid("time", e.to_string()))?;
+        if start.x != x0 {
+            // The start state is not the reference one: its bound needs the operator.
+            return check_by_building(self, input);
+        }
+        let kinetic = 0.5
+            * start
+                .v
+                .iter()
+                .zip(dofmap.free_dofs())
+                .map(|(v, &g)| masses[g / 3] * v * v)
+                .sum::<f64>();
+        if !kinetic.is_finite() {
+            return Err(InputError::invalid(
+                format!("model.{}", Self::NAME),
+                format!(
+                    "the initial state's kinetic energy is not a finite number ({kinetic}): an \
+                     initial value (a velocity, an angular velocity, a displacement) is too large \
+                     to compute with"
+                ),
+            ));
+        }
+        let mut describe = self.describe_setup(&setup, n_cells, setup.dirichlet.len());
+        let refined = self.refines(choice.grid.dt(), element.dt);
+        describe.push(match self.auto_dt {
+            Some(safety) => format!(
+                "  time: DEF_EXP (explicit leap-frog, lumped mass), dt at least {} ({} of the critical step, \
+                 at most time.dt; the run's critical step, by Lanczos, is at least the element bound), \
+                 at most {} steps from {} to {}",
+                shown(choice.grid.dt()),
+                shown(safety),
+                choice.grid.n_steps(),
+                shown(choice.grid.t0()),
+                shown(choice.grid.t_end())
+            ),
+            None => choice.describe,
+        });
+        describe.push(format!(
+            "  explicit critical step 2/sqrt(lambda_max) at t0: at least the element bound {} (cell {}){}",
+            shown(element.dt),
+            element.cell,
+            if refined {
+                "; the run refines it by Lanczos on the assembled body (fem check --critical-step computes it)"
+            } else {
+                ", the step the run checks against"
+            }
+        ));
+        describe.push(limiting_cells(&eigenvalues, |c| {
+            let nodes = &setup.connectivity[n * c..n * (c + 1)];
+            std::array::from_fn(|k| {
+                nodes.iter().map(|&a| mesh.points[a][k]).sum::<f64>() / n as f64
+            })
+        }));
+        Ok(Checked {
+            describe,
+            grid: choice.grid,
+        })
     }
 
     /// The time grid (with `auto_dt`, the step a fraction of the critical step) and the

@@ -1,0 +1,178 @@
+//! `fem check` of an explicit solid without building it (issue 28 item 15, issue 25 item 4):
+//! the element eigenvalues of every cell in one pass over the mesh, the limiting cells named
+//! from them exactly as the full build names them, and the Lanczos estimate of the assembled
+//! body only when asked (`--critical-step`) or when the given step is above the element bound
+//! (then it alone says whether the step is stable, and an unstable step is still refused).
+//!
+//! The mesh is the Gmsh tet10 column (`meshes/column_tet10.msh`), whose one poor cell makes
+//! the element bound far below the true limit (issue 25).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args(args)
+        .output()
+        .expect("fem runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The column clamped at its base under gravity, DEF_EXP with `time` as given.
+fn column(name: &str, time: &str, extra: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check_cheap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/column_tet10.msh");
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "mesh: {{ file: {} }}\nmodel:\n  solid:\n    material: {{ model: neo_hookean, young: 70e9, \
+             poisson: 0.33, density: 2700 }}\n    gravity: [0, 0, -9.81]\n{extra}fixed:\n  - group: bottom\n\
+             time: {time}\noutput: {{ every: 1000 }}\n",
+            mesh.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The line of `fem check` that starts with `prefix` (after its indent).
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line '{prefix}' in:\n{text}"))
+}
+
+/// The element bound `fem check` prints ("at least the element bound 1.23e-6 (cell 7)").
+fn element_bound(text: &str) -> f64 {
+    let l = line(text, "explicit critical step");
+    l.split("element bound ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no element bound in '{l}'"))
+}
+
+/// The first ratio of the limiting-cells line ("(12.3x below the median)").
+fn worst_ratio(text: &str) -> f64 {
+    let l = line(text, "element steps");
+    l.split("x below the median")
+        .next()
+        .and_then(|head| head.rsplit('(').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no ratio in '{l}'"))
+}
+
+#[test]
+fn check_names_the_limiting_cells_as_the_full_build_does_without_the_lanczos() {
+    let input = column(
+        "auto",
+        "{ scheme: def_exp, dt: 1.0, t_end: 1e-3 }",
+        "    auto_dt: 0.5\n",
+    );
+    let cheap = fem(&["check", input.to_str().unwrap()]);
+    assert!(cheap.status.success(), "{}", stderr(&cheap));
+    let cheap_text = stdout(&cheap);
+    let full = fem(&["check", "--critical-step", input.to_str().unwrap()]);
+    assert!(full.status.success(), "{}", stderr(&full));
+    let full_text = stdout(&full);
+    // The same cells, the same steps and ratios: the pass over the mesh gives the operator's
+    // eigenvalues bitwise.
+    assert_eq!(
+        line(&cheap_text, "element steps"),
+        line(&full_text, "element steps")
+    );
+    // The poor cell stands out.
+    let ratio = worst_ratio(&cheap_text);
+    assert!(ratio > 2.0, "{cheap_text}");
+    // The cheap check says what it did not compute; the full one gives the Lanczos estimate.
+    assert!(
+        line(&cheap_text, "explicit critical step").contains("the run refines it by Lanczos"),
+        "{cheap_text}"
+    );
+    assert!(
+        line(&full_text, "explicit critical step").contains("by Lanczos,"),
+        "{full_text}"
+    );
+    assert!(
+        line(&cheap_text, "time:").contains("dt at least"),
+        "{cheap_text}"
+    );
+    // With auto_dt the cheap check's grid is the shortest step's: at least the run's frames.
+    let steps = |t: &str| -> u64 {
+        let l = line(t, "time:");
+        l.split(" steps from")
+            .next()
+            .and_then(|h| h.split_whitespace().last())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no step count in '{l}'"))
+    };
+    assert!(
+        steps(&cheap_text) >= steps(&full_text),
+        "{cheap_text}\n{full_text}"
+    );
+}
+
+#[test]
+fn check_refuses_an_unstable_step_and_accepts_a_stable_one() {
+    let probe = column(
+        "probe",
+        "{ scheme: def_exp, dt: 1.0, t_end: 1e-3 }",
+        "    auto_dt: 1.0\n",
+    );
+    let out = fem(&["check", probe.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bound = element_bound(&stdout(&out));
+
+    // Below the element bound: stable without the Lanczos, said so.
+    let below = column(
+        "below",
+        &format!("{{ scheme: def_exp, dt: {:e}, t_end: 1e-3 }}", 0.5 * bound),
+        "",
+    );
+    let out = fem(&["check", below.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        line(&stdout(&out), "explicit critical step").contains("the step the run checks against"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Far above any critical step of the body: refused, exit 2, naming time.dt.
+    let above = column(
+        "above",
+        &format!(
+            "{{ scheme: def_exp, dt: {:e}, t_end: 1e-2 }}",
+            100.0 * bound
+        ),
+        "",
+    );
+    let out = fem(&["check", above.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let message = stderr(&out);
+    assert!(message.contains("time.dt"), "{message}");
+    assert!(message.contains(above.to_str().unwrap()), "{message}");
+
+    // Above the element bound but below the assembled body's limit (this mesh's bound is
+    // loose): the Lanczos estimate accepts it.
+    let between = column(
+        "between",
+        &format!("{{ scheme: def_exp, dt: {:e}, t_end: 1e-3 }}", 1.2 * bound),
+        "",
+    );
+    let out = fem(&["check", between.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        line(&stdout(&out), "explicit critical step").contains("by Lanczos"),
+        "{}",
+        stdout(&out)
+    );
+}
