@@ -1,5 +1,6 @@
 //! FCLIB head to head with Siconos (issue 23, scope item 7): each problem of
-//! `../shared/contact-problems/` solved by fem's NSGS (three variants) and, in the same run,
+//! `../shared/contact-problems/` solved by fem's NSGS (four variants), by fem's global Newton
+//! method first (`Strategy::NewtonThenNsgs`, NSGS after it if it fails) and, in the same run,
 //! by Siconos 4.4's `fc3d_nsgs` through the peer script `../shared/peers/siconos_fclib.py`
 //! (Debian `python3-siconos`, `python3-h5py`), both at 1e-8: fem on the residual relative to
 //! `‖q‖` (C11), which bounds Siconos 4.4's own scaling (C11') from above.
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use fem_contact::{NsgsReport, NsgsSettings, SweepOrder, fclib, solve};
+use fem_contact::{NsgsReport, NsgsSettings, Strategy, SweepOrder, fclib, solve};
 use nalgebra::Vector3;
 
 fn folder(var: &str, rel: &str) -> PathBuf {
@@ -150,6 +151,14 @@ fn main() {
                 ..symmetric
             },
         ),
+        (
+            "global newton, then nsgs+newton@100",
+            NsgsSettings {
+                polish_after: Some(100),
+                strategy: Strategy::NewtonThenNsgs,
+                ..base
+            },
+        ),
     ];
     println!(
         "| problem | contacts | solver | solved | sweeps | error (C11, /‖q‖) | error, Siconos 4.4 scaling (C11') | time (s) | Siconos solved | Siconos sweeps | Siconos error | Siconos time (s) | ratio fem/Siconos |"
@@ -181,10 +190,18 @@ fn main() {
                 format!("{:.3}", run.seconds / t)
             });
             println!(
-                "| {name} | {} | {label} | {} | {} | {:.1e} | {:.1e} | {:.4} | {ss} | {sw} | {se} | {st} | {ratio} |",
+                "| {name} | {} | {label} | {} | {}{} | {:.1e} | {:.1e} | {:.4} | {ss} | {sw} | {se} | {st} | {ratio} |",
                 p.problem.len(),
                 if run.report.converged { "yes" } else { "no" },
                 run.report.sweeps,
+                if run.report.global_iterations > 0 || run.report.polish_iterations > 0 {
+                    format!(
+                        " (+{} global, +{} polish Newton it.)",
+                        run.report.global_iterations, run.report.polish_iterations
+                    )
+                } else {
+                    String::new()
+                },
                 run.report.error,
                 run.report.siconos_error,
                 run.seconds,
