@@ -208,7 +208,8 @@ fn goldstein_price(
 ) -> Option<(f64, f64)> {
     const M1: f64 = 0.01;
     const M2: f64 = 0.99;
-    if !(slope0 < 0.0) {
+    // Not a descent direction (or not a number): no step to search.
+    if slope0.is_nan() || slope0 >= 0.0 {
         return None;
     }
     let theta0 = 0.5 * norm_f * norm_f;

@@ -230,7 +230,11 @@ pub fn solve(
         report.global_iterations = newton.iterations;
         solved_by_newton = newton.converged;
     }
-    while !solved_by_newton {
+    loop {
+        // (no sweep when the global Newton method has solved the problem)
+        if solved_by_newton {
+            break;
+        }
         if !polished && settings.polish_after.is_some_and(|k| report.sweeps >= k) {
             polished = true;
             let newton = polish(
