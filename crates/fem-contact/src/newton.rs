@@ -55,7 +55,8 @@ pub enum RhoChoice {
     SpectralNorm,
 }
 
-/// Settings of [`polish`] and of the standalone global Newton ([`solve_newton`]).
+/// Settings of [`polish`], used as the polish after NSGS or as the global Newton method of
+/// [`crate::nsgs::Strategy::NewtonThenNsgs`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NewtonSettings {
     /// Stop when Siconos' error (C11) is at most this.
@@ -86,7 +87,7 @@ impl Default for NewtonSettings {
 }
 
 impl NewtonSettings {
-    /// The settings of the standalone global Newton method ([`solve_newton`]): Goldstein–Price
+    /// The settings of the global Newton method ([`crate::nsgs::Strategy::NewtonThenNsgs`]): Goldstein–Price
     /// line search, full step when it fails, `ρ = 1/‖W_ii‖₂`, a shift of `10⁻⁸ ‖F‖/‖r‖`, at most
     /// 100 iterations (measured on the FCLIB problems: docs/performance.md).
     pub fn global() -> Self {
