@@ -15,7 +15,7 @@
 //! | [`local`] | the 3×3 local solver: closed forms, Alart–Curnier semismooth Newton, fallback |
 //! | [`problem`] | the block-sparse local problem and the error measures |
 //! | [`nsgs`] | nonsmooth block Gauss–Seidel |
-//! | [`newton`] | a global semismooth Newton polish on the Alart–Curnier function |
+//! | [`newton`] | a global semismooth Newton method on the Alart–Curnier function (a polish after NSGS, or the first solver) |
 //! | [`detect`] | shapes, obstacles, broad and narrow phase (parry3d-f64), materials by pair |
 //! | [`fclib`] | FCLIB's HDF5 problems (local, and global reduced to local) |
 
@@ -30,5 +30,6 @@ pub mod nsgs;
 pub mod problem;
 
 pub use law::{Law, LawError, SurfaceMaterial};
-pub use nsgs::{CapPolicy, NsgsReport, NsgsSettings, SolveError, SweepOrder, solve};
+pub use newton::{LineSearch, NewtonSettings, OnLineSearchFailure, RhoChoice};
+pub use nsgs::{CapPolicy, NsgsReport, NsgsSettings, SolveError, Strategy, SweepOrder, solve};
 pub use problem::{Problem, ProblemError};

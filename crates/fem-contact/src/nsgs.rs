@@ -38,6 +38,20 @@ pub enum SweepOrder {
     Symmetric,
 }
 
+/// What [`solve`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// NSGS sweeps from the warm start, with the polish of [`NsgsSettings::polish_after`].
+    #[default]
+    Nsgs,
+    /// The global Newton method ([`crate::newton::polish`] with [`NsgsSettings::global`],
+    /// by default [`NewtonSettings::global`]) first, from the warm start; if it does not reach
+    /// the tolerance, NSGS (and its polish) from the best impulses it found. It solves the
+    /// hyperstatic packing of FCLIB's spheres-in-a-box, which NSGS alone does not
+    /// (docs/performance.md); on problems NSGS solves it costs up to the Newton's cap more.
+    NewtonThenNsgs,
+}
+
 /// Settings of [`solve`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NsgsSettings {
@@ -62,6 +76,11 @@ pub struct NsgsSettings {
     pub polish_after: Option<u64>,
     /// Settings of the polish (its tolerance is the solve's).
     pub polish: NewtonSettings,
+    /// What runs: NSGS, or the global Newton method first.
+    pub strategy: Strategy,
+    /// Settings of the global Newton method of [`Strategy::NewtonThenNsgs`] (its tolerance
+    /// is the solve's).
+    pub global: NewtonSettings,
 }
 
 impl Default for NsgsSettings {
@@ -76,6 +95,8 @@ impl Default for NsgsSettings {
             on_cap: CapPolicy::WarnAndContinue,
             polish_after: Some(100),
             polish: NewtonSettings::default(),
+            strategy: Strategy::Nsgs,
+            global: NewtonSettings::global(),
         }
     }
 }
@@ -101,6 +122,9 @@ pub struct NsgsReport {
     pub error_checks: u64,
     /// Iterations of the global Newton polish (0 if it did not run).
     pub polish_iterations: u32,
+    /// Iterations of the global Newton method run first ([`Strategy::NewtonThenNsgs`]; 0
+    /// otherwise).
+    pub global_iterations: u32,
 }
 
 /// A failed solve.
@@ -193,7 +217,24 @@ pub fn solve(
     let omega = settings.relaxation;
     let mut since_check = 0;
     let mut polished = false;
+    let mut solved_by_newton = false;
+    if settings.strategy == Strategy::NewtonThenNsgs {
+        let newton = polish(
+            problem,
+            r,
+            &NewtonSettings {
+                tolerance: settings.tolerance,
+                ..settings.global
+            },
+        );
+        report.global_iterations = newton.iterations;
+        solved_by_newton = newton.converged;
+    }
     loop {
+        // (no sweep when the global Newton method has solved the problem)
+        if solved_by_newton {
+            break;
+        }
         if !polished && settings.polish_after.is_some_and(|k| report.sweeps >= k) {
             polished = true;
             let newton = polish(

@@ -8,7 +8,7 @@ mod common;
 use common::{Particle, Rigid};
 use fem_contact::body::{AssemblySettings, Constraint, ContactBody, assemble};
 use fem_contact::cone::{frame_from_normal, project_on_cone};
-use fem_contact::{CapPolicy, Law, NsgsSettings, Problem, SolveError, solve};
+use fem_contact::{CapPolicy, Law, NsgsSettings, Problem, SolveError, Strategy, solve};
 use nalgebra::{DMatrix, Matrix3, Vector3};
 
 fn contact(
@@ -534,4 +534,98 @@ fn assembly_refuses_bad_constraints() {
         ),
         Err(fem_contact::body::AssemblyError::SelfContact(0))
     ));
+}
+
+/// Two coincident contact points under one particle of mass `m` (W = [[I/m, I/m], [I/m, I/m]]
+/// in the local frames: singular, rank 3 of 6): the global Newton method
+/// (`Strategy::NewtonThenNsgs`) solves it alone, and the total impulse is the closed form —
+/// stick, `R = −m v` when `‖v_T‖ ≤ μ |v_N|`; slip, `R_N = −m v_N`, `R_T = −μ R_N v_T/‖v_T‖`
+/// otherwise — with `u_N = 0`, each point's impulse in its cone.
+#[test]
+fn global_newton_on_a_singular_w_has_the_closed_form() {
+    let (m, mu) = (2.0, 0.5);
+    for (v, stick) in [
+        (Vector3::new(-1.0, 0.2, 0.0), true),
+        (Vector3::new(-1.0, 2.0, 0.0), false),
+        (Vector3::new(-0.5, 0.3, -0.4), false),
+    ] {
+        let w = Matrix3::identity() / m;
+        let law = Law::Contact {
+            friction: mu,
+            restitution: 0.0,
+        };
+        let p = Problem::from_blocks(
+            vec![law, law],
+            vec![v, v],
+            vec![(0, 0, w), (0, 1, w), (1, 0, w), (1, 1, w)],
+        )
+        .unwrap();
+        let mut r = vec![Vector3::zeros(); 2];
+        let rep = solve(
+            &p,
+            &mut r,
+            &NsgsSettings {
+                tolerance: 1e-10,
+                strategy: Strategy::NewtonThenNsgs,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            rep.converged && rep.sweeps == 0 && rep.global_iterations > 0,
+            "{v:?}: {rep:?}"
+        );
+        let total = r[0] + r[1];
+        let expected = if stick {
+            -m * v
+        } else {
+            let rn = -m * v[0];
+            let t = Vector3::new(0.0, v[1], v[2]).normalize();
+            Vector3::new(rn, 0.0, 0.0) - mu * rn * t
+        };
+        assert!(
+            (total - expected).norm() < 1e-10,
+            "{v:?}: {total:?} vs {expected:?}"
+        );
+        for ri in &r {
+            assert!(
+                ri[1].hypot(ri[2]) <= mu * ri[0] * (1.0 + 1e-10) + 1e-14,
+                "{ri:?}"
+            );
+        }
+        let u = v + total / m;
+        assert!(u[0].abs() < 1e-10, "{u:?}");
+    }
+}
+
+/// On random positive definite problems the global Newton method reaches the tolerance by
+/// itself and agrees with NSGS.
+#[test]
+fn global_newton_agrees_with_nsgs() {
+    for seed in 1..5 {
+        let nc = 8;
+        let p = random_problem(nc, 40, 0.3, seed);
+        let mut by_nsgs = vec![Vector3::zeros(); nc];
+        assert!(solve(&p, &mut by_nsgs, &settings()).unwrap().converged);
+        let mut r = vec![Vector3::zeros(); nc];
+        let rep = solve(
+            &p,
+            &mut r,
+            &NsgsSettings {
+                strategy: Strategy::NewtonThenNsgs,
+                ..settings()
+            },
+        )
+        .unwrap();
+        assert!(rep.converged && rep.sweeps == 0, "seed {seed}: {rep:?}");
+        let scale: f64 = by_nsgs.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        for i in 0..nc {
+            assert!(
+                (r[i] - by_nsgs[i]).norm() < 1e-8 * scale,
+                "seed {seed} point {i}: {:?} vs {:?}",
+                r[i],
+                by_nsgs[i]
+            );
+        }
+    }
 }

@@ -123,7 +123,11 @@ impl Model for SceneModel {
         }
         let s = self.scene.settings().solver;
         lines.push(format!(
-            "  contact solver: NSGS to {} (Siconos' relative error), at most {} sweeps ({} at the cap), Newton polish after {}",
+            "  contact solver: {}NSGS to {} (Siconos' relative error), at most {} sweeps ({} at the cap), Newton polish after {}",
+            match s.strategy {
+                fem_contact::Strategy::Nsgs => "",
+                fem_contact::Strategy::NewtonThenNsgs => "global Newton, then ",
+            },
             shown(s.tolerance),
             s.max_sweeps,
             match s.on_cap {

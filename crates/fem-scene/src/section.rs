@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use fem_contact::detect::{MaterialTable, Obstacle, Placement, Shape, ShapeMass};
-use fem_contact::{CapPolicy, NsgsSettings, SurfaceMaterial};
+use fem_contact::{CapPolicy, NsgsSettings, Strategy, SurfaceMaterial};
 use fem_mesh::{CellKind, Mesh};
 use fem_model::build::{msh_memory, time_grid};
 use fem_model::input::{OfferedScheme, TimeSetting};
@@ -233,6 +233,17 @@ pub enum AtCapInput {
     Fail,
 }
 
+/// What the contact solver runs first.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StrategyInput {
+    /// Gauss–Seidel sweeps (with the Newton polish after `polish_after`).
+    #[default]
+    Nsgs,
+    /// The global Newton method first, then the sweeps if it does not reach the tolerance.
+    Newton,
+}
+
 /// The contact solver's settings.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -249,6 +260,9 @@ pub struct SolverInput {
     /// Sweeps before the global Newton polish is tried (default 10; 0: never).
     #[serde(default, deserialize_with = "strict")]
     pub polish_after: Option<u64>,
+    /// `nsgs` (default) or `newton` (the global Newton method first).
+    #[serde(default)]
+    pub strategy: Option<StrategyInput>,
 }
 
 /// A body ready to be placed: its shape about its centre of mass, its mass, and its initial
@@ -916,6 +930,10 @@ impl SceneSection {
         if let Some(p) = input.polish_after {
             s.polish_after = (p > 0).then_some(p);
         }
+        s.strategy = match input.strategy.unwrap_or_default() {
+            StrategyInput::Nsgs => Strategy::Nsgs,
+            StrategyInput::Newton => Strategy::NewtonThenNsgs,
+        };
         s.on_cap = match input.at_cap.unwrap_or_default() {
             AtCapInput::Warn => CapPolicy::WarnAndContinue,
             AtCapInput::Fail => CapPolicy::Fail,
