@@ -265,7 +265,7 @@ pub trait ModelSection: DeserializeOwned {
 
 /// [`ModelSection::check`]'s default: builds the model as a run does, refuses an initial
 /// energy that is not a number (as [`build`] does) and describes it.
-pub fn check_by_building<M: ModelSection + ?Sized>(
+pub fn check_by_building<M: ModelSection>(
     section: &M,
     input: &Sections<'_>,
 ) -> Result<Checked, InputError> {
