@@ -860,7 +860,7 @@ fn krylov_pairs(
             // Against the locked vectors again (round-off), normalised.
             deflated.project(&mut y);
             let norm = y.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if !(norm > 0.5) {
+            if norm.is_nan() || norm <= 0.5 {
                 continue;
             }
             y.iter_mut().for_each(|x| *x /= norm);
@@ -869,7 +869,6 @@ fn krylov_pairs(
             }
             new_pairs.push((vals[j], y));
         }
-        drop(deflated);
         for (theta, y) in new_pairs {
             thetas.push(theta);
             ys.push(y);
