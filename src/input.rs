@@ -156,6 +156,7 @@ registry! {
         DoublePendulum => fem_pendulum::DoublePendulumSection,
         Beam => fem_beam::BeamSection,
         RigidBodies => fem_rigid::RigidBodiesSection,
+        Scene => fem_scene::SceneSection,
         Solid => fem_solid::SolidSection,
     }
 }

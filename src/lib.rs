@@ -34,6 +34,7 @@ pub use fem_model as model;
 pub use fem_mpi as mpi;
 pub use fem_pendulum as pendulum;
 pub use fem_rigid as rigid;
+pub use fem_scene as scene;
 pub use fem_solid as solid;
 pub use fem_string as string;
 pub use fem_time as time;

@@ -99,6 +99,7 @@ fn read_piece(path: &Path) -> UnstructuredGridPiece {
 fn f64s(buf: &IOBuffer) -> Vec<f64> {
     match buf {
         IOBuffer::F64(v) => v.clone(),
+        IOBuffer::U8(v) => v.iter().map(|&b| f64::from(b)).collect(),
         other => panic!("expected Float64 data, got {:?}", other.scalar_type()),
     }
 }
@@ -123,6 +124,7 @@ fn compare_frame(serial_dir: &Path, dir: &Path, index: usize, p: usize) -> usize
     let s_cell = arrays(&s.data.cell);
     let n_cells = s_cell["J"].1.len();
     let mut seen_cells = vec![0usize; n_cells];
+    let mut owners = vec![0usize; s_points.len() / 3];
     let mut compared = 0;
     for rank in 0..p {
         let piece = read_piece(&dir.join(format!("box_{index:06}_{rank}.vtu")));
@@ -131,7 +133,9 @@ fn compare_frame(serial_dir: &Path, dir: &Path, index: usize, p: usize) -> usize
         let cell = arrays(&piece.data.cell);
         let nodes: Vec<usize> = point["global_node"].1.iter().map(|&v| v as usize).collect();
         let cells: Vec<usize> = cell["global_cell"].1.iter().map(|&v| v as usize).collect();
+        let ghost = &point["vtkGhostType"].1;
         for (l, &g) in nodes.iter().enumerate() {
+            owners[g] += usize::from(ghost[l] == 0.0);
             for k in 0..3 {
                 assert_eq!(points[3 * l + k].to_bits(), s_points[3 * g + k].to_bits());
             }
@@ -165,6 +169,10 @@ fn compare_frame(serial_dir: &Path, dir: &Path, index: usize, p: usize) -> usize
         }
     }
     assert!(seen_cells.iter().all(|&n| n == 1), "each cell in one piece");
+    assert!(
+        owners.iter().all(|&n| n == 1),
+        "each node is a ghost (vtkGhostType 1) in every piece but one"
+    );
     compared
 }
 

@@ -11,7 +11,7 @@
 //! | [`factor`] | [`Factorization`]: Cholesky or LU chosen by the matrix's [`Symmetry`], errors that name the method |
 //! | [`modes`] | the lowest eigenpairs of `K φ = ω² M φ` by shift-invert Lanczos on the sparse factorization |
 //! | [`ordering`] | a nested-dissection fill-reducing order from a point per row |
-//! | [`solid`] | total-Lagrangian tet4/hex8/tet10 solids: force, tangent, masses, energy, stresses, stable step |
+//! | [`solid`] | total-Lagrangian solids (tet4, hex8, tet10, hex20, hex27; formulations full, eas, fbar, one_point; any hyperelastic material): force, tangent, masses, energy, stresses, stable step |
 
 pub mod cholesky;
 pub mod dofmap;
@@ -34,4 +34,4 @@ pub use lumping::lump_row_sum;
 pub use modes::{MassMatrix, ModeSettings, Modes, ModesError, lowest_modes};
 pub use nalgebra_sparse::CsrMatrix;
 pub use plan::{AssemblyPlan, NodeBlockPlan, VectorPlan};
-pub use solid::{SolidError, SolidOperator, StableStep};
+pub use solid::{SolidError, SolidMaterial, SolidOperator, StableStep};

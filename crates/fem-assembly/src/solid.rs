@@ -1,11 +1,17 @@
 //! A total-Lagrangian solid assembled on cells of one kind: internal force, tangent, lumped and
 //! consistent mass, strain energy, stresses, loads and the explicit stable step.
 //!
-//! [`SolidOperator::new`] computes once what depends only on the reference configuration: the
-//! reference gradients and volume weights of every cell at its quadrature points
-//! ([`fem_elements::solid::total_lagrangian`], `(3N + 1) Q` values per cell: 104 B for a tet4,
-//! 1.0 kB for a tet10) — for hex8 the compact `J⁻¹` and `dV` of [`fem_elements::solid::hex8`]
-//! (640 B; its force is sum-factorized, the other kernels expand it per cell) — the gather plan
+//! The material is any [`Hyperelastic`] ([`SolidMaterial`]: the shipped [`Material`], whose
+//! kernels are monomorphized and vectorized, or a `dyn Hyperelastic` of a downstream crate), and
+//! each cell has an element formulation ([`Formulation`]: `full`, `eas`, `fbar`, `one_point`;
+//! cells with the same formulation in a row share one dispatch).
+//!
+//! [`SolidOperator::new`] computes once what depends only on the reference configuration: each
+//! cell's geometry ([`Element::geometry`]: for `full` the reference gradients and volume weights
+//! at its quadrature points ([`fem_elements::solid::total_lagrangian`], `(3N + 1) Q` values per
+//! cell: 104 B for a tet4, 1.0 kB for a tet10) — for hex8 the compact `J⁻¹` and `dV` of
+//! [`fem_elements::solid::hex8`] (640 B; its force is sum-factorized, the other kernels expand it
+//! per cell); 2.2 kB for `eas`, 0.9 kB for `one_point`), the gather plan
 //! of the force vector and the lumped mass. The tangent's
 //! sparsity pattern is built on first use only (an explicit run never needs it, and for 10⁶ hex8
 //! cells it would take gigabytes).
@@ -21,21 +27,20 @@
 //! their prescribed values); forces, masses and matrices live on the free dofs of the
 //! [`DofMap`].
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use fem_elements::solid::hex8;
+use fem_elements::solid::element::{CellFailure, Element, FailedCell, gather};
 use fem_elements::solid::loads::{body_force, face_traction};
 use fem_elements::solid::mass::{
     ShapeTable, consistent_mass_tabulated, lumped_mass, lumped_mass_tabulated,
 };
+use fem_elements::solid::shape::{MAX_FACE_NODES, MAX_NODES};
 use fem_elements::solid::stable_step::max_generalized_eigenvalue;
-use fem_elements::solid::total_lagrangian::{
-    CellStress, NonPositiveJacobian, cell_stress, geometry_block_len, internal_forces,
-    reference_geometry_block, strain_energy, tangent_stiffness,
-};
+use fem_elements::solid::total_lagrangian::{CellStress, NonPositiveJacobian};
 use fem_elements::solid::{
-    FaceKind, Lumping, MassError, MassProperties, Material, SolidKind, mass_properties,
+    FaceKind, Formulation, Hyperelastic, Lumping, MassError, MassProperties, Material, SolidKind,
+    UnsupportedFormulation, mass_properties,
 };
 use nalgebra_sparse::CsrMatrix;
 use rayon::prelude::*;
@@ -66,6 +71,9 @@ pub enum SolidError {
         /// Number of nodes.
         n_nodes: usize,
     },
+    /// A formulation that does not apply to the kind, or a list of them of the wrong length.
+    #[error("{0}")]
+    Formulation(#[from] UnsupportedFormulation),
     /// A cell of the reference mesh is inverted or degenerate.
     #[error("{kind} cell {cell} of the mesh: {source}")]
     InvertedCell {
@@ -96,6 +104,26 @@ pub enum SolidError {
         /// The first such cell (lowest index).
         cell: usize,
     },
+    /// The enhanced (incompatible) modes of an `eas` cell did not converge.
+    #[error(
+        "the enhanced modes of {kind} cell {cell} (element eas) did not converge: the cell is too distorted by the displacement"
+    )]
+    ModesNotConverged {
+        /// Element kind.
+        kind: SolidKind,
+        /// The first such cell (lowest index).
+        cell: usize,
+    },
+}
+
+impl SolidError {
+    /// The error of a failed cell evaluation.
+    fn of(kind: SolidKind, cell: usize, failure: CellFailure) -> Self {
+        match failure {
+            CellFailure::Inverted => SolidError::Inverted { kind, cell },
+            CellFailure::ModesNotConverged => SolidError::ModesNotConverged { kind, cell },
+        }
+    }
 }
 
 /// The explicit stable step estimate and where it comes from.
@@ -109,15 +137,80 @@ pub struct StableStep {
     pub cell: usize,
 }
 
+/// The material of a [`SolidOperator`]: the shipped [`Material`] (its kernels monomorphized and
+/// vectorized) or any [`Hyperelastic`] of a downstream crate.
+#[derive(Clone, Debug)]
+pub enum SolidMaterial {
+    /// One of the shipped isotropic models.
+    Builtin(Material),
+    /// Any other hyperelastic material.
+    Custom(Arc<dyn Hyperelastic>),
+}
+
+impl From<Material> for SolidMaterial {
+    fn from(m: Material) -> Self {
+        SolidMaterial::Builtin(m)
+    }
+}
+
+impl From<Arc<dyn Hyperelastic>> for SolidMaterial {
+    fn from(m: Arc<dyn Hyperelastic>) -> Self {
+        SolidMaterial::Custom(m)
+    }
+}
+
+impl SolidMaterial {
+    /// The material as a trait object.
+    pub fn as_dyn(&self) -> &dyn Hyperelastic {
+        match self {
+            SolidMaterial::Builtin(m) => m,
+            SolidMaterial::Custom(m) => m.as_ref(),
+        }
+    }
+
+    /// The shipped material, if it is one.
+    pub fn builtin(&self) -> Option<&Material> {
+        match self {
+            SolidMaterial::Builtin(m) => Some(m),
+            SolidMaterial::Custom(_) => None,
+        }
+    }
+}
+
+/// Evaluates `$body` with `$m` bound to the operator's material as a concrete `&Material` or a
+/// `&dyn Hyperelastic` (one monomorphization each).
+macro_rules! with_material {
+    ($material:expr, $m:ident => $body:expr) => {
+        match $material {
+            SolidMaterial::Builtin(builtin) => {
+                let $m: &Material = builtin;
+                $body
+            }
+            SolidMaterial::Custom(custom) => {
+                let $m: &dyn Hyperelastic = custom.as_ref();
+                $body
+            }
+        }
+    };
+}
+
+/// Consecutive cells with one element formulation, and where their geometry starts.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    element: Element,
+    /// First cell and one past the last.
+    cells: (usize, usize),
+    /// Offset of the first cell's geometry block.
+    geometry: usize,
+}
+
 /// A hyperelastic body made of cells of one [`SolidKind`], with its precomputed geometry.
 #[derive(Debug)]
 pub struct SolidOperator {
     kind: SolidKind,
-    material: Material,
+    material: SolidMaterial,
     density: f64,
-    n_points: usize,
-    /// Hex8 with the compact geometry of `fem_elements::solid::hex8`.
-    compact: bool,
+    runs: Vec<Run>,
     points: Vec<[f64; 3]>,
     connectivity: Vec<usize>,
     geometry: Vec<f64>,
@@ -130,8 +223,8 @@ pub struct SolidOperator {
 impl SolidOperator {
     /// Sets up the body: `connectivity` holds the cells' nodes (Gmsh order, `N` per cell) into
     /// `points` (reference coordinates), `dofmap` numbers the `3 · points.len()` dofs (3
-    /// components per node, some fixed). The force rule is [`SolidKind::force_rule`]; the lumped
-    /// mass uses `lumping`.
+    /// components per node, some fixed). Every cell is `full` (the kind's force rule,
+    /// [`SolidKind::force_rule`]); the lumped mass uses `lumping`.
     ///
     /// # Panics
     /// If `dofmap` is not a 3-component map over `points`, or `connectivity.len()` is not a
@@ -140,15 +233,49 @@ impl SolidOperator {
         kind: SolidKind,
         points: &[[f64; 3]],
         connectivity: &[usize],
-        material: Material,
+        material: impl Into<SolidMaterial>,
         density: f64,
         lumping: Lumping,
         dofmap: &DofMap,
     ) -> Result<Self, SolidError> {
+        Self::with_formulations(
+            kind,
+            points,
+            connectivity,
+            &[],
+            material,
+            density,
+            lumping,
+            dofmap,
+        )
+    }
+
+    /// [`new`](Self::new) with a formulation per cell (`formulations[c]` for cell `c`; an empty
+    /// slice: every cell `full`). A formulation that does not apply to `kind` is refused.
+    ///
+    /// # Panics
+    /// As [`new`](Self::new), and if `formulations` is neither empty nor one per cell.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_formulations(
+        kind: SolidKind,
+        points: &[[f64; 3]],
+        connectivity: &[usize],
+        formulations: &[Formulation],
+        material: impl Into<SolidMaterial>,
+        density: f64,
+        lumping: Lumping,
+        dofmap: &DofMap,
+    ) -> Result<Self, SolidError> {
+        let material = material.into();
         assert_eq!(dofmap.n_comp(), 3, "a solid has 3 components per node");
         assert_eq!(dofmap.n_nodes(), points.len(), "one dof triple per point");
         let n = kind.n_nodes();
         assert!(connectivity.len().is_multiple_of(n));
+        let n_cells = connectivity.len() / n;
+        assert!(
+            formulations.is_empty() || formulations.len() == n_cells,
+            "one formulation per cell"
+        );
         if !(density.is_finite() && density > 0.0) {
             return Err(SolidError::Density { value: density });
         }
@@ -160,38 +287,59 @@ impl SolidOperator {
                 n_nodes: points.len(),
             });
         }
-        let n_cells = connectivity.len() / n;
-        let rule = kind.force_rule();
-        let compact = kind == SolidKind::Hex8;
-        let block = if compact {
-            hex8::COMPACT_LEN
-        } else {
-            geometry_block_len(kind, rule.n_points())
-        };
-        let mut geometry = vec![0.0; block * n_cells];
-        let first_bad = geometry
-            .par_chunks_mut(block * CELLS_PER_TASK)
-            .enumerate()
-            .filter_map(|(task, blocks)| {
-                let first = task * CELLS_PER_TASK;
-                let mut x = [[0.0; 3]; 10];
-                for (i, out) in blocks.chunks_exact_mut(block).enumerate() {
-                    let c = first + i;
-                    for (a, &node) in connectivity[n * c..n * (c + 1)].iter().enumerate() {
-                        x[a] = points[node];
-                    }
-                    let result = if compact {
-                        hex8::compact_geometry(&x[..n], out)
-                    } else {
-                        reference_geometry_block(kind, &rule, &x[..n], out)
-                    };
-                    if let Err(source) = result {
-                        return Some((c, source));
-                    }
+        // Runs of equal formulations, their geometry one after the other.
+        let formulation = |c: usize| formulations.get(c).copied().unwrap_or_default();
+        let mut runs: Vec<Run> = Vec::new();
+        let mut offset = 0;
+        let mut c = 0;
+        while c < n_cells {
+            let f = formulation(c);
+            let mut end = c + 1;
+            while end < n_cells && formulation(end) == f {
+                end += 1;
+            }
+            let element = Element::new(kind, f)?;
+            runs.push(Run {
+                element,
+                cells: (c, end),
+                geometry: offset,
+            });
+            offset += element.geometry_len() * (end - c);
+            c = end;
+        }
+        let mut geometry = vec![0.0; offset];
+        let mut first_bad: Option<(usize, NonPositiveJacobian)> = None;
+        {
+            let mut rest = geometry.as_mut_slice();
+            for run in &runs {
+                let block = run.element.geometry_len();
+                let (mine, tail) = rest.split_at_mut(block * (run.cells.1 - run.cells.0));
+                rest = tail;
+                let bad = mine
+                    .par_chunks_mut(block * CELLS_PER_TASK)
+                    .enumerate()
+                    .filter_map(|(task, blocks)| {
+                        let first = run.cells.0 + task * CELLS_PER_TASK;
+                        let mut x = [[0.0; 3]; MAX_NODES];
+                        for (i, out) in blocks.chunks_exact_mut(block).enumerate() {
+                            let c = first + i;
+                            for (a, &node) in connectivity[n * c..n * (c + 1)].iter().enumerate()
+                            {
+                                x[a] = points[node];
+                            }
+                            let result = with_material!(&material, m => run.element.geometry(m, &x[..n], out));
+                            if let Err(source) = result {
+                                return Some((c, source));
+                            }
+                        }
+                        None
+                    })
+                    .min_by_key(|(c, _)| *c);
+                if first_bad.is_none() {
+                    first_bad = bad;
                 }
-                None
-            })
-            .min_by_key(|(c, _)| *c);
+            }
+        }
         if let Some((cell, source)) = first_bad {
             return Err(SolidError::InvertedCell { kind, cell, source });
         }
@@ -200,8 +348,7 @@ impl SolidOperator {
             kind,
             material,
             density,
-            n_points: rule.n_points(),
-            compact,
+            runs,
             points: points.to_vec(),
             connectivity: connectivity.to_vec(),
             geometry,
@@ -216,16 +363,19 @@ impl SolidOperator {
 
     /// Bytes an explicit run needs for the operator of `n_cells` cells on `n_nodes` nodes
     /// (geometry, force slots, gather lists, connectivity, points, dof map, lumped mass), to be
-    /// checked before allocating. For 10⁶ hex8 cells (1.03·10⁶ nodes): about 1.1 GB.
+    /// checked before allocating, with every cell `full`. For 10⁶ hex8 cells (1.03·10⁶ nodes):
+    /// about 1.1 GB.
     pub fn memory_estimate(kind: SolidKind, n_cells: usize, n_nodes: usize) -> usize {
-        let n = kind.n_nodes();
+        let element = Element::new(kind, Formulation::Full).expect("full applies to every kind");
+        Self::memory_estimate_of(element, n_cells, n_nodes)
+    }
+
+    /// [`memory_estimate`](Self::memory_estimate) with every cell of `element`.
+    pub fn memory_estimate_of(element: Element, n_cells: usize, n_nodes: usize) -> usize {
+        let n = element.n_nodes();
         let f = std::mem::size_of::<f64>();
         let u = std::mem::size_of::<usize>();
-        let geometry = if kind == SolidKind::Hex8 {
-            hex8::COMPACT_LEN
-        } else {
-            geometry_block_len(kind, kind.force_rule().n_points())
-        } * f;
+        let geometry = element.geometry_len() * f;
         // Geometry, force slots, gather sources (one per node slot), connectivity.
         let per_cell = geometry + 3 * n * f + n * u + n * u;
         // Points, dof map (free index and its inverse), lumped mass, gather targets and offsets.
@@ -239,8 +389,37 @@ impl SolidOperator {
     }
 
     /// Material.
-    pub fn material(&self) -> &Material {
+    pub fn material(&self) -> &SolidMaterial {
         &self.material
+    }
+
+    /// The formulation of cell `c`.
+    pub fn formulation(&self, c: usize) -> Formulation {
+        self.run_of(c).element.formulation()
+    }
+
+    /// Cells per formulation, in the order of [`Formulation::ALL`] (zero counts left out).
+    pub fn formulation_counts(&self) -> Vec<(Formulation, usize)> {
+        Formulation::ALL
+            .iter()
+            .map(|&f| {
+                let count = self
+                    .runs
+                    .iter()
+                    .filter(|r| r.element.formulation() == f)
+                    .map(|r| r.cells.1 - r.cells.0)
+                    .sum();
+                (f, count)
+            })
+            .filter(|&(_, count)| count > 0)
+            .collect()
+    }
+
+    /// Whether some cell is `one_point` (it stores hourglass energy).
+    pub fn has_hourglass_control(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.element.formulation() == Formulation::OnePoint)
     }
 
     /// Density `ρ` (mass per unit reference volume).
@@ -278,6 +457,20 @@ impl SolidOperator {
         &self.lumped_mass
     }
 
+    /// The run holding cell `c`.
+    fn run_of(&self, c: usize) -> &Run {
+        let i = self.runs.partition_point(|r| r.cells.1 <= c);
+        &self.runs[i]
+    }
+
+    /// Cell `c`'s element and geometry block.
+    fn cell_geometry(&self, c: usize) -> (Element, &[f64]) {
+        let run = self.run_of(c);
+        let block = run.element.geometry_len();
+        let start = run.geometry + block * (c - run.cells.0);
+        (run.element, &self.geometry[start..start + block])
+    }
+
     /// Reference coordinates of cell `c`'s nodes into `x`.
     fn cell_points(&self, c: usize, x: &mut [[f64; 3]]) {
         let n = self.kind.n_nodes();
@@ -286,37 +479,10 @@ impl SolidOperator {
         }
     }
 
-    /// Calls `f(grad, dv)` with cell `c`'s reference gradients and weights (expanded from the
-    /// compact hex8 geometry into stack buffers where needed).
-    #[inline]
-    fn with_cell_geometry<R>(&self, c: usize, f: impl FnOnce(&[f64], &[f64]) -> R) -> R {
-        let block = self.geometry_block();
-        let geo = &self.geometry[block * c..block * (c + 1)];
-        if self.compact {
-            let (mut grad, mut dv) = ([0.0; 192], [0.0; 8]);
-            hex8::expand_geometry(geo, &mut grad, &mut dv);
-            f(&grad, &dv)
-        } else {
-            let (grad, dv) = geo.split_at(3 * self.kind.n_nodes() * self.n_points);
-            f(grad, dv)
-        }
-    }
-
-    /// Values per cell in `geometry`.
-    fn geometry_block(&self) -> usize {
-        if self.compact {
-            hex8::COMPACT_LEN
-        } else {
-            geometry_block_len(self.kind, self.n_points)
-        }
-    }
-
     /// Displacements of cell `c`'s nodes into `ue` (node-major, `3N`).
     fn cell_displacement(&self, u: &[f64], c: usize, ue: &mut [f64]) {
         let n = self.kind.n_nodes();
-        for (a, &node) in self.connectivity[n * c..n * (c + 1)].iter().enumerate() {
-            ue[3 * a..3 * a + 3].copy_from_slice(&u[3 * node..3 * node + 3]);
-        }
+        gather(u, &self.connectivity[n * c..n * (c + 1)], ue);
     }
 
     fn check_displacement(&self, u: &[f64]) {
@@ -354,14 +520,12 @@ impl SolidOperator {
             .filter_map(|(task, f)| {
                 let start = c0 + task * CELLS_PER_TASK;
                 let end = (start + CELLS_PER_TASK).min(c1);
-                self.cell_forces_serial(u, start..end, f).map(|c| start + c)
+                self.cell_forces_serial(u, start..end, f)
+                    .map(|failed| (start + failed.cell, failed.failure))
             })
-            .min();
+            .min_by_key(|(c, _)| *c);
         match first {
-            Some(cell) => Err(SolidError::Inverted {
-                kind: self.kind,
-                cell,
-            }),
+            Some((cell, failure)) => Err(SolidError::of(self.kind, cell, failure)),
             None => Ok(()),
         }
     }
@@ -381,21 +545,33 @@ impl SolidOperator {
     }
 
     /// The local forces of the cells `cells` into `f` (their slots only), on the calling
-    /// thread; the first inverted cell, relative to `cells.start`.
+    /// thread; the first failed cell, relative to `cells.start`.
     fn cell_forces_serial(
         &self,
         u: &[f64],
         cells: std::ops::Range<usize>,
         f: &mut [f64],
-    ) -> Option<usize> {
-        let (n, block) = (self.kind.n_nodes(), self.geometry_block());
-        let geo = &self.geometry[block * cells.start..block * cells.end];
-        let conn = &self.connectivity[n * cells.start..n * cells.end];
-        if self.compact {
-            hex8::internal_forces(&self.material, geo, conn, u, f)
-        } else {
-            internal_forces(self.kind, &self.material, self.n_points, geo, conn, u, f)
+    ) -> Option<FailedCell> {
+        let n = self.kind.n_nodes();
+        let mut first = None;
+        // The runs that overlap `cells`, each evaluated on its part.
+        let i0 = self.runs.partition_point(|r| r.cells.1 <= cells.start);
+        for run in self.runs[i0..].iter().take_while(|r| r.cells.0 < cells.end) {
+            let (a, b) = (run.cells.0.max(cells.start), run.cells.1.min(cells.end));
+            let block = run.element.geometry_len();
+            let geo = &self.geometry[run.geometry + block * (a - run.cells.0)
+                ..run.geometry + block * (b - run.cells.0)];
+            let conn = &self.connectivity[n * a..n * b];
+            let out = &mut f[3 * n * (a - cells.start)..3 * n * (b - cells.start)];
+            let failed = with_material!(&self.material, m => run.element.internal_forces(m, geo, conn, u, out));
+            if let Some(failed) = failed {
+                first.get_or_insert(FailedCell {
+                    cell: failed.cell + a - cells.start,
+                    failure: failed.failure,
+                });
+            }
         }
+        first
     }
 
     /// The assembly plan of the tangent (built on first call).
@@ -421,6 +597,15 @@ impl SolidOperator {
         )
     }
 
+    /// Cell `c`'s tangent into `k` (`3N × 3N`).
+    fn cell_tangent(&self, u: &[f64], c: usize, k: &mut [f64]) -> Option<CellFailure> {
+        let n3 = 3 * self.kind.n_nodes();
+        let mut ue = [0.0; 3 * MAX_NODES];
+        self.cell_displacement(u, c, &mut ue[..n3]);
+        let (element, geo) = self.cell_geometry(c);
+        with_material!(&self.material, m => element.tangent(m, geo, &ue[..n3], k))
+    }
+
     /// Refills the values of the tangent (pattern of [`tangent`](Self::tangent), which is
     /// fixed), reusing `scratch` for the local matrices.
     pub fn tangent_values(
@@ -431,16 +616,13 @@ impl SolidOperator {
     ) -> Result<(), SolidError> {
         self.check_displacement(u);
         let first = AtomicUsize::new(usize::MAX);
-        let n3 = 3 * self.kind.n_nodes();
+        let failure = std::sync::Mutex::new(None);
         self.matrix_plan().assemble_matrix_values(
             |c, out| {
-                let mut ue = [0.0; 30];
-                self.cell_displacement(u, c, &mut ue[..n3]);
-                let jmin = self.with_cell_geometry(c, |grad, dv| {
-                    tangent_stiffness(&self.material, grad, dv, &ue[..n3], out)
-                });
-                if jmin.is_nan() || jmin <= 0.0 {
-                    first.fetch_min(c, Ordering::Relaxed);
+                if let Some(f) = self.cell_tangent(u, c, out)
+                    && first.fetch_min(c, Ordering::Relaxed) > c
+                {
+                    *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some((c, f));
                 }
             },
             scratch,
@@ -448,10 +630,30 @@ impl SolidOperator {
         );
         match first.into_inner() {
             usize::MAX => Ok(()),
-            cell => Err(SolidError::Inverted {
-                kind: self.kind,
+            cell => Err(SolidError::of(
+                self.kind,
                 cell,
-            }),
+                self.cell_failure_at(u, cell, &failure),
+            )),
+        }
+    }
+
+    /// Why cell `cell` failed (the recorded failure of the lowest cell, re-evaluated if a
+    /// race recorded another).
+    fn cell_failure_at(
+        &self,
+        u: &[f64],
+        cell: usize,
+        recorded: &std::sync::Mutex<Option<(usize, CellFailure)>>,
+    ) -> CellFailure {
+        match *recorded.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some((c, f)) if c == cell => f,
+            _ => {
+                let n3 = 3 * self.kind.n_nodes();
+                let mut k = vec![0.0; n3 * n3];
+                self.cell_tangent(u, cell, &mut k)
+                    .unwrap_or(CellFailure::Inverted)
+            }
         }
     }
 
@@ -466,9 +668,9 @@ impl SolidOperator {
         let first = AtomicUsize::new(usize::MAX);
         let table = ShapeTable::for_mass(self.kind);
         let m = self.matrix_plan().assemble_matrix(|c, out| {
-            let mut x = [[0.0; 3]; 10];
+            let mut x = [[0.0; 3]; MAX_NODES];
             self.cell_points(c, &mut x);
-            let mut block = [0.0; 100];
+            let mut block = [0.0; MAX_NODES * MAX_NODES];
             let result =
                 consistent_mass_tabulated(&table, &x[..n], self.density, &mut block[..n * n]);
             if result.is_err() {
@@ -492,14 +694,14 @@ impl SolidOperator {
     /// The error of cell `cell`'s mass (recomputed to report it).
     fn mass_error(&self, cell: usize, lumping: Lumping) -> SolidError {
         let n = self.kind.n_nodes();
-        let mut x = [[0.0; 3]; 10];
+        let mut x = [[0.0; 3]; MAX_NODES];
         self.cell_points(cell, &mut x);
         match lumped_mass(
             self.kind,
             lumping,
             &x[..n],
             self.density,
-            &mut [0.0; 10][..n],
+            &mut [0.0; MAX_NODES][..n],
         ) {
             Err(MassError::Jacobian(source)) => SolidError::InvertedCell {
                 kind: self.kind,
@@ -534,9 +736,9 @@ impl SolidOperator {
             .par_chunks_mut(3 * n)
             .enumerate()
             .for_each(|(c, slot)| {
-                let mut x = [[0.0; 3]; 10];
+                let mut x = [[0.0; 3]; MAX_NODES];
                 self.cell_points(c, &mut x);
-                let mut m = [0.0; 10];
+                let mut m = [0.0; MAX_NODES];
                 let result =
                     lumped_mass_tabulated(&table, lumping, &x[..n], self.density, &mut m[..n]);
                 if result.is_err() {
@@ -552,8 +754,19 @@ impl SolidOperator {
         }
     }
 
-    /// Strain energy `Σ_e ∫ W(F) dV`, the cells' energies summed exactly and rounded once
-    /// (so a distributed body's energy is the serial one bit for bit).
+    /// Cell `c`'s strain energy and its hourglass part.
+    fn cell_energy(&self, u: &[f64], c: usize) -> (f64, f64) {
+        let n3 = 3 * self.kind.n_nodes();
+        let mut ue = [0.0; 3 * MAX_NODES];
+        self.cell_displacement(u, c, &mut ue[..n3]);
+        let (element, geo) = self.cell_geometry(c);
+        with_material!(&self.material, m => element.strain_energy(m, geo, &ue[..n3]))
+            .unwrap_or((f64::NAN, f64::NAN))
+    }
+
+    /// Strain energy `Σ_e ∫ W(F) dV` (with the hourglass energy of `one_point` cells), the
+    /// cells' energies summed exactly and rounded once (so a distributed body's energy is the
+    /// serial one bit for bit). `NaN` if a cell is inverted.
     pub fn strain_energy(&self, u: &[f64]) -> f64 {
         self.strain_energy_sum(u).value()
     }
@@ -561,32 +774,12 @@ impl SolidOperator {
     /// The strain energy as an exact sum not yet rounded (to be merged with other subdomains').
     pub fn strain_energy_sum(&self, u: &[f64]) -> ExactSum {
         self.check_displacement(u);
-        let n = self.kind.n_nodes();
         // Exact partial sums per task, merged: the rounded value does not depend on the split.
-        let cell_energy = |c: usize| -> f64 {
-            if self.compact {
-                let geo = self.geometry[hex8::COMPACT_LEN * c..hex8::COMPACT_LEN * (c + 1)]
-                    .try_into()
-                    .expect("a compact geometry block");
-                let nodes = &self.connectivity[8 * c..8 * c + 8];
-                let ue: [[f64; 3]; 8] = std::array::from_fn(|a| {
-                    let d = 3 * nodes[a];
-                    [u[d], u[d + 1], u[d + 2]]
-                });
-                hex8::strain_energy(&self.material, geo, &ue)
-            } else {
-                let mut ue = [0.0; 30];
-                self.cell_displacement(u, c, &mut ue[..3 * n]);
-                self.with_cell_geometry(c, |grad, dv| {
-                    strain_energy(&self.material, grad, dv, &ue[..3 * n])
-                })
-            }
-        };
         (0..self.n_cells())
             .into_par_iter()
             .with_min_len(CELLS_PER_TASK)
             .fold(ExactSum::new, |mut sum, c| {
-                sum.add(cell_energy(c));
+                sum.add(self.cell_energy(u, c).0);
                 sum
             })
             .reduce(ExactSum::new, |mut a, b| {
@@ -595,56 +788,112 @@ impl SolidOperator {
             })
     }
 
-    /// Cell-averaged stresses for output, one per cell, into `out`.
+    /// The energy stored by the hourglass control of the `one_point` cells (part of
+    /// [`strain_energy`](Self::strain_energy)), summed exactly: 0 without such cells.
+    pub fn hourglass_energy_sum(&self, u: &[f64]) -> ExactSum {
+        self.check_displacement(u);
+        let mut sum = ExactSum::new();
+        for run in self
+            .runs
+            .iter()
+            .filter(|r| r.element.formulation() == Formulation::OnePoint)
+        {
+            let part = (run.cells.0..run.cells.1)
+                .into_par_iter()
+                .with_min_len(CELLS_PER_TASK)
+                .fold(ExactSum::new, |mut s, c| {
+                    s.add(self.cell_energy(u, c).1);
+                    s
+                })
+                .reduce(ExactSum::new, |mut a, b| {
+                    a.merge(&b);
+                    a
+                });
+            sum.merge(&part);
+        }
+        sum
+    }
+
+    /// Cell-averaged stresses for output, one per cell, into `out` (`NaN` values for a cell
+    /// that fails to evaluate).
     pub fn cell_stresses(&self, u: &[f64], out: &mut [CellStress]) {
         self.check_displacement(u);
         assert_eq!(out.len(), self.n_cells());
         let n3 = 3 * self.kind.n_nodes();
         out.par_iter_mut().enumerate().for_each(|(c, s)| {
-            let mut ue = [0.0; 30];
+            let mut ue = [0.0; 3 * MAX_NODES];
             self.cell_displacement(u, c, &mut ue[..n3]);
-            *s = self.with_cell_geometry(c, |grad, dv| {
-                cell_stress(&self.material, grad, dv, &ue[..n3])
-            });
+            let (element, geo) = self.cell_geometry(c);
+            *s = with_material!(&self.material, m => element.stress(m, geo, &ue[..n3])).unwrap_or(
+                CellStress {
+                    cauchy: [f64::NAN; 6],
+                    von_mises: f64::NAN,
+                    jacobian: f64::NAN,
+                    energy_density: f64::NAN,
+                },
+            );
         });
     }
 
-    /// Stable step of the central-difference scheme at `u`: `2/sqrt(max_e λ_max(K_e(u), M_e))`
-    /// with each cell's lumped mass (row sum, or HRZ for tet10) — an upper bound on the global
-    /// `λ_max` (see [`fem_elements::solid::stable_step`]). Costs a tangent and a 3N×3N
-    /// tridiagonalization per cell (≈ 20–40 µs for a hex8): call it every so many steps.
-    pub fn stable_step(&self, u: &[f64]) -> Result<StableStep, SolidError> {
-        self.check_displacement(u);
+    /// Cell `c`'s largest eigenvalue `λ_max(K_e(u), M_e)` with its default lumped mass.
+    fn cell_eigenvalue(&self, u: &[f64], c: usize, table: &ShapeTable) -> Result<f64, CellFailure> {
         let n = self.kind.n_nodes();
         let n3 = 3 * n;
-        let lumping = self.kind.default_lumping();
+        let mut k = vec![0.0; n3 * n3];
+        if let Some(failure) = self.cell_tangent(u, c, &mut k) {
+            return Err(failure);
+        }
+        let mut x = [[0.0; 3]; MAX_NODES];
+        self.cell_points(c, &mut x);
+        let mut m = [0.0; MAX_NODES];
+        lumped_mass_tabulated(
+            table,
+            self.kind.default_lumping(),
+            &x[..n],
+            self.density,
+            &mut m[..n],
+        )
+        .expect("the default lumping of a valid cell succeeds");
+        let md: Vec<f64> = (0..n3).map(|i| m[i / 3]).collect();
+        Ok(max_generalized_eigenvalue(&k, &md))
+    }
+
+    /// Every cell's largest eigenvalue `λ_max(K_e(u), M_e)` (the element bound of
+    /// [`stable_step`](Self::stable_step) is their largest), in cell order: what `fem check`
+    /// ranks the cells by.
+    pub fn cell_eigenvalues(&self, u: &[f64]) -> Result<Vec<f64>, SolidError> {
+        self.check_displacement(u);
+        let table = ShapeTable::for_mass(self.kind);
+        let values: Vec<Result<f64, (usize, CellFailure)>> = (0..self.n_cells())
+            .into_par_iter()
+            .map(|c| self.cell_eigenvalue(u, c, &table).map_err(|f| (c, f)))
+            .collect();
+        values
+            .into_iter()
+            .collect::<Result<Vec<f64>, _>>()
+            .map_err(|(c, f)| SolidError::of(self.kind, c, f))
+    }
+
+    /// Stable step of the central-difference scheme at `u`: `2/sqrt(max_e λ_max(K_e(u), M_e))`
+    /// with each cell's lumped mass (row sum, or HRZ for the quadratic kinds) — an upper bound
+    /// on the global `λ_max` (see [`fem_elements::solid::stable_step`]). Costs a tangent and a
+    /// 3N×3N tridiagonalization per cell (≈ 20–40 µs for a hex8): call it every so many steps.
+    pub fn stable_step(&self, u: &[f64]) -> Result<StableStep, SolidError> {
+        self.check_displacement(u);
         let table = ShapeTable::for_mass(self.kind);
         let best = (0..self.n_cells())
             .into_par_iter()
             .map(|c| {
-                let mut ue = [0.0; 30];
-                self.cell_displacement(u, c, &mut ue[..n3]);
-                let mut k = [0.0; 900];
-                let jmin = self.with_cell_geometry(c, |grad, dv| {
-                    tangent_stiffness(&self.material, grad, dv, &ue[..n3], &mut k[..n3 * n3])
-                });
-                if jmin.is_nan() || jmin <= 0.0 {
-                    return Err(c);
-                }
-                let mut x = [[0.0; 3]; 10];
-                self.cell_points(c, &mut x);
-                let mut m = [0.0; 10];
-                lumped_mass_tabulated(&table, lumping, &x[..n], self.density, &mut m[..n])
-                    .expect("the default lumping of a valid cell succeeds");
-                let md: [f64; 30] = std::array::from_fn(|i| if i < n3 { m[i / 3] } else { 0.0 });
-                Ok((max_generalized_eigenvalue(&k[..n3 * n3], &md[..n3]), c))
+                self.cell_eigenvalue(u, c, &table)
+                    .map(|lambda| (lambda, c))
+                    .map_err(|f| (c, f))
             })
-            // Associative and commutative: the first inverted cell, else the largest λ (lowest
+            // Associative and commutative: the first failed cell, else the largest λ (lowest
             // cell among equals), whatever the split between threads.
             .reduce(
                 || Ok((f64::NEG_INFINITY, usize::MAX)),
                 |a, b| match (a, b) {
-                    (Err(x), Err(y)) => Err(x.min(y)),
+                    (Err(x), Err(y)) => Err(if x.0 <= y.0 { x } else { y }),
                     (Err(x), Ok(_)) | (Ok(_), Err(x)) => Err(x),
                     (Ok(x), Ok(y)) => Ok(if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) {
                         y
@@ -659,10 +908,7 @@ impl SolidOperator {
                 lambda_max,
                 cell,
             }),
-            Err(cell) => Err(SolidError::Inverted {
-                kind: self.kind,
-                cell,
-            }),
+            Err((cell, failure)) => Err(SolidError::of(self.kind, cell, failure)),
         }
     }
 
@@ -674,7 +920,7 @@ impl SolidOperator {
         let mut out = vec![0.0; self.dofmap.n_free()];
         self.vector_plan.assemble_vector_into(
             |c, slot| {
-                let mut x = [[0.0; 3]; 10];
+                let mut x = [[0.0; 3]; MAX_NODES];
                 self.cell_points(c, &mut x);
                 body_force(self.kind, &x[..n], b, slot)
                     .expect("cells were checked on construction");
@@ -716,7 +962,7 @@ pub fn face_traction_vector(
         .zip(areas.par_iter_mut())
         .zip(faces.par_chunks(n))
         .for_each(|((slot, area), face)| {
-            let x: [[f64; 3]; 6] =
+            let x: [[f64; 3]; MAX_FACE_NODES] =
                 std::array::from_fn(|a| if a < n { points[face[a]] } else { [0.0; 3] });
             *area = face_traction(kind, &x[..n], traction, slot);
         });

@@ -11,6 +11,8 @@ fn kind_of(cells: BoxCells) -> SolidKind {
         BoxCells::Hex8 => SolidKind::Hex8,
         BoxCells::Tet4 => SolidKind::Tet4,
         BoxCells::Tet10 => SolidKind::Tet10,
+        BoxCells::Hex20 => SolidKind::Hex20,
+        BoxCells::Hex27 => SolidKind::Hex27,
     }
 }
 

@@ -18,13 +18,15 @@
 //! refactorization every iteration) to a residual of 1e-11 of the load.
 //!
 //! The relative L2 error `‖u_h − u‖ / ‖u‖` (same quadrature) must fall at order 2 for tet4 and
-//! hex8 and at order 3 for tet10, within 0.15 on the last refinement. The error table is in
+//! hex8 (every formulation: `full`, `eas`, `fbar`, `one_point`) and at order 3 for tet10, hex20
+//! and hex27, within 0.15 on the last refinement. The error table is in
 //! `docs/validation.md`, "Solid statics: manufactured solution — issue 10"; run with
 //! `--nocapture` to print it.
 
 use fem_assembly::{DofMap, Factorization, SolidOperator, Symmetry};
 use fem_elements::solid::quadrature3d::{hex_gauss, tet_14point};
-use fem_elements::solid::{CellRule, Material, MaterialModel, SolidKind};
+use fem_elements::solid::shape::MAX_NODES;
+use fem_elements::solid::{CellRule, Formulation, Material, MaterialModel, SolidKind};
 use fem_mesh::generate::{BoxCells, box_mesh};
 
 /// Amplitude of the manufactured displacement.
@@ -94,7 +96,7 @@ fn body_force(material: &Material, x: [f64; 3]) -> [f64; 3] {
 /// into `n`.
 fn map_point(kind: SolidKind, x: &[[f64; 3]], xi: [f64; 3], n: &mut [f64]) -> ([f64; 3], f64) {
     let nn = kind.n_nodes();
-    let mut g = [[0.0; 3]; 10];
+    let mut g = [[0.0; 3]; MAX_NODES];
     kind.values_into(xi, &mut n[..nn]);
     kind.gradients_into(xi, &mut g[..nn]);
     let mut p = [0.0; 3];
@@ -115,9 +117,10 @@ fn map_point(kind: SolidKind, x: &[[f64; 3]], xi: [f64; 3], n: &mut [f64]) -> ([
 
 /// The rule for loads and errors: degree 5 on tetrahedra, 4×4×4 Gauss on hexahedra.
 fn accurate_rule(kind: SolidKind) -> CellRule {
-    match kind {
-        SolidKind::Hex8 => hex_gauss(4).expect("rule"),
-        _ => tet_14point(),
+    if kind.is_hexahedron() {
+        hex_gauss(4).expect("rule")
+    } else {
+        tet_14point()
     }
 }
 
@@ -132,7 +135,13 @@ struct Level {
 }
 
 /// Solves the manufactured problem on the `n³` box of `cells` and measures the L2 error.
-fn solve_level(cells: BoxCells, kind: SolidKind, model: MaterialModel, n: usize) -> Level {
+fn solve_level(
+    cells: BoxCells,
+    kind: SolidKind,
+    formulation: Formulation,
+    model: MaterialModel,
+    n: usize,
+) -> Level {
     let mesh = box_mesh([1.0; 3], [n; 3], cells).expect("box");
     let material = Material::new(model, 1.0, 0.3).expect("valid material");
     let mut boundary: Vec<usize> = ["xmin", "xmax", "ymin", "ymax", "zmin", "zmax"]
@@ -147,10 +156,11 @@ fn solve_level(cells: BoxCells, kind: SolidKind, model: MaterialModel, n: usize)
         .collect();
     let dofmap = DofMap::with_fixed(mesh.n_nodes(), 3, fixed);
     let connectivity = &mesh.blocks[0].connectivity;
-    let body = SolidOperator::new(
+    let body = SolidOperator::with_formulations(
         kind,
         &mesh.points,
         connectivity,
+        &vec![formulation; connectivity.len() / kind.n_nodes()],
         material,
         1.0,
         kind.default_lumping(),
@@ -162,7 +172,7 @@ fn solve_level(cells: BoxCells, kind: SolidKind, model: MaterialModel, n: usize)
     let nn = kind.n_nodes();
     let rule = accurate_rule(kind);
     let mut f_ext = vec![0.0; dofmap.n_free()];
-    let mut shape = [0.0; 10];
+    let mut shape = [0.0; MAX_NODES];
     for cell in connectivity.chunks_exact(nn) {
         let x: Vec<[f64; 3]> = cell.iter().map(|&a| mesh.points[a]).collect();
         for (xi, w) in rule.points.iter().zip(&rule.weights) {
@@ -258,12 +268,24 @@ fn check_order(
     ns: &[usize],
     expected: f64,
 ) {
+    check_order_of(cells, kind, Formulation::Full, model, ns, expected);
+}
+
+/// [`check_order`] for a formulation.
+fn check_order_of(
+    cells: BoxCells,
+    kind: SolidKind,
+    formulation: Formulation,
+    model: MaterialModel,
+    ns: &[usize],
+    expected: f64,
+) {
     let levels: Vec<Level> = ns
         .iter()
-        .map(|&n| solve_level(cells, kind, model, n))
+        .map(|&n| solve_level(cells, kind, formulation, model, n))
         .collect();
     println!(
-        "{kind}, {model}: n, free dofs, initial residual, Newton iterations, relative L2 error, order"
+        "{kind} {formulation}, {model}: n, free dofs, initial residual, Newton iterations, relative L2 error, order"
     );
     let mut orders = Vec::new();
     for (i, l) in levels.iter().enumerate() {
@@ -272,7 +294,7 @@ fn check_order(
             (prev.relative_l2 / l.relative_l2).ln() / (l.n as f64 / prev.n as f64).ln()
         });
         println!(
-            "| {kind} | {model} | {} | {} | {:.1e} | {} | {:.3e} | {} |",
+            "| {kind} {formulation} | {model} | {} | {} | {:.1e} | {} | {:.3e} | {} |",
             l.n,
             l.dofs,
             l.initial_residual,
@@ -297,12 +319,71 @@ fn check_order(
 
 #[test]
 fn tet4_svk_converges_at_order_two() {
+    // (The box generator's tet4 split has 24 tetrahedra per hexahedron.)
     check_order(
         BoxCells::Tet4,
         SolidKind::Tet4,
         MaterialModel::SaintVenantKirchhoff,
+        &[2, 4, 8],
+        2.0,
+    );
+}
+
+#[test]
+fn hex8_eas_svk_converges_at_order_two() {
+    check_order_of(
+        BoxCells::Hex8,
+        SolidKind::Hex8,
+        Formulation::Eas,
+        MaterialModel::SaintVenantKirchhoff,
         &[4, 8, 16],
         2.0,
+    );
+}
+
+#[test]
+fn hex8_fbar_neo_hookean_converges_at_order_two() {
+    check_order_of(
+        BoxCells::Hex8,
+        SolidKind::Hex8,
+        Formulation::FBar,
+        MaterialModel::NeoHookean,
+        &[4, 8, 16],
+        2.0,
+    );
+}
+
+#[test]
+fn hex8_one_point_neo_hookean_converges_at_order_two() {
+    check_order_of(
+        BoxCells::Hex8,
+        SolidKind::Hex8,
+        Formulation::OnePoint,
+        MaterialModel::NeoHookean,
+        &[4, 8, 16],
+        2.0,
+    );
+}
+
+#[test]
+fn hex20_svk_converges_at_order_three() {
+    check_order(
+        BoxCells::Hex20,
+        SolidKind::Hex20,
+        MaterialModel::SaintVenantKirchhoff,
+        &[2, 4, 8],
+        3.0,
+    );
+}
+
+#[test]
+fn hex27_neo_hookean_converges_at_order_three() {
+    check_order(
+        BoxCells::Hex27,
+        SolidKind::Hex27,
+        MaterialModel::NeoHookean,
+        &[2, 4, 8],
+        3.0,
     );
 }
 

@@ -207,6 +207,9 @@ impl BlockTridiagonal {
     }
 
     /// Loads the CSC values `vals` and factorizes. `false` if a pivot block is singular.
+    // The 8×8 blocks enter the products by reference: by value each product copied its block
+    // (a memcpy per block, 1 % of a cable step; docs/performance.md, issue 22).
+    #[allow(clippy::op_ref)]
     pub(crate) fn factorize(&mut self, vals: &[f64]) -> bool {
         let n = self.n_blocks;
         // D_b and L_b keep their zeros (only the pattern's slots are written); U_b was
@@ -228,7 +231,7 @@ impl BlockTridiagonal {
         for b in 0..n {
             let mut s = diag[b];
             if b > 0 {
-                s -= lower[b] * upper[b];
+                s -= &lower[b] * &upper[b];
             }
             let Some(lu) = Lu8::new(s) else {
                 return false;
@@ -243,6 +246,9 @@ impl BlockTridiagonal {
 
     /// Solves with the last factorization, `rhs` in the global ordering; `work` is scratch of
     /// `8 · n_blocks` entries.
+    // The 8×8 blocks enter the products by reference: by value each product copied its block
+    // (a memcpy per block, 1 % of a cable step; docs/performance.md, issue 22).
+    #[allow(clippy::op_ref)]
     pub(crate) fn solve_in_place(&self, rhs: &mut [f64], work: &mut Vec<f64>) {
         let n = self.n_blocks;
         work.clear();
@@ -253,21 +259,20 @@ impl BlockTridiagonal {
         let lower = &self.store[n..2 * n];
         let upper = &self.store[2 * n..];
         let mut prev = V8::zeros();
-        for b in 0..n {
-            let mut y = V8::from_column_slice(&work[b * BS..(b + 1) * BS]);
+        let (blocks, _) = work.as_chunks_mut::<BS>();
+        for (b, block) in blocks.iter_mut().enumerate() {
+            let mut y = V8::from(*block);
             if b > 0 {
-                y -= lower[b] * prev;
+                y -= &lower[b] * prev;
             }
             let mut yy: [f64; BS] = y.into();
             self.lu[b].solve_column(&mut yy);
-            y = V8::from(yy);
-            work[b * BS..(b + 1) * BS].copy_from_slice(y.as_slice());
-            prev = y;
+            *block = yy;
+            prev = V8::from(yy);
         }
         for b in (0..n.saturating_sub(1)).rev() {
-            let mut z = V8::from_column_slice(&work[b * BS..(b + 1) * BS]);
-            z -= upper[b + 1] * prev;
-            work[b * BS..(b + 1) * BS].copy_from_slice(z.as_slice());
+            let z = V8::from(blocks[b]) - &upper[b + 1] * prev;
+            blocks[b] = z.into();
             prev = z;
         }
         for (i, &l) in self.loc.iter().enumerate() {

@@ -185,6 +185,75 @@ impl Shape {
     pub fn is_convex(&self) -> bool {
         self.convex
     }
+
+    /// The mass properties of the solid the shape bounds, at `density` (parry's: exact for a
+    /// sphere and a box, by tetrahedra from the centroid for a polyhedron; a triangle surface
+    /// is taken as a closed surface, either orientation). `None` when the solid has no volume
+    /// (an open or degenerate surface).
+    pub fn mass_properties(&self, density: f64) -> Option<ShapeMass> {
+        let m = if let Some(trimesh) = self.inner.as_trimesh() {
+            parry3d_f64::mass_properties::MassProperties::from_trimesh(
+                density,
+                trimesh.vertices(),
+                trimesh.indices(),
+            )
+        } else {
+            self.inner.mass_properties(density)
+        };
+        let mass = m.mass();
+        if !(mass.is_finite() && mass > 0.0) {
+            return None;
+        }
+        let j = m.reconstruct_inertia_matrix();
+        let inertia = Matrix3::from_fn(|r, c| j.col(c)[r]);
+        let c = m.local_com;
+        Some(ShapeMass {
+            mass,
+            centre: Vector3::new(c.x, c.y, c.z),
+            inertia: 0.5 * (inertia + inertia.transpose()),
+        })
+    }
+
+    /// The shape's surface as triangles in its own frame (a sphere by `2n` meridians and `n`
+    /// parallels, `n = subdivisions`), for drawing.
+    pub fn triangles(&self, subdivisions: u32) -> (Vec<Vector3<f64>>, Vec<[u32; 3]>) {
+        let (points, triangles) = if let Some(ball) = self.inner.as_ball() {
+            let n = subdivisions.max(2);
+            ball.to_trimesh(2 * n, n)
+        } else if let Some(cuboid) = self.inner.as_cuboid() {
+            cuboid.to_trimesh()
+        } else if let Some(hull) = self.inner.as_convex_polyhedron() {
+            hull.to_trimesh()
+        } else if let Some(trimesh) = self.inner.as_trimesh() {
+            (trimesh.vertices().to_vec(), trimesh.indices().to_vec())
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        (points.into_iter().map(nv).collect(), triangles)
+    }
+
+    /// The radius of the smallest sphere about the frame's origin holding the shape.
+    pub fn bounding_radius(&self) -> f64 {
+        let aabb = self.inner.compute_local_aabb();
+        let far = |a: f64, b: f64| a.abs().max(b.abs());
+        Vector3::new(
+            far(aabb.mins.x, aabb.maxs.x),
+            far(aabb.mins.y, aabb.maxs.y),
+            far(aabb.mins.z, aabb.maxs.z),
+        )
+        .norm()
+    }
+}
+
+/// The mass properties of a shape's solid ([`Shape::mass_properties`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeMass {
+    /// Mass.
+    pub mass: f64,
+    /// Centre of mass (shape frame).
+    pub centre: Vector3<f64>,
+    /// Inertia about the centre of mass, shape axes (symmetric).
+    pub inertia: Matrix3<f64>,
 }
 
 /// The points span a volume: the farthest point from the plane of three well-spread points

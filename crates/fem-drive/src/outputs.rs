@@ -46,6 +46,9 @@ impl EnergyTracker {
 /// The files of a run, and the scratch to write them. History and probes are process 0's.
 pub(crate) struct Outputs {
     pub frames: Box<dyn FrameSink>,
+    /// The model's further series (`BASE_NAME.pvd`, [`Model::extra_series`]), written at the
+    /// frames' steps; none for a distributed run.
+    pub extras: Vec<FrameSeries>,
     pub history: Option<HistoryWriter>,
     pub probes: Option<HistoryWriter>,
     /// Whether the model has probes (every process knows; process 0 writes them).
@@ -151,6 +154,26 @@ impl Outputs {
                 }));
             }
         };
+        let extras = if processes.is_distributed() {
+            Vec::new()
+        } else {
+            let compression = match options.format {
+                SeriesFormat::Pvd(c) => c,
+                _ => fem_io::Compression::default(),
+            };
+            let mut extras = Vec::new();
+            for name in model.extra_series() {
+                let base = format!("{}_{name}", options.base);
+                extras.push(match opening {
+                    Opening::Fresh => FrameSeries::create(dir, &base, compression)
+                        .map_err(RunError::OutputLocation)?,
+                    Opening::Resume { times, .. } => {
+                        FrameSeries::resume(dir, &base, compression, times).map_err(resume_error)?
+                    }
+                });
+            }
+            extras
+        };
         let columns = history_columns(model);
         let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
         let probe_columns = probe_columns(model);
@@ -208,6 +231,7 @@ impl Outputs {
         };
         Ok(Self {
             frames,
+            extras,
             history,
             probes,
             has_probes: probe_columns.is_some(),
@@ -317,6 +341,18 @@ impl Outputs {
             });
         }
         self.frames.write_frame(t, &frame)?;
+        for (k, extra) in self.extras.iter_mut().enumerate() {
+            if let Some(frame) = model.extra_frame(k) {
+                if let Some(name) = frame.first_non_finite_field() {
+                    return Err(RunError::NonFinite {
+                        what: format!("frame field '{name}' of series {k}"),
+                        step,
+                        t,
+                    });
+                }
+                extra.write_frame(t, &frame)?;
+            }
+        }
         self.last_frame_time = t;
         Ok(())
     }

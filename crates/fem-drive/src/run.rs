@@ -210,6 +210,9 @@ fn replace_older_run(
 ) -> Result<(), RunError> {
     let result = outputs.frames.remove_stale().map_err(RunError::from);
     agree(processes, result)?;
+    for extra in &outputs.extras {
+        fem_io::FrameSink::remove_stale(extra)?;
+    }
     checkpoint::remove_stale(options, processes)?;
     let result = match (outputs.has_probes, processes.rank()) {
         (false, 0) => {

@@ -17,6 +17,8 @@ fn distorted_patch(cells: BoxCells, straight: bool) -> (Vec<[f64; 3]>, Vec<usize
         BoxCells::Hex8 => SolidKind::Hex8,
         BoxCells::Tet4 => SolidKind::Tet4,
         BoxCells::Tet10 => SolidKind::Tet10,
+        BoxCells::Hex20 => SolidKind::Hex20,
+        BoxCells::Hex27 => SolidKind::Hex27,
     };
     let mut points = mesh.points.clone();
     // Interior grid (corner) nodes move by up to 0.08, interior tet10 mid-edge nodes by 0.02.
@@ -217,12 +219,20 @@ fn mass_properties_of_a_box_are_exact() {
     let l = [2.0, 0.5, 1.5];
     let rho = 7800.0;
     let (v, c, i) = box_properties(l, rho);
-    for cells in [BoxCells::Hex8, BoxCells::Tet4, BoxCells::Tet10] {
+    for cells in [
+        BoxCells::Hex8,
+        BoxCells::Tet4,
+        BoxCells::Tet10,
+        BoxCells::Hex20,
+        BoxCells::Hex27,
+    ] {
         let mesh = box_mesh(l, [3, 2, 4], cells).unwrap();
         let kind = match cells {
             BoxCells::Hex8 => SolidKind::Hex8,
             BoxCells::Tet4 => SolidKind::Tet4,
             BoxCells::Tet10 => SolidKind::Tet10,
+            BoxCells::Hex20 => SolidKind::Hex20,
+            BoxCells::Hex27 => SolidKind::Hex27,
         };
         let p = mass_properties(kind, &mesh.points, &mesh.blocks[0].connectivity, rho).unwrap();
         assert!((p.volume - v).abs() < 1e-13 * v, "{kind} {} {v}", p.volume);

@@ -22,7 +22,7 @@ pub fn write_pvtu(path: &Path, frame: &Frame<'_>, pieces: &[String]) -> Result<(
         "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n",
     );
     xml.push_str("  <PUnstructuredGrid GhostLevel=\"0\">\n");
-    let arrays = |xml: &mut String, tag: &str, fields: &[crate::Field<'_>]| {
+    let arrays = |xml: &mut String, tag: &str, fields: &[crate::Field<'_>], ghosts: bool| {
         let vectors = fields.iter().find(|f| f.n_components == 3);
         let scalars = fields.iter().find(|f| f.n_components == 1);
         xml.push_str(&format!("    <{tag}"));
@@ -40,10 +40,16 @@ pub fn write_pvtu(path: &Path, frame: &Frame<'_>, pieces: &[String]) -> Result<(
                 f.n_components
             ));
         }
+        if ghosts {
+            xml.push_str(
+                "      <PDataArray type=\"UInt8\" Name=\"vtkGhostType\" NumberOfComponents=\"1\"/>\n",
+            );
+        }
         xml.push_str(&format!("    </{tag}>\n"));
     };
-    arrays(&mut xml, "PPointData", &frame.point_data);
-    arrays(&mut xml, "PCellData", &frame.cell_data);
+    let ghost_points = frame.ghost_points.is_some();
+    arrays(&mut xml, "PPointData", &frame.point_data, ghost_points);
+    arrays(&mut xml, "PCellData", &frame.cell_data, false);
     xml.push_str("    <PPoints>\n      <PDataArray type=\"Float64\" NumberOfComponents=\"3\"/>\n    </PPoints>\n");
     for p in pieces {
         xml.push_str(&format!("    <Piece Source=\"{}\"/>\n", escape(p)));
@@ -80,6 +86,11 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("<Piece Source=\"x_1.vtu\"/>"));
         assert!(text.contains("Name=\"displacement\" NumberOfComponents=\"3\""));
+        assert!(!text.contains("vtkGhostType"));
+        let ghost = [1u8];
+        write_pvtu(&path, &frame.with_ghost_points(&ghost), &["x_0.vtu".into()]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("<PDataArray type=\"UInt8\" Name=\"vtkGhostType\""));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

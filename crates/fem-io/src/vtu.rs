@@ -25,6 +25,10 @@
 //! | `Tet4`     | `VTK_TETRA` (10)            | identity                           |
 //! | `Tet10`    | `VTK_QUADRATIC_TETRA` (24)  | `[0, 1, 2, 3, 4, 5, 6, 7, 9, 8]`   |
 //! | `Hex8`     | `VTK_HEXAHEDRON` (12)       | identity                           |
+//! | `Quad8`    | `VTK_QUADRATIC_QUAD` (23)   | identity (4..7 on edges 0–1, 1–2, 2–3, 3–0 in both) |
+//! | `Quad9`    | `VTK_BIQUADRATIC_QUAD` (28) | identity (8 the centre)            |
+//! | `Hex20`    | `VTK_QUADRATIC_HEXAHEDRON` (25) | `[0..7, 8, 11, 13, 9, 16, 18, 19, 17, 10, 12, 14, 15]` |
+//! | `Hex27`    | `VTK_TRIQUADRATIC_HEXAHEDRON` (29) | hex20's, then `[22, 23, 21, 24, 20, 25, 26]` |
 //!
 //! Tet10: both put the 4 vertices first and then one mid-edge node per edge, but the edge
 //! orders differ. Gmsh numbers the mid-edge nodes 4..9 on edges (0,1), (1,2), (2,0), (0,3),
@@ -98,6 +102,18 @@ fn vtk_type(kind: CellKind) -> (CellType, &'static [usize]) {
     const ID8: &[usize] = &[0, 1, 2, 3, 4, 5, 6, 7];
     // Mid-edge nodes 8, 9 sit on Gmsh edges (2,3), (1,3) but on VTK edges (1,3), (2,3).
     const TET10: &[usize] = &[0, 1, 2, 3, 4, 5, 6, 7, 9, 8];
+    const ID9: &[usize] = &[0, 1, 2, 3, 4, 5, 6, 7, 8];
+    // Hex20/hex27: VTK numbers the mid-edge nodes by edges (0,1), (1,2), (2,3), (3,0), (4,5),
+    // (5,6), (6,7), (7,4), (0,4), (1,5), (2,6), (3,7), and the face centres x−, x+, y−, y+, z−,
+    // z+ (checked against VTK's parametric coordinates); Gmsh's orders are in
+    // `fem_mesh::CellKind::reference_nodes`.
+    const HEX20: &[usize] = &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 9, 16, 18, 19, 17, 10, 12, 14, 15,
+    ];
+    const HEX27: &[usize] = &[
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 9, 16, 18, 19, 17, 10, 12, 14, 15, 22, 23, 21, 24, 20,
+        25, 26,
+    ];
     match kind {
         CellKind::Vertex => (CellType::Vertex, ID1),
         CellKind::Line2 => (CellType::Line, ID2),
@@ -108,6 +124,10 @@ fn vtk_type(kind: CellKind) -> (CellType, &'static [usize]) {
         CellKind::Tet4 => (CellType::Tetra, ID4),
         CellKind::Tet10 => (CellType::QuadraticTetra, TET10),
         CellKind::Hex8 => (CellType::Hexahedron, ID8),
+        CellKind::Quad8 => (CellType::QuadraticQuad, ID8),
+        CellKind::Quad9 => (CellType::BiquadraticQuad, ID9),
+        CellKind::Hex20 => (CellType::QuadraticHexahedron, HEX20),
+        CellKind::Hex27 => (CellType::TriquadraticHexahedron, HEX27),
     }
 }
 
@@ -448,6 +468,28 @@ pub fn write_vtu(
             message: e.to_string(),
         })?;
 
+    if frame.points.is_empty() {
+        // vtkio leaves out a piece's `NumberOfPoints` and `NumberOfCells` when they are zero,
+        // which VTK's reader refuses ("Piece 0 is missing its NumberOfPoints attribute"): an
+        // empty frame (a series of contact points at a step without contact) gets them
+        // written here.
+        let mut bytes: Vec<u8> = Vec::new();
+        xml.write(&mut bytes).map_err(|e| OutputError::Vtk {
+            op: "serialize VTK XML for",
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let text = String::from_utf8_lossy(&bytes).replacen(
+            "<Piece>",
+            "<Piece NumberOfPoints=\"0\" NumberOfCells=\"0\">",
+            1,
+        );
+        return write_atomically(path, false, |w, tmp| {
+            use std::io::Write;
+            w.write_all(text.as_bytes())
+                .map_err(|e| OutputError::io("write", tmp, e))
+        });
+    }
     write_atomically(path, false, |w, tmp| {
         // vtkio's serializer wraps the writer in its own `BufWriter`, which it drops without
         // checking the final flush, and uses `write` rather than `write_all`. `CheckedWriter`
@@ -504,6 +546,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_empty_frame_names_its_zero_points_and_cells() {
+        let dir = std::env::temp_dir().join(format!("fem-io-empty-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("empty.vtu");
+        let cells = VtkCells::new();
+        let frame = Frame::new(&[], &cells).with_point_field(Field::scalar("gap", &[]));
+        for compression in [Compression::None, Compression::Lz4] {
+            write_vtu(&path, &frame, compression).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text.contains(r#"<Piece NumberOfPoints="0" NumberOfCells="0">"#),
+                "{text}"
+            );
+            assert!(text.contains(r#"Name="gap""#), "{text}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn tet10_swaps_last_two_nodes() {
         let (code, perm) = gmsh_to_vtk(CellKind::Tet10);
         assert_eq!(code, 24);
@@ -515,6 +576,49 @@ mod tests {
             &[10, 11, 12, 13, 14, 15, 16, 17, 19, 18]
         );
         assert_eq!(cells.offsets(), &[10]);
+    }
+
+    #[test]
+    fn second_order_hexahedra_map_to_vtk_positions() {
+        // VTK's parametric coordinates of vtkTriQuadraticHexahedron (on [-1, 1]³): mid-edge
+        // nodes on edges (0,1), (1,2), (2,3), (3,0), (4,5), (5,6), (6,7), (7,4), (0,4), (1,5),
+        // (2,6), (3,7), then the face centres x−, x+, y−, y+, z−, z+ and the centre.
+        let corners = &CellKind::Hex8.reference_nodes()[..8];
+        let mid = |a: usize, b: usize| -> [f64; 3] {
+            std::array::from_fn(|k| 0.5 * (corners[a][k] + corners[b][k]))
+        };
+        let mut vtk: Vec<[f64; 3]> = corners.to_vec();
+        for (a, b) in [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 0),
+            (4, 5),
+            (5, 6),
+            (6, 7),
+            (7, 4),
+            (0, 4),
+            (1, 5),
+            (2, 6),
+            (3, 7),
+        ] {
+            vtk.push(mid(a, b));
+        }
+        for axis in 0..3 {
+            for side in [-1.0, 1.0] {
+                let mut p = [0.0; 3];
+                p[axis] = side;
+                vtk.push(p);
+            }
+        }
+        vtk.push([0.0; 3]);
+        let gmsh = CellKind::Hex27.reference_nodes();
+        let (_, perm) = gmsh_to_vtk(CellKind::Hex27);
+        for (i, &g) in perm.iter().enumerate() {
+            assert_eq!(gmsh[g], vtk[i], "VTK node {i}");
+        }
+        let (_, perm20) = gmsh_to_vtk(CellKind::Hex20);
+        assert_eq!(perm20, &perm[..20]);
     }
 
     #[test]
@@ -530,6 +634,10 @@ mod tests {
             (Tet4, 10),
             (Tet10, 24),
             (Hex8, 12),
+            (Quad8, 23),
+            (Quad9, 28),
+            (Hex20, 25),
+            (Hex27, 29),
         ] {
             let (c, perm) = gmsh_to_vtk(kind);
             assert_eq!(c, code, "{kind:?}");

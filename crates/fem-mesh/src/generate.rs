@@ -89,34 +89,51 @@ pub fn line(length: f64, n_cells: usize, direction: [f64; 3]) -> Result<Mesh, Me
 /// Cell type of [`box_mesh`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BoxCells {
-    /// Each hexahedron split into 6 tet4 (Kuhn subdivision along its main
-    /// diagonal); boundary faces are tri3.
+    /// Each hexahedron split into 24 tet4: every face into 4 triangles about a node at its
+    /// centre (shared with the neighbour), each joined to a node at the hexahedron's centre.
+    /// The split has every symmetry of the cube, so the mesh has the box's: a square section
+    /// bends alike about both axes, with no cross motion. Boundary faces are tri3.
     Tet4,
     /// Hex8 cells; boundary faces are quad4.
     Hex8,
     /// The [`BoxCells::Tet4`] mesh made second order: tet10 cells with straight edges
-    /// (mid-edge nodes at the midpoints, numbered after the grid nodes in order of first
+    /// (mid-edge nodes at the midpoints, numbered after the other nodes in order of first
     /// appearance); boundary faces are tri6.
     Tet10,
+    /// The [`BoxCells::Hex8`] mesh made second order: hex20 (serendipity) cells, mid-edge
+    /// nodes at the edge midpoints; boundary faces are quad8.
+    Hex20,
+    /// The [`BoxCells::Hex8`] mesh made triquadratic: hex27 cells with mid-edge, face-centre
+    /// and body-centre nodes; boundary faces are quad9.
+    Hex27,
 }
 
-/// Box `[0,lx] x [0,ly] x [0,lz]` divided into `nx * ny * nz` hexahedra
-/// (or `6 nx ny nz` tetrahedra, linear or quadratic), all with positive volume. The tet mesh is
-/// conforming: every face of a hex is split along the diagonal from its
-/// lowest to its highest corner, from both sides.
+/// Box `[0,lx] x [0,ly] x [0,lz]` divided into `nx * ny * nz` hexahedra (hex8, hex20 or
+/// hex27), or `24 nx ny nz` tetrahedra (tet4 or tet10; see [`BoxCells::Tet4`]), all with
+/// positive volume. The tet mesh is conforming.
 ///
-/// Node `(i, j, k)` (at `(i lx/nx, j ly/ny, k lz/nz)`) has index
-/// `i + (nx+1) (j + (ny+1) k)`.
+/// Node `(i, j, k)` of the grid (at `(i lx/nx, j ly/ny, k lz/nz)`) has index
+/// `i + (nx+1) (j + (ny+1) k)`. The tet meshes then number the face-centre nodes (in order of
+/// first appearance) and the hexahedra's centres; the second-order meshes their new nodes in
+/// order of first appearance (edges, then faces, then cell centres for hex27).
 ///
-/// Blocks: 0 = hex8/tet4/tet10 cells, 1 = quad4/tri3/tri6 boundary faces, oriented with
-/// outward normals (counter-clockwise seen from outside).
+/// Blocks: 0 = the volume cells, 1 = the boundary faces (quad4/tri3/tri6/quad8/quad9), oriented
+/// with outward normals (counter-clockwise seen from outside).
 /// Groups (tags 1..=7): `"xmin"`, `"xmax"`, `"ymin"`, `"ymax"`, `"zmin"`,
 /// `"zmax"` (dim 2, boundary faces), `"domain"` (dim 3, all volume cells).
 pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mesh, MeshError> {
-    if cells == BoxCells::Tet10 {
-        let mut mesh = box_mesh(lengths, n, BoxCells::Tet4)?;
-        make_second_order(&mut mesh);
-        return Ok(mesh);
+    match cells {
+        BoxCells::Tet10 => {
+            let mut mesh = box_mesh(lengths, n, BoxCells::Tet4)?;
+            make_second_order(&mut mesh);
+            return Ok(mesh);
+        }
+        BoxCells::Hex20 | BoxCells::Hex27 => {
+            let mut mesh = box_mesh(lengths, n, BoxCells::Hex8)?;
+            make_second_order_hex(&mut mesh, cells == BoxCells::Hex27);
+            return Ok(mesh);
+        }
+        BoxCells::Tet4 | BoxCells::Hex8 => {}
     }
     for (what, l) in ["lengths[0]", "lengths[1]", "lengths[2]"]
         .into_iter()
@@ -150,37 +167,74 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
         }
     }
 
-    let (volume_kind, face_kind) = match cells {
-        BoxCells::Hex8 => (CellKind::Hex8, CellKind::Quad4),
-        BoxCells::Tet4 | BoxCells::Tet10 => (CellKind::Tet4, CellKind::Tri3),
+    let tets = cells == BoxCells::Tet4;
+    let (volume_kind, face_kind) = if tets {
+        (CellKind::Tet4, CellKind::Tri3)
+    } else {
+        (CellKind::Hex8, CellKind::Quad4)
+    };
+    // The centre node of each face of the grid (tets only), keyed by its sorted corners.
+    let mut face_centres: std::collections::HashMap<[usize; 4], usize> =
+        std::collections::HashMap::new();
+    let mut face_centre = |corners: [usize; 4], points: &mut Vec<[f64; 3]>| -> usize {
+        let mut key = corners;
+        key.sort_unstable();
+        *face_centres.entry(key).or_insert_with(|| {
+            let c =
+                std::array::from_fn(|a| corners.iter().map(|&v| points[v][a]).sum::<f64>() / 4.0);
+            points.push(c);
+            points.len() - 1
+        })
     };
     let mut volume = CellBlock::new(volume_kind);
     volume
         .connectivity
-        .reserve(n_hex * if cells == BoxCells::Hex8 { 8 } else { 24 });
+        .reserve(n_hex * if tets { 96 } else { 8 });
+    let mut tet_cells: Vec<[usize; 4]> = Vec::new();
     for k in 0..n[2] {
         for j in 0..n[1] {
             for i in 0..n[0] {
                 let c = |d: [usize; 3]| id([i + d[0], j + d[1], k + d[2]]);
-                match cells {
-                    BoxCells::Hex8 => {
-                        volume.push(&HEX_CORNERS.map(c));
-                    }
-                    BoxCells::Tet4 | BoxCells::Tet10 => {
-                        for (perm, positive) in KUHN_PERMUTATIONS {
-                            let mut v = [[0usize; 3]; 4];
-                            for s in 0..3 {
-                                v[s + 1] = v[s];
-                                v[s + 1][perm[s]] = 1;
-                            }
-                            if !positive {
-                                v.swap(2, 3);
-                            }
-                            volume.push(&v.map(c));
-                        }
+                let hex = HEX_CORNERS.map(c);
+                if !tets {
+                    volume.push(&hex);
+                    continue;
+                }
+                for face in HEX_FACES {
+                    let corners = face.map(|a| hex[a]);
+                    let fc = face_centre(corners, &mut points);
+                    // A face edge a → b runs counter-clockwise seen from outside, so the
+                    // triangle (b, a, face centre) faces inwards, towards the hexahedron's
+                    // centre: the tet (b, a, face centre, centre) has positive volume. The
+                    // centre is numbered after every face centre (set below).
+                    for e in 0..4 {
+                        tet_cells.push([corners[(e + 1) % 4], corners[e], fc, usize::MAX]);
                     }
                 }
             }
+        }
+    }
+    if tets {
+        // Hexahedron centres, numbered after the face centres in cell order.
+        let first_centre = points.len();
+        let mut cell = 0;
+        for k in 0..n[2] {
+            for j in 0..n[1] {
+                for i in 0..n[0] {
+                    let c = |d: [usize; 3]| id([i + d[0], j + d[1], k + d[2]]);
+                    let hex = HEX_CORNERS.map(c);
+                    points.push(std::array::from_fn(|a| {
+                        hex.iter().map(|&v| points[v][a]).sum::<f64>() / 8.0
+                    }));
+                    for t in &mut tet_cells[24 * cell..24 * (cell + 1)] {
+                        t[3] = first_centre + cell;
+                    }
+                    cell += 1;
+                }
+            }
+        }
+        for t in &tet_cells {
+            volume.push(t);
         }
     }
 
@@ -190,7 +244,7 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
     for a in 0..3 {
         let (b, c) = ((a + 1) % 3, (a + 2) % 3);
         for side in 0..2 {
-            let mut group_cells = Vec::with_capacity(n[b] * n[c] * 2);
+            let mut group_cells = Vec::with_capacity(n[b] * n[c] * if tets { 4 } else { 1 });
             for ic in 0..n[c] {
                 for ib in 0..n[b] {
                     // Local corner (db, dc) of the face -> node index.
@@ -202,19 +256,19 @@ pub fn box_mesh(lengths: [f64; 3], n: [usize; 3], cells: BoxCells) -> Result<Mes
                         id(p)
                     };
                     // Counter-clockwise in (b, c) gives normal +e_a (outward on the max side).
-                    let local: &[&[(usize, usize)]] = match (cells, side) {
-                        (BoxCells::Hex8, 1) => &[&[(0, 0), (1, 0), (1, 1), (0, 1)]],
-                        (BoxCells::Hex8, _) => &[&[(0, 0), (0, 1), (1, 1), (1, 0)]],
-                        (BoxCells::Tet4 | BoxCells::Tet10, 1) => {
-                            &[&[(0, 0), (1, 0), (1, 1)], &[(0, 0), (1, 1), (0, 1)]]
+                    let quad = match side {
+                        1 => [(0, 0), (1, 0), (1, 1), (0, 1)],
+                        _ => [(0, 0), (0, 1), (1, 1), (1, 0)],
+                    }
+                    .map(node);
+                    if tets {
+                        let centre = face_centre(quad, &mut points);
+                        for e in 0..4 {
+                            group_cells
+                                .push((1, faces.push(&[quad[e], quad[(e + 1) % 4], centre])));
                         }
-                        (BoxCells::Tet4 | BoxCells::Tet10, _) => {
-                            &[&[(0, 0), (1, 1), (1, 0)], &[(0, 0), (0, 1), (1, 1)]]
-                        }
-                    };
-                    for f in local {
-                        let nodes: Vec<usize> = f.iter().map(|&l| node(l)).collect();
-                        group_cells.push((1, faces.push(&nodes)));
+                    } else {
+                        group_cells.push((1, faces.push(&quad)));
                     }
                 }
             }
@@ -278,6 +332,71 @@ fn make_second_order(mesh: &mut Mesh) {
         }
         *block = quadratic;
     }
+    regroup(mesh);
+}
+
+/// Turns hex8 and quad4 blocks into hex20 and quad8 (mid-edge nodes), or with `lagrange` into
+/// hex27 and quad9 (also face-centre and body-centre nodes), at the midpoints and centres of
+/// the straight edges and flat faces; nodes shared as [`make_second_order`] shares them.
+fn make_second_order_hex(mesh: &mut Mesh, lagrange: bool) {
+    use crate::cell::{HEX20_EDGES, HEX27_FACES, QUAD8_EDGES};
+    let mut shared: std::collections::HashMap<Vec<usize>, usize> = std::collections::HashMap::new();
+    let points = &mut mesh.points;
+    let mut centre_node = |corners: &[usize]| {
+        let mut key = corners.to_vec();
+        key.sort_unstable();
+        *shared.entry(key).or_insert_with(|| {
+            let c = std::array::from_fn(|i| {
+                corners.iter().map(|&v| points[v][i]).sum::<f64>() / corners.len() as f64
+            });
+            points.push(c);
+            points.len() - 1
+        })
+    };
+    for block in &mut mesh.blocks {
+        let kind = match (block.kind, lagrange) {
+            (CellKind::Hex8, false) => CellKind::Hex20,
+            (CellKind::Hex8, true) => CellKind::Hex27,
+            (CellKind::Quad4, false) => CellKind::Quad8,
+            (CellKind::Quad4, true) => CellKind::Quad9,
+            _ => continue,
+        };
+        let mut quadratic = CellBlock::new(kind);
+        quadratic
+            .connectivity
+            .reserve(block.n_cells() * kind.n_nodes());
+        for cell in block.cells() {
+            let mut nodes = cell.to_vec();
+            if kind.dim() == 3 {
+                nodes.extend(
+                    HEX20_EDGES
+                        .iter()
+                        .map(|&(a, b)| centre_node(&[cell[a], cell[b]])),
+                );
+                if lagrange {
+                    nodes.extend(HEX27_FACES.iter().map(|f| centre_node(&f.map(|a| cell[a]))));
+                    nodes.push(centre_node(cell));
+                }
+            } else {
+                nodes.extend(
+                    QUAD8_EDGES
+                        .iter()
+                        .map(|&(a, b)| centre_node(&[cell[a], cell[b]])),
+                );
+                if lagrange {
+                    nodes.push(centre_node(cell));
+                }
+            }
+            debug_assert_eq!(nodes.len(), kind.n_nodes());
+            quadratic.push(&nodes);
+        }
+        *block = quadratic;
+    }
+    regroup(mesh);
+}
+
+/// Recomputes the groups' node lists from their cells.
+fn regroup(mesh: &mut Mesh) {
     let blocks = &mesh.blocks;
     for g in &mut mesh.groups {
         *g = PhysicalGroup::from_cells(
@@ -290,6 +409,16 @@ fn make_second_order(mesh: &mut Mesh) {
     }
 }
 
+/// The six faces of a hex8 (Gmsh corner numbers), each counter-clockwise seen from outside.
+const HEX_FACES: [[usize; 4]; 6] = [
+    [0, 3, 2, 1],
+    [4, 5, 6, 7],
+    [0, 1, 5, 4],
+    [2, 3, 7, 6],
+    [0, 4, 7, 3],
+    [1, 2, 6, 5],
+];
+
 /// Hex8 corners in Gmsh order as offsets from the lowest corner.
 const HEX_CORNERS: [[usize; 3]; 8] = [
     [0, 0, 0],
@@ -300,17 +429,6 @@ const HEX_CORNERS: [[usize; 3]; 8] = [
     [1, 0, 1],
     [1, 1, 1],
     [0, 1, 1],
-];
-
-/// Axis orders of the 6 Kuhn tetrahedra and whether the permutation is even
-/// (the tet `0, e_p0, e_p0+e_p1, (1,1,1)` then has positive volume).
-const KUHN_PERMUTATIONS: [([usize; 3], bool); 6] = [
-    ([0, 1, 2], true),
-    ([1, 2, 0], true),
-    ([2, 0, 1], true),
-    ([0, 2, 1], false),
-    ([2, 1, 0], false),
-    ([1, 0, 2], false),
 ];
 
 #[cfg(test)]
@@ -374,7 +492,10 @@ mod tests {
         let (l, n) = ([2.0, 0.5, 1.5], [3, 2, 4]);
         let m = box_mesh(l, n, cells).unwrap();
         m.validate().unwrap();
-        assert_eq!(m.n_nodes(), 4 * 3 * 5);
+        // Grid nodes; the tet split adds a node per face of the grid and per hexahedron.
+        let faces = 4 * 2 * 4 + 3 * 3 * 4 + 3 * 2 * 5;
+        let n_nodes = 4 * 3 * 5 + if per_hex == 24 { faces + 24 } else { 0 };
+        assert_eq!(m.n_nodes(), n_nodes);
         assert_eq!(m.blocks[0].n_cells(), per_hex * 24);
         assert_eq!(m.blocks[1].kind, face_kind);
         assert_eq!(m.max_dim(), 3);
@@ -400,11 +521,12 @@ mod tests {
             let at_max = g.tag % 2 == 0;
             let coord = if at_max { l[axis] } else { 0.0 };
             let (nb, nc) = (n[(axis + 1) % 3], n[(axis + 2) % 3]);
-            assert_eq!(g.nodes.len(), (nb + 1) * (nc + 1), "{name}");
+            let centres = if per_hex == 24 { nb * nc } else { 0 };
+            assert_eq!(g.nodes.len(), (nb + 1) * (nc + 1) + centres, "{name}");
             for &p in &g.nodes {
                 assert_eq!(m.points[p][axis], coord, "{name}");
             }
-            assert_eq!(g.cells.len(), nb * nc * if per_hex == 6 { 2 } else { 1 });
+            assert_eq!(g.cells.len(), nb * nc * if per_hex == 24 { 4 } else { 1 });
             for &(b, c) in &g.cells {
                 let x = m.cell_points(b, c);
                 let normal = cross(sub(x[1], x[0]), sub(x[2], x[0]));
@@ -413,7 +535,10 @@ mod tests {
             }
         }
         let d = m.group("domain").unwrap();
-        assert_eq!((d.dim, d.cells.len(), d.nodes.len()), (3, per_hex * 24, 60));
+        assert_eq!(
+            (d.dim, d.cells.len(), d.nodes.len()),
+            (3, per_hex * 24, n_nodes)
+        );
     }
 
     #[test]
@@ -423,7 +548,78 @@ mod tests {
 
     #[test]
     fn box_tet4() {
-        check_box(BoxCells::Tet4, 6, CellKind::Tri3);
+        check_box(BoxCells::Tet4, 24, CellKind::Tri3);
+    }
+
+    /// The tet mesh is mapped onto itself by the box's symmetries: the mirror planes through
+    /// its centre, and swapping two axes of equal length and cell count.
+    #[test]
+    fn box_tet4_has_the_symmetries_of_the_box() {
+        let (l, n) = ([3.0, 1.0, 1.0], [3, 1, 1]);
+        let m = box_mesh(l, n, BoxCells::Tet4).unwrap();
+        let key = |p: [f64; 3]| p.map(|c| (c * 1e9).round() as i64);
+        let sorted_cells = |map: &dyn Fn([f64; 3]) -> [f64; 3]| {
+            let mut cells: Vec<Vec<[i64; 3]>> = m.blocks[0]
+                .cells()
+                .map(|t| {
+                    let mut v: Vec<[i64; 3]> = t.iter().map(|&a| key(map(m.points[a]))).collect();
+                    v.sort_unstable();
+                    v
+                })
+                .collect();
+            cells.sort_unstable();
+            cells
+        };
+        let identity = sorted_cells(&|p| p);
+        let mirrors: [&dyn Fn([f64; 3]) -> [f64; 3]; 4] = [
+            &|p| [l[0] - p[0], p[1], p[2]],
+            &|p| [p[0], l[1] - p[1], p[2]],
+            &|p| [p[0], p[1], l[2] - p[2]],
+            &|p| [p[0], p[2], p[1]],
+        ];
+        for (i, map) in mirrors.iter().enumerate() {
+            assert_eq!(sorted_cells(map), identity, "symmetry {i}");
+        }
+    }
+
+    #[test]
+    fn box_hex20_and_hex27() {
+        let (l, n) = ([2.0, 0.5, 1.5], [3, 2, 4]);
+        for (cells, kind, face, per_node) in [
+            (BoxCells::Hex20, CellKind::Hex20, CellKind::Quad8, false),
+            (BoxCells::Hex27, CellKind::Hex27, CellKind::Quad9, true),
+        ] {
+            let m = box_mesh(l, n, cells).unwrap();
+            m.validate().unwrap();
+            assert_eq!((m.blocks[0].kind, m.blocks[1].kind), (kind, face));
+            assert_eq!(m.blocks[0].n_cells(), 24);
+            // Grid nodes keep their indices; one node per edge (and per face and cell).
+            let edges = 3 * 3 * 5 + 4 * 2 * 5 + 4 * 3 * 4;
+            let faces = 4 * 2 * 4 + 3 * 3 * 4 + 3 * 2 * 5;
+            let extra = if per_node { faces + 24 } else { 0 };
+            assert_eq!(m.n_nodes(), 60 + edges + extra);
+            assert!(close(m.measure_of_dim(3), 2.0 * 0.5 * 1.5));
+            assert!(close(
+                m.measure_of_dim(2),
+                2.0 * (2.0 * 0.5 + 2.0 * 1.5 + 0.5 * 1.5)
+            ));
+            let xmax = m.group("xmax").unwrap();
+            let face_nodes = (2 * 2 + 1) * (2 * 4 + 1) - if per_node { 0 } else { 2 * 4 };
+            assert_eq!(xmax.nodes.len(), face_nodes);
+            assert!(xmax.nodes.iter().all(|&p| m.points[p][0] == 2.0));
+            // Every node of a cell sits at the trilinear image of its reference position.
+            let refs = kind.reference_nodes();
+            for (c, cell) in m.blocks[0].cells().enumerate() {
+                let p0 = m.points[cell[0]];
+                let p6 = m.points[cell[6]];
+                for (a, &node) in cell.iter().enumerate() {
+                    for i in 0..3 {
+                        let want = p0[i] + 0.5 * (refs[a][i] + 1.0) * (p6[i] - p0[i]);
+                        assert!(close(m.points[node][i], want), "cell {c} node {a}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -436,14 +632,14 @@ mod tests {
             (m.blocks[0].kind, m.blocks[1].kind),
             (CellKind::Tet10, CellKind::Tri6)
         );
-        assert_eq!(m.blocks[0].n_cells(), 6 * 24);
-        // Grid nodes keep their indices; one new node per edge: (4·3·5 grid nodes) plus the
-        // edges of the Kuhn mesh (3 axis + 3 face-diagonal + 1 body-diagonal families).
-        assert_eq!(&m.points[..60], &linear.points[..]);
-        let edges = 3 * 3 * 5 + 4 * 2 * 5 + 4 * 3 * 4 // axis-parallel
-            + 3 * 2 * 5 + 3 * 3 * 4 + 4 * 2 * 4 // face diagonals
-            + 3 * 2 * 4; // body diagonals
-        assert_eq!(m.n_nodes(), 60 + edges);
+        assert_eq!(m.blocks[0].n_cells(), 24 * 24);
+        // The tet4 mesh's nodes keep their indices; one new node per edge: the grid's edges,
+        // 4 from each face centre to the face's corners, 14 from each hexahedron's centre.
+        let n_linear = linear.n_nodes();
+        assert_eq!(&m.points[..n_linear], &linear.points[..]);
+        let faces = 4 * 2 * 4 + 3 * 3 * 4 + 3 * 2 * 5;
+        let edges = (3 * 3 * 5 + 4 * 2 * 5 + 4 * 3 * 4) + 4 * faces + 14 * 24;
+        assert_eq!(m.n_nodes(), n_linear + edges);
         assert!(close(m.measure_of_dim(3), 2.0 * 0.5 * 1.5));
         assert!(close(
             m.measure_of_dim(2),
@@ -453,7 +649,10 @@ mod tests {
         let d = m.group("domain").unwrap();
         assert_eq!(d.nodes.len(), m.n_nodes());
         let xmax = m.group("xmax").unwrap();
-        assert_eq!(xmax.nodes.len(), (2 * 2 + 1) * (2 * 4 + 1));
+        // Grid nodes and face centres of the xmax side, and the mid-edge nodes of its tri6.
+        let (corner, centres) = (3 * 5, 2 * 4);
+        let face_edges = 2 * 5 + 3 * 4 + 4 * centres;
+        assert_eq!(xmax.nodes.len(), corner + centres + face_edges);
         assert!(xmax.nodes.iter().all(|&p| m.points[p][0] == 2.0));
     }
 

@@ -227,6 +227,28 @@ impl Mesh {
                 }
                 v
             }
+            CellKind::Quad8 | CellKind::Quad9 => {
+                // 3×3 Gauss: exact for flat faces with straight edges.
+                let mut a = 0.0;
+                for (u, wu) in GAUSS3 {
+                    for (v, wv) in GAUSS3 {
+                        a += wu * wv * norm(area_normal(&jac([u, v, 0.0])));
+                    }
+                }
+                a
+            }
+            CellKind::Hex20 | CellKind::Hex27 => {
+                // 3×3×3 Gauss: exact for trilinear (and affine quadratic) geometry.
+                let mut v = 0.0;
+                for (u, wu) in GAUSS3 {
+                    for (s, ws) in GAUSS3 {
+                        for (t, wt) in GAUSS3 {
+                            v += wu * ws * wt * det3(&jac([u, s, t]));
+                        }
+                    }
+                }
+                v
+            }
         }
     }
 
@@ -379,6 +401,13 @@ impl Mesh {
     }
 }
 
+/// 3-point Gauss–Legendre rule on `[-1, 1]`: `(point, weight)`.
+const GAUSS3: [(f64, f64); 3] = [
+    (-0.774_596_669_241_483_4, 5.0 / 9.0),
+    (0.0, 8.0 / 9.0),
+    (0.774_596_669_241_483_4, 5.0 / 9.0),
+];
+
 /// Geometric checks of one cell with node coordinates `x`; `Err(reason)` if it fails.
 fn check_geometry(kind: CellKind, x: &[[f64; 3]], scale: f64) -> Result<(), String> {
     let eps = DEGENERATE_EPS;
@@ -411,7 +440,7 @@ fn check_geometry(kind: CellKind, x: &[[f64; 3]], scale: f64) -> Result<(), Stri
                 Err(format!("zero area ({a:e})"))
             }
         }
-        CellKind::Quad4 | CellKind::Tri6 => {
+        CellKind::Quad4 | CellKind::Tri6 | CellKind::Quad8 | CellKind::Quad9 => {
             let normals: Vec<[f64; 3]> = kind
                 .reference_nodes()
                 .iter()
@@ -427,16 +456,22 @@ fn check_geometry(kind: CellKind, x: &[[f64; 3]], scale: f64) -> Result<(), Stri
                 if dot(*n, total) / tn <= eps * scale * scale {
                     return Err(format!(
                         "degenerate or folded at node {i} (nodes not in Gmsh's \
-                         counter-clockwise order, a non-convex quad, or a tri6 mid-edge \
-                         node that folds the face)"
+                         counter-clockwise order, a non-convex quad, or a mid-edge node \
+                         that folds the face)"
                     ));
                 }
             }
             Ok(())
         }
-        CellKind::Tet4 | CellKind::Tet10 | CellKind::Hex8 => {
+        CellKind::Tet4 | CellKind::Tet10 | CellKind::Hex8 | CellKind::Hex20 | CellKind::Hex27 => {
             let tol = eps * scale * scale * scale;
-            let mut points: Vec<[f64; 3]> = kind.reference_nodes()[..kind.n_corners()].to_vec();
+            // Corners and centroid; for the quadratic hexahedra every node (a misplaced
+            // mid-edge or face node folds the cell there first).
+            let n_check = match kind {
+                CellKind::Hex20 | CellKind::Hex27 => kind.n_nodes(),
+                _ => kind.n_corners(),
+            };
+            let mut points: Vec<[f64; 3]> = kind.reference_nodes()[..n_check].to_vec();
             points.push(kind.reference_centroid());
             for xi in points {
                 let d = det3(&jacobian(kind, x, xi));

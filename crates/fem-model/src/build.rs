@@ -307,19 +307,22 @@ pub fn generated_mesh_counts(mesh: &MeshInput) -> Option<(f64, f64, f64)> {
 fn box_counts(b: &BoxInput) -> (f64, f64, f64) {
     let [nx, ny, nz] = b.cells.map(|c| c as f64);
     let grid_nodes = (nx + 1.0) * (ny + 1.0) * (nz + 1.0);
+    let hexes = nx * ny * nz;
+    let lines =
+        nx * (ny + 1.0) * (nz + 1.0) + (nx + 1.0) * ny * (nz + 1.0) + (nx + 1.0) * (ny + 1.0) * nz;
+    let faces = nx * ny * (nz + 1.0) + nx * (ny + 1.0) * nz + (nx + 1.0) * ny * nz;
     match b.kind {
-        BoxCellKind::Hex8 => (grid_nodes, nx * ny * nz, 8.0),
-        BoxCellKind::Tet4 => (grid_nodes, 6.0 * nx * ny * nz, 4.0),
+        BoxCellKind::Hex8 => (grid_nodes, hexes, 8.0),
+        // The tet split adds a node at each face of the grid and at each hexahedron's centre.
+        BoxCellKind::Tet4 => (grid_nodes + faces + hexes, 24.0 * hexes, 4.0),
         BoxCellKind::Tet10 => {
-            // One mid-edge node per edge of the tet4 box: the grid lines, one diagonal per
-            // grid face and one per hexahedron.
-            let lines = nx * (ny + 1.0) * (nz + 1.0)
-                + (nx + 1.0) * ny * (nz + 1.0)
-                + (nx + 1.0) * (ny + 1.0) * nz;
-            let face_diagonals = nx * ny * (nz + 1.0) + nx * (ny + 1.0) * nz + (nx + 1.0) * ny * nz;
-            let edges = lines + face_diagonals + nx * ny * nz;
-            (grid_nodes + edges, 6.0 * nx * ny * nz, 10.0)
+            // One mid-edge node per edge of the tet4 box: the grid lines, four from each face
+            // centre to its corners, fourteen from each centre to its corners and face centres.
+            let edges = lines + 4.0 * faces + 14.0 * hexes;
+            (grid_nodes + faces + hexes + edges, 24.0 * hexes, 10.0)
         }
+        BoxCellKind::Hex20 => (grid_nodes + lines, hexes, 20.0),
+        BoxCellKind::Hex27 => (grid_nodes + lines + faces + hexes, hexes, 27.0),
     }
 }
 
@@ -377,6 +380,8 @@ pub fn build_mesh(
                 BoxCellKind::Hex8 => generate::BoxCells::Hex8,
                 BoxCellKind::Tet4 => generate::BoxCells::Tet4,
                 BoxCellKind::Tet10 => generate::BoxCells::Tet10,
+                BoxCellKind::Hex20 => generate::BoxCells::Hex20,
+                BoxCellKind::Hex27 => generate::BoxCells::Hex27,
             };
             generate::box_mesh(b.lengths, b.cells, kind).map_err(|e| wrap("mesh.box", e))
         }
@@ -508,6 +513,8 @@ mod tests {
             (BoxCellKind::Hex8, generate::BoxCells::Hex8),
             (BoxCellKind::Tet4, generate::BoxCells::Tet4),
             (BoxCellKind::Tet10, generate::BoxCells::Tet10),
+            (BoxCellKind::Hex20, generate::BoxCells::Hex20),
+            (BoxCellKind::Hex27, generate::BoxCells::Hex27),
         ] {
             for n in [[1, 1, 1], [2, 3, 4], [5, 1, 2]] {
                 let input = BoxInput {

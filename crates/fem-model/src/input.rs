@@ -52,7 +52,7 @@ pub struct BoxInput {
     /// Cells along each edge.
     #[serde(deserialize_with = "strict")]
     pub cells: [usize; 3],
-    /// `hex8` (default), `tet4` or `tet10`.
+    /// `hex8` (default), `tet4`, `tet10`, `hex20` or `hex27`.
     #[serde(default)]
     pub kind: BoxCellKind,
 }
@@ -64,10 +64,15 @@ pub enum BoxCellKind {
     /// Hexahedra.
     #[default]
     Hex8,
-    /// Each hexahedron split into six tetrahedra.
+    /// Each hexahedron split into 24 tetrahedra about its face centres and centre (a split
+    /// with the symmetries of the box).
     Tet4,
     /// The tet4 box made second order (straight edges, mid-edge nodes at the midpoints).
     Tet10,
+    /// The hexahedra made second order: serendipity hex20.
+    Hex20,
+    /// The hexahedra made triquadratic: hex27.
+    Hex27,
 }
 
 /// Unilateral contact of the string with obstacles: `u(x_c) ≥ h_c` at contact points.

@@ -66,6 +66,19 @@ pub trait Model {
     fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
         self.stepper_mut().restore(step_index, fields)
     }
+    /// Names of further frame series the model writes beside its frames, at the same steps,
+    /// as `BASE_NAME.pvd` (a scene's contact points: `contacts`); none by default. Their frames
+    /// are [`Model::extra_frame`]'s. They are written as `.pvd` series whatever the output
+    /// format, and only by a run on one process.
+    fn extra_series(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// The frame of further series `k` (the `k`-th of [`Model::extra_series`]) now: `None`
+    /// by default and for a `k` beyond them.
+    fn extra_frame(&mut self, k: usize) -> Option<Frame<'_>> {
+        let _ = k;
+        None
+    }
     /// How the frames are best looked at (the ParaView view written beside the series):
     /// camera, warp, colour, obstacles and supports. By default an oblique view, no warp.
     fn view(&self) -> fem_io::View {

@@ -100,6 +100,10 @@ fn globalize(e: SolidError, cells: &[usize]) -> SolidError {
             kind,
             cell: g(cell),
         },
+        SolidError::ModesNotConverged { kind, cell } => SolidError::ModesNotConverged {
+            kind,
+            cell: g(cell),
+        },
         other => other,
     }
 }
@@ -123,16 +127,9 @@ impl DistributedSolid {
             .map(|(l, _, c)| 3 * l + c)
             .collect();
         let dofmap = DofMap::with_fixed(sub.nodes.len(), 3, fixed);
-        let operator = SolidOperator::new(
-            setup.kind,
-            &points,
-            &sub.connectivity,
-            setup.material,
-            setup.density,
-            setup.lumping,
-            &dofmap,
-        )
-        .map_err(|e| setup.operator_error(globalize(e, &sub.cells)));
+        let operator = setup
+            .operator(&points, &sub.connectivity, &sub.cells, &dofmap)
+            .map_err(|e| setup.operator_error(globalize(e, &sub.cells)));
         let operator = agree(&world, operator)?;
         let global_free: Vec<usize> = dofmap
             .free_dofs()
@@ -394,6 +391,16 @@ impl SecondOrderSystem for DistributedSolid {
 
     fn has_external_force(&self) -> bool {
         self.has_external
+    }
+
+    fn dof_points(&self) -> Option<Vec<[f64; 3]>> {
+        // The serial body's points of the same dofs (the spectral critical step starts from a
+        // field of the positions, so that every rank starts where the serial run does).
+        Some(
+            self.operator
+                .dofmap()
+                .free_dof_points(self.operator.points()),
+        )
     }
 }
 

@@ -411,6 +411,11 @@ impl RigidBodies {
         self.frame(i).copied().unwrap_or(crate::mat3::IDENTITY)
     }
 
+    /// The principal axes `R` of body `i` when they are not the given body axes.
+    pub(crate) fn frame_of(&self, i: usize) -> Option<&Mat3> {
+        self.frame(i)
+    }
+
     fn frame(&self, i: usize) -> Option<&Mat3> {
         self.frames
             .binary_search_by_key(&i, |f| f.body)

@@ -124,4 +124,16 @@ pub enum RigidError {
         /// Body index.
         body: usize,
     },
+    /// A contact step was asked of a set with a body on a kinematic fixed point.
+    #[error(
+        "body {body} turns about a fixed point: in a step with contact, hold its point by a \
+         fixed-point constraint instead"
+    )]
+    FixedPointInContact {
+        /// Body index.
+        body: usize,
+    },
+    /// `end_contact_step` without `begin_contact_step`.
+    #[error("a contact step was ended without being begun")]
+    ContactStepNotBegun,
 }

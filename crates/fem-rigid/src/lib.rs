@@ -8,6 +8,7 @@
 //! | [`scheme`] | [`Scheme`] (RIG_POS, RIG_NEG, RIG_IMP with [`RigImpSettings`]): the seed's equations `R(t+h/2)` … `R2(t+h)` |
 //! | [`bodies`] | [`RigidBody`] (one body as given), [`RigidBodies`] (the state, struct of arrays), [`Observables`] |
 //! | [`stepper`] | [`RigidStepper`]: one step of every body, translation by the seed's `q(t+h/2)`, `u(t+h)`, `q(t+h)` |
+//! | [`contact`] | the step split around a contact solve, each body a [`fem_contact::body::ContactBody`] ([`RigidContactBody`]) |
 //! | [`exact`] | closed forms for validation: `K(m)` by the AGM, pendulum and torque-free periods |
 //! | [`error`] | [`RigidError`] |
 //! | [`section`] | [`RigidBodiesSection`], the `model.rigid_bodies` input section: bodies, placement, loads, drawings |
@@ -38,6 +39,7 @@
 
 mod batch;
 pub mod bodies;
+pub mod contact;
 pub mod drawing;
 pub mod error;
 pub mod exact;
@@ -53,6 +55,7 @@ pub use bodies::{
     AngularVelocity, Observables, RigidBodies, RigidBody, diagonal, inertia_about_centre,
     inertia_about_point,
 };
+pub use contact::RigidContactBody;
 pub use drawing::Drawing;
 pub use error::RigidError;
 pub use mesh_mass::{MeshMassError, mesh_mass_properties};

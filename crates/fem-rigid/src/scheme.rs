@@ -246,6 +246,108 @@ pub(crate) fn rotate(
     }
 }
 
+/// What the first half of a split rotation step ([`rotate_begin`]) leaves for the second
+/// ([`rotate_end`]): the scheme's equations `R(t+h/2)` … `W1(t+h)` done, the end not yet.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MidRotation {
+    /// `exp[h/2 Ω^t] − I`: `Λ^{t+h/2} = Λ^t (I + d0)`.
+    pub d0: Mat3,
+    /// `Ω₁^{t+h}` of `W1(t+h)`: the free angular velocity (no contact impulse).
+    pub w1: Vec3,
+    /// `a = exp[−h/2 Ω^t] J Ω^t + h T^{t+h/2}`, the right-hand side of `W2`/`W3`.
+    pub a: Vec3,
+}
+
+/// The first half of [`rotate`] for a step with contact impulses (Solfec's
+/// `BODY_Dynamic_Step_Begin`): `R(t+h/2)`, `T(t+h/2)`, `W(t+h/2)`, `W1(t+h)` and `a`, with the
+/// same floating-point operations as [`rotate`]. `lambda` (`Λ^t`) is not changed.
+#[inline(always)]
+pub(crate) fn rotate_begin(
+    h: f64,
+    inertia: &Vec3,
+    inverse_inertia: &Vec3,
+    lambda: &Mat3,
+    omega: Vec3,
+    load: Option<&RotationalLoad>,
+) -> MidRotation {
+    let half = 0.5 * h;
+    let w = omega;
+    let d0 = exp_increment(scale(half, w));
+    let body_torque = load.map(|l| l.body_torque(&add_product(lambda, &d0)));
+    let m0 = add_t_product(&d0, diag_mul(inertia, w));
+    let w_half = match body_torque {
+        Some(t) => diag_mul(inverse_inertia, axpy(m0, half, t)),
+        None => diag_mul(inverse_inertia, m0),
+    };
+    let gyroscopic = cross(w_half, diag_mul(inertia, w_half));
+    let rate = match body_torque {
+        Some(t) => sub(t, gyroscopic),
+        None => scale(-1.0, gyroscopic),
+    };
+    let w1 = axpy(w, h, diag_mul(inverse_inertia, rate));
+    let a = match body_torque {
+        Some(t) => axpy(m0, h, t),
+        None => m0,
+    };
+    MidRotation { d0, w1, a }
+}
+
+/// The second half of a split rotation step (Solfec's `BODY_Dynamic_Step_End`), with the
+/// body-frame contact impulse `p` (the angular part of `Hᵀ R`; `None` when the body has no
+/// contact, which gives bitwise [`rotate`]'s result):
+///
+/// ```text
+/// Ω⁺ = Ω₁ + J⁻¹ p                                    (the velocity the contact law sees)
+/// RIG_POS   Λ^{t+h} = Λ^{t+h/2} exp[h/2 Ω⁺],  Ω^{t+h} = Ω⁺
+/// RIG_NEG   Λ^{t+h} = Λ^{t+h/2} exp[h/2 Ω⁺],  Ω^{t+h} = J⁻¹ exp[−h/2 Ω⁺] (a + p)
+/// RIG_IMP   solve exp[h/2 Ω₃] J Ω₃ = a + p (from Ω⁺);  Λ^{t+h} = Λ^{t+h/2} exp[h/2 Ω₃]
+/// ```
+///
+/// so RIG_NEG and RIG_IMP keep `Λ^{t+h} J Ω^{t+h} = Λ^t J Ω^t + h t + Λ^{t+h/2} p`: the
+/// contact's angular impulse enters the angular momentum balance at the mid-step rotation.
+/// `J⁻¹ p` is the product by the stored reciprocals (the contact layer's `A⁻¹`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the per-body slices of the struct of arrays, hot loop
+pub(crate) fn rotate_end(
+    scheme: &Scheme,
+    h: f64,
+    inertia: &Vec3,
+    inverse_inertia: &Vec3,
+    mid: &MidRotation,
+    p: Option<Vec3>,
+    lambda: &mut Mat3,
+    omega: &mut Vec3,
+) -> Result<(usize, f64), NewtonFailure> {
+    let half = 0.5 * h;
+    let d0 = mid.d0;
+    let (w_plus, a) = match p {
+        Some(p) => (add(mid.w1, diag_mul(inverse_inertia, p)), add(mid.a, p)),
+        None => (mid.w1, mid.a),
+    };
+    let advance = |lambda: &mut Mat3, d_end: &Mat3| {
+        *lambda = add_product(lambda, &compose_increments(&d0, d_end));
+    };
+    match scheme {
+        Scheme::RigPos => {
+            advance(lambda, &exp_increment(scale(half, w_plus)));
+            *omega = w_plus;
+            Ok((0, 0.0))
+        }
+        Scheme::RigNeg => {
+            let d1 = exp_increment(scale(half, w_plus));
+            advance(lambda, &d1);
+            *omega = diag_div(add_t_product(&d1, a), inertia);
+            Ok((0, 0.0))
+        }
+        Scheme::RigImp(settings) => {
+            let (w3, d3, iterations, residual) = solve_w3(half, inertia, a, w_plus, settings)?;
+            advance(lambda, &d3);
+            *omega = w3;
+            Ok((iterations, residual))
+        }
+    }
+}
+
 /// `(I + d0)(I + d1) − I = d0 + d1 + d0 d1`: two rotation increments composed, still small.
 #[inline(always)]
 fn compose_increments(d0: &Mat3, d1: &Mat3) -> Mat3 {

@@ -70,9 +70,9 @@ pub struct RigidStepReport {
 
 /// Loads of one body evaluated at `t + h/2`.
 #[derive(Clone, Copy, Debug, Default)]
-struct LoadValue {
-    force: Option<Vec3>,
-    torque: Option<Vec3>,
+pub(crate) struct LoadValue {
+    pub(crate) force: Option<Vec3>,
+    pub(crate) torque: Option<Vec3>,
 }
 
 /// Steps a set of rigid bodies by RIG_POS, RIG_NEG or RIG_IMP.
@@ -83,12 +83,17 @@ struct LoadValue {
 /// partly done and the state should not be used further.
 #[derive(Clone, Debug)]
 pub struct RigidStepper {
-    bodies: RigidBodies,
-    scheme: Scheme,
+    pub(crate) bodies: RigidBodies,
+    pub(crate) scheme: Scheme,
     clock: Clock,
-    load_values: Vec<LoadValue>,
+    pub(crate) load_values: Vec<LoadValue>,
     external_work: f64,
     kernel: Kernel,
+    /// The bodies between [`Self::begin_contact_step`] and [`Self::end_contact_step`]
+    /// (`crate::contact`).
+    pub(crate) contact: Vec<crate::contact::RigidContactBody>,
+    /// Whether a contact step is begun and not ended.
+    pub(crate) in_contact_step: bool,
 }
 
 enum Failure {
@@ -150,6 +155,8 @@ impl RigidStepper {
             load_values,
             external_work: 0.0,
             kernel: Kernel::detect(),
+            contact: Vec::new(),
+            in_contact_step: false,
         })
     }
 
@@ -221,13 +228,7 @@ impl RigidStepper {
         let t = self.time();
         let h = self.clock.dt();
         let t_half = t + 0.5 * h;
-        for (l, v) in self.bodies.loads.iter().zip(self.load_values.iter_mut()) {
-            let eval = |f: &[fem_constraints::TimeFunction; 3]| {
-                [f[0].eval(t_half), f[1].eval(t_half), f[2].eval(t_half)]
-            };
-            v.force = l.force.as_ref().map(eval);
-            v.torque = l.torque.as_ref().map(eval);
-        }
+        self.evaluate_loads(t_half);
 
         let scheme = self.scheme;
         let gravity = self.bodies.gravity;
@@ -270,6 +271,27 @@ impl RigidStepper {
             newton_iterations: outcome.iterations,
             newton_residual: outcome.residual,
         })
+    }
+
+    /// Evaluates the applied loads at `t_half` into `load_values`.
+    pub(crate) fn evaluate_loads(&mut self, t_half: f64) {
+        for (l, v) in self.bodies.loads.iter().zip(self.load_values.iter_mut()) {
+            let eval = |f: &[fem_constraints::TimeFunction; 3]| {
+                [f[0].eval(t_half), f[1].eval(t_half), f[2].eval(t_half)]
+            };
+            v.force = l.force.as_ref().map(eval);
+            v.torque = l.torque.as_ref().map(eval);
+        }
+    }
+
+    /// Adds a step's work of the applied loads.
+    pub(crate) fn add_external_work(&mut self, work: f64) {
+        self.external_work += work;
+    }
+
+    /// Moves the clock one step on.
+    pub(crate) fn advance_clock(&mut self) {
+        self.clock.advance();
     }
 
     /// The memory-bound floor of a step, for the benches: one pass over the same state arrays,

@@ -3,15 +3,16 @@
 //! Output contract:
 //! - frames: the reference mesh's points and the solid's cells, with point data
 //!   `displacement` and `velocity` (3-vectors; *Warp By Vector* on `displacement` shows the
-//!   deformed body) and cell data `cauchy_stress` (6 components, Voigt order 11, 22, 33, 23,
-//!   13, 12), `von_mises`, `J` and `strain_energy_density` (cell averages over the quadrature
-//!   points, per unit reference volume for the energy);
+//!   deformed body) and cell data `cauchy_stress` (6 components in ParaView's order for a
+//!   symmetric tensor: XX, YY, ZZ, XY, YZ, XZ), `von_mises`, `J` and `strain_energy_density`
+//!   (cell averages over the quadrature points, per unit reference volume for the energy);
 //! - `history.csv`: `step,t,kinetic,potential,total` (`½ uᵀ M u`, the strain energy and
 //!   their sum), then [`HISTORY_COLUMNS`]: the work of the external forces and of the
 //!   reactions of prescribed dofs since `t0`, the energy dissipated by damping, the step and
-//!   the solver iterations of the last step. `total + dissipated − external_work −
-//!   reaction_work` is what the scheme keeps (to its truncation error for DEF_EXP, DEF_LIM and
-//!   the alpha scheme at `α = 1/4`).
+//!   the solver iterations of the last step; with `one_point` cells, [`HOURGLASS_COLUMN`]: the
+//!   part of the strain energy their hourglass control stores. `total + dissipated −
+//!   external_work − reaction_work` is what the scheme keeps (to its truncation error for
+//!   DEF_EXP, DEF_LIM and the alpha scheme at `α = 1/4`).
 
 use std::sync::Arc;
 
@@ -22,6 +23,10 @@ use fem_model::Model;
 use fem_time::{NodalStepper, StepReport, Stepper, TimeGrid};
 
 use crate::system::{SolidMass, evaluation_error};
+
+/// The column of the hourglass energy, after [`HISTORY_COLUMNS`], when some cell is
+/// `one_point` (a serial run's: a process's part of a distributed body has a part of it).
+pub const HOURGLASS_COLUMN: &str = "hourglass_energy";
 
 /// The model's own `history.csv` columns, after `step,t,kinetic,potential,total`.
 pub const HISTORY_COLUMNS: [&str; 5] = [
@@ -41,6 +46,8 @@ pub struct SolidOutput {
     operator: Arc<SolidOperator>,
     /// `global_node` and `global_cell` of a process's part (a distributed run).
     global: Option<(Vec<f64>, Vec<f64>)>,
+    /// `vtkGhostType` of a process's points: 1 where another process owns the node.
+    ghost_points: Option<Vec<u8>>,
     displacement: Vec<f64>,
     velocity: Vec<f64>,
     stresses: Vec<CellStress>,
@@ -60,6 +67,7 @@ impl SolidOutput {
             cells,
             operator,
             global: None,
+            ghost_points: None,
             displacement: vec![0.0; n_dofs],
             velocity: vec![0.0; n_dofs],
             stresses: vec![CellStress::default(); n_cells],
@@ -76,6 +84,29 @@ impl SolidOutput {
         let numbers = |v: &[usize]| v.iter().map(|&i| i as f64).collect();
         self.global = Some((numbers(nodes), numbers(cells)));
         self
+    }
+
+    /// Marks the points this process does not own (`owned[i]` false) as VTK ghosts
+    /// (`vtkGhostType` 1, a duplicated point): ParaView then counts and colours each node of a
+    /// partition wall once.
+    pub fn with_ghost_points(mut self, owned: &[bool]) -> Self {
+        self.ghost_points = Some(owned.iter().map(|&o| u8::from(!o)).collect());
+        self
+    }
+
+    /// Whether the history has [`HOURGLASS_COLUMN`]: some cell is `one_point`, and the body is
+    /// whole (not a process's part).
+    fn has_hourglass_column(&self) -> bool {
+        self.global.is_none() && self.operator.has_hourglass_control()
+    }
+
+    /// The energy the hourglass control of the `one_point` cells stores at the free-dof
+    /// position `position` (part of the strain energy).
+    fn hourglass_energy(&self, position: &[f64]) -> f64 {
+        let dofmap = self.operator.dofmap();
+        let mut u = vec![0.0; dofmap.n_dofs()];
+        dofmap.scatter(position, 0.0, &mut u);
+        self.operator.hourglass_energy_sum(&u).value()
     }
 
     /// Fills the point and cell fields from the free-dof position and velocity.
@@ -177,7 +208,11 @@ impl Model for SolidModel {
     }
 
     fn history_columns(&self) -> Vec<String> {
-        HISTORY_COLUMNS.map(String::from).to_vec()
+        let mut columns = HISTORY_COLUMNS.map(String::from).to_vec();
+        if self.output.has_hourglass_column() {
+            columns.push(HOURGLASS_COLUMN.into());
+        }
+        columns
     }
 
     fn history_values(&self, report: &StepReport, out: &mut Vec<f64>) {
@@ -189,6 +224,9 @@ impl Model for SolidModel {
             self.stepper.dt(),
             report.iterations as f64,
         ]);
+        if self.output.has_hourglass_column() {
+            out.push(self.output.hourglass_energy(self.stepper.position()));
+        }
     }
 
     fn frame(&mut self) -> Frame<'_> {
@@ -201,6 +239,9 @@ impl Model for SolidModel {
             .with_point_field(Field::vector("velocity", &o.velocity));
         if let Some((nodes, _)) = &o.global {
             frame = frame.with_point_field(Field::scalar("global_node", nodes));
+        }
+        if let Some(ghost) = &o.ghost_points {
+            frame = frame.with_ghost_points(ghost);
         }
         frame = frame
             .with_cell_field(Field::new("cauchy_stress", 6, &o.cauchy))

@@ -1,15 +1,18 @@
-//! The `model.solid` input section: a total-Lagrangian solid on a volume mesh (tet4, hex8 or
-//! tet10), its material, mass, loads, prescribed rotations and initial velocity. Fixed and
-//! prescribed components come from the shared `fixed` and `dirichlet` sections (any physical
-//! group: points, curves, surfaces, volumes). Every key is in `docs/input.md`.
+//! The `model.solid` input section: a total-Lagrangian solid on a volume mesh (tet4, hex8,
+//! tet10, hex20 or hex27), its element formulation (per volume group if asked), material,
+//! mass, loads, prescribed rotations and initial velocity. Fixed and prescribed components come
+//! from the shared `fixed` and `dirichlet` sections (any physical group: points, curves,
+//! surfaces, volumes). Every key is in `docs/input.md`.
 
 use std::sync::Arc;
 
-use fem_assembly::{DofMap, SolidError, SolidOperator};
+use fem_assembly::{DofMap, SolidError, SolidOperator, StableStep};
 use fem_constraints::{
     DirichletConditions, DirichletSet, Enforcement, Prescribed, SystemDof, TimeFunction,
 };
-use fem_elements::solid::{FaceKind, Lumping, Material, MaterialError, MaterialModel, SolidKind};
+use fem_elements::solid::{
+    FaceKind, Formulation, Lumping, Material, MaterialError, MaterialModel, SolidKind,
+};
 use fem_io::VtkCells;
 use fem_mesh::{CellKind, Mesh};
 use fem_model::build::{
@@ -29,6 +32,7 @@ use crate::model::{SolidModel, SolidOutput};
 use crate::rotation::RotationSignal;
 use crate::system::{SolidMass, SolidSystem};
 use fem_time::DefLim;
+use fem_time::leapfrog::spectral::{self, CriticalStep};
 use fem_time::{CriticalStepCheck, DefExp};
 
 /// The model's own bytes per mesh node with an implicit scheme (DEF_LIM, alpha, backward
@@ -76,6 +80,13 @@ pub struct SolidSection {
     /// cell of the mesh (all of one kind).
     #[serde(default)]
     pub region: Option<String>,
+    /// The element formulation of every cell: `full` (default), `eas`, `fbar` or
+    /// `one_point`.
+    #[serde(default)]
+    pub element: Option<ElementInput>,
+    /// Element formulations of volume groups, overriding `element` on their cells.
+    #[serde(default)]
+    pub element_groups: Vec<ElementGroupInput>,
     /// `lumped` (default) or `consistent`.
     #[serde(default)]
     pub mass: MassKind,
@@ -134,6 +145,41 @@ pub enum MaterialKind {
     NeoHookean,
     /// Compressible Neo-Hookean with the `ln J` volumetric term.
     NeoHookeanLog,
+}
+
+/// An element formulation (`docs/input.md` says which to pick).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementInput {
+    /// Displacement-based, the kind's full rule.
+    Full,
+    /// Hex8 with incompatible modes (enhanced assumed strain).
+    Eas,
+    /// F-bar (mean dilatation).
+    Fbar,
+    /// One-point hex8 with hourglass stiffness.
+    OnePoint,
+}
+
+impl ElementInput {
+    fn formulation(self) -> Formulation {
+        match self {
+            ElementInput::Full => Formulation::Full,
+            ElementInput::Eas => Formulation::Eas,
+            ElementInput::Fbar => Formulation::FBar,
+            ElementInput::OnePoint => Formulation::OnePoint,
+        }
+    }
+}
+
+/// The formulation of the cells of one volume group.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElementGroupInput {
+    /// A volume physical group (dimension 3) of the solid's cells.
+    pub group: String,
+    /// Its cells' formulation.
+    pub element: ElementInput,
 }
 
 /// Lumping of the mass.
@@ -250,6 +296,8 @@ struct SolidCells {
     kind: SolidKind,
     mesh_kind: CellKind,
     connectivity: Vec<usize>,
+    /// `(block, cell)` of each solid cell in the mesh.
+    cells: Vec<(usize, usize)>,
 }
 
 fn solid_kind(kind: CellKind) -> Option<SolidKind> {
@@ -257,6 +305,8 @@ fn solid_kind(kind: CellKind) -> Option<SolidKind> {
         CellKind::Tet4 => Some(SolidKind::Tet4),
         CellKind::Hex8 => Some(SolidKind::Hex8),
         CellKind::Tet10 => Some(SolidKind::Tet10),
+        CellKind::Hex20 => Some(SolidKind::Hex20),
+        CellKind::Hex27 => Some(SolidKind::Hex27),
         _ => None,
     }
 }
@@ -296,7 +346,7 @@ fn solid_cells(mesh: &Mesh, region: &Option<String>) -> Result<SolidCells, Input
     let Some(&(b0, _)) = cells.first() else {
         return Err(InputError::invalid(
             field,
-            "no volume cells (tet4, hex8 or tet10) to make a solid of",
+            "no volume cells (tet4, hex8, tet10, hex20 or hex27) to make a solid of",
         ));
     };
     let mesh_kind = mesh.blocks[b0].kind;
@@ -304,7 +354,7 @@ fn solid_cells(mesh: &Mesh, region: &Option<String>) -> Result<SolidCells, Input
         InputError::invalid(
             &field,
             format!(
-                "{} cells are not solid elements: expected tet4, hex8 or tet10",
+                "{} cells are not solid elements: expected tet4, hex8, tet10, hex20 or hex27",
                 mesh_kind.name()
             ),
         )
@@ -330,7 +380,95 @@ fn solid_cells(mesh: &Mesh, region: &Option<String>) -> Result<SolidCells, Input
         kind,
         mesh_kind,
         connectivity,
+        cells,
     })
+}
+
+/// The formulation of every solid cell: `element` (default `full`), then each of
+/// `element_groups` on its group's cells. Refuses a formulation of another kind, a group that
+/// is not a volume group of the solid's cells, and a cell two groups claim.
+fn formulations(
+    mesh: &Mesh,
+    cells: &SolidCells,
+    element: Option<ElementInput>,
+    groups: &[ElementGroupInput],
+) -> Result<Vec<Formulation>, InputError> {
+    let kind = cells.kind;
+    let check = |field: &str, f: Formulation| -> Result<(), InputError> {
+        if f.supports(kind) {
+            return Ok(());
+        }
+        let kinds: Vec<&str> = f.kinds().iter().map(|k| k.name()).collect();
+        Err(InputError::invalid(
+            field,
+            format!(
+                "the element '{}' applies to {} cells, but the solid's cells are {}: expected one of {}",
+                f.name(),
+                kinds.join(", "),
+                kind.name(),
+                Formulation::names_for(kind)
+            ),
+        ))
+    };
+    let default = element.map_or(Formulation::Full, ElementInput::formulation);
+    check(&format!("{SECTION}.element"), default)?;
+    let mut out = vec![default; cells.cells.len()];
+    if groups.is_empty() {
+        return Ok(out);
+    }
+    let index: std::collections::HashMap<(usize, usize), usize> = cells
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, &bc)| (bc, i))
+        .collect();
+    let mut claimed: Vec<Option<usize>> = vec![None; cells.cells.len()];
+    for (g, entry) in groups.iter().enumerate() {
+        let field = format!("{SECTION}.element_groups[{g}]");
+        check(&format!("{field}.element"), entry.element.formulation())?;
+        let group = mesh.group(&entry.group).ok_or_else(|| {
+            InputError::invalid(
+                format!("{field}.group"),
+                format!(
+                    "no physical group named '{}'; the mesh has: {}",
+                    entry.group,
+                    group_list(mesh)
+                ),
+            )
+        })?;
+        if group.dim != 3 {
+            return Err(InputError::invalid(
+                format!("{field}.group"),
+                format!(
+                    "the group '{}' has dimension {}, but an element group must be a volume group (dimension 3) of the solid's cells",
+                    entry.group, group.dim
+                ),
+            ));
+        }
+        for bc in &group.cells {
+            let Some(&i) = index.get(bc) else {
+                return Err(InputError::invalid(
+                    format!("{field}.group"),
+                    format!(
+                        "the group '{}' has cells outside the solid (model.solid.region): an element group must be part of the solid",
+                        entry.group
+                    ),
+                ));
+            };
+            if let Some(first) = claimed[i] {
+                return Err(InputError::invalid(
+                    format!("{field}.group"),
+                    format!(
+                        "the group '{}' shares cells with '{}' (element_groups[{first}]): a cell has one element",
+                        entry.group, groups[first].group
+                    ),
+                ));
+            }
+            claimed[i] = Some(g);
+            out[i] = entry.element.formulation();
+        }
+    }
+    Ok(out)
 }
 
 fn material(m: &MaterialInput) -> Result<(Material, f64), InputError> {
@@ -363,8 +501,9 @@ fn enforcement(kind: EnforcementKind) -> Enforcement {
 }
 
 /// What the section asks of the time scheme, checked.
-/// Numbers in a `history.csv` row: `step,t,kinetic,potential,total` and the model's own.
-const HISTORY_ROW_VALUES: f64 = 5.0 + crate::model::HISTORY_COLUMNS.len() as f64;
+/// Numbers in a `history.csv` row: `step,t,kinetic,potential,total`, the model's own and the
+/// hourglass energy (counted always: a bound).
+const HISTORY_ROW_VALUES: f64 = 6.0 + crate::model::HISTORY_COLUMNS.len() as f64;
 
 /// Bytes of one frame: the solid's nodes with `displacement` and `velocity`, its cells with
 /// their 9 cell values (`cauchy_stress`, `von_mises`, `J`, `strain_energy_density`).
@@ -407,6 +546,8 @@ pub struct SolidSetup {
     pub mesh_kind: CellKind,
     /// The solid's cells (nodes into `mesh.points`, Gmsh order), cell after cell.
     pub connectivity: Vec<usize>,
+    /// The element formulation of each cell.
+    pub formulations: Vec<Formulation>,
     /// The material.
     pub material: Material,
     /// Mass per unit reference volume.
@@ -432,6 +573,48 @@ impl SolidSetup {
     /// the cell.
     pub fn operator_error(&self, e: SolidError) -> InputError {
         operator_error(e, self.kind, self.lumping)
+    }
+
+    /// The operator of the cells `cells` (indices into the solid's cells, in order) with
+    /// their nodes renumbered into `points` by `connectivity`, on `dofmap`: the whole body
+    /// (`points` the mesh's, every cell) or a subdomain of it. Errors name the key or the
+    /// cell (numbered in the whole solid).
+    pub fn operator(
+        &self,
+        points: &[[f64; 3]],
+        connectivity: &[usize],
+        cells: &[usize],
+        dofmap: &DofMap,
+    ) -> Result<SolidOperator, SolidError> {
+        let formulations: Vec<Formulation> = cells.iter().map(|&c| self.formulations[c]).collect();
+        SolidOperator::with_formulations(
+            self.kind,
+            points,
+            connectivity,
+            &formulations,
+            self.material,
+            self.density,
+            self.lumping,
+            dofmap,
+        )
+    }
+
+    /// The describe line of the solid's elements: `"element: hex8 eas (540 cells)"`, or the
+    /// count of each formulation.
+    pub fn element_line(&self) -> String {
+        let mut counts: Vec<(Formulation, usize)> = Vec::new();
+        for &f in &self.formulations {
+            match counts.iter_mut().find(|(g, _)| *g == f) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((f, 1)),
+            }
+        }
+        counts.sort_by_key(|(f, _)| Formulation::ALL.iter().position(|g| g == f));
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(f, n)| format!("{n} {} {}", self.kind, f.name()))
+            .collect();
+        format!("  elements: {}", parts.join(", "))
     }
 
     /// The initial velocity on the free dofs of [`dofmap`](Self::dofmap) (`centre_of_mass`:
@@ -488,6 +671,7 @@ impl SolidSection {
         let mesh = build_mesh(input, mesh_input, model_bytes_per_node(scheme, mesh_input))?;
         let (material, density) = material(&self.material)?;
         let cells = solid_cells(&mesh, &self.region)?;
+        let formulations = formulations(&mesh, &cells, self.element, &self.element_groups)?;
         // The output, before the operator is built (with `auto_dt` checked again once the
         // step is known).
         let frame = solid_frame_bytes(&mesh, &cells);
@@ -543,7 +727,7 @@ impl SolidSection {
         let mut tractions = Vec::new();
         for (i, t) in self.tractions.iter().enumerate() {
             let field = format!("{SECTION}.tractions[{i}]");
-            tractions.extend(traction_faces(&mesh, t, &field, input)?);
+            tractions.extend(traction_faces(&mesh, t, &field, input, &grid)?);
         }
         let dirichlet = self.prescribed(input, &mesh, &dofmap, &grid)?;
         Ok(SolidSetup {
@@ -551,6 +735,7 @@ impl SolidSection {
             kind: cells.kind,
             mesh_kind: cells.mesh_kind,
             connectivity: cells.connectivity,
+            formulations,
             material,
             density,
             lumping,
@@ -596,21 +781,16 @@ impl SolidSection {
             kind: setup.kind,
             mesh_kind: setup.mesh_kind,
             connectivity: setup.connectivity.clone(),
+            cells: Vec::new(),
         };
         let dofmap = setup.dofmap.clone();
         let mesh = &setup.mesh;
         let n_cells = cells.connectivity.len() / cells.kind.n_nodes().max(1);
         fem_model::progress::phase(format!("the solid's operator: {n_cells} cells"));
-        let operator = SolidOperator::new(
-            cells.kind,
-            &mesh.points,
-            &cells.connectivity,
-            material,
-            density,
-            lumping,
-            &dofmap,
-        )
-        .map_err(|e| setup.operator_error(e))?;
+        let all: Vec<usize> = (0..setup.formulations.len()).collect();
+        let operator = setup
+            .operator(&mesh.points, &cells.connectivity, &all, &dofmap)
+            .map_err(|e| setup.operator_error(e))?;
         let centre_of_mass = operator.mass_properties().center;
         let mut system =
             SolidSystem::new(operator, setup.mass).map_err(|e| setup.operator_error(e))?;
@@ -650,6 +830,7 @@ impl SolidSection {
                     (_, Lumping::Hrz) => " (HRZ)",
                 }
             ),
+            setup.element_line(),
             format!(
                 "  dofs: {} free of {} ({} prescribed)",
                 dofmap.n_free(),
@@ -660,10 +841,24 @@ impl SolidSection {
         fem_model::progress::phase(format!(
             "the solid's critical step: the largest eigenvalue of each of its {n_cells} cells"
         ));
-        let critical = system
-            .critical_step(&x0)
+        // The element bound from every cell's eigenvalue (ranked for fem check), refined by
+        // Lanczos for DEF_EXP.
+        let eigenvalues = system
+            .cell_eigenvalues(&x0)
             .map_err(|e| setup.operator_error(e))?;
-        let choice = self.scheme_choice(input, grid, critical.dt)?;
+        let element = element_bound(&eigenvalues);
+        let critical = match input.scheme_name() {
+            def_exp::NAME => spectral::refine(&system, &x0, element)
+                .map_err(|e| invalid("mesh", e.to_string()))?,
+            _ => CriticalStep {
+                step: element,
+                element,
+                iterations: 0,
+                residual: 0.0,
+                mode: Vec::new(),
+            },
+        };
+        let choice = self.scheme_choice(input, grid, critical.step.dt)?;
         // The output again, with the step `auto_dt` chose.
         let frame = solid_frame_bytes(mesh, &cells);
         input.check_output(&choice.grid, frame, HISTORY_ROW_VALUES)?;
@@ -674,11 +869,18 @@ impl SolidSection {
         let stepper: Box<dyn NodalStepper> = match input.scheme_name() {
             def_exp::NAME => {
                 let check = self.critical_step_check();
-                let s = DefExp::with_bound_at(system.clone(), settings, &x0, &v0, check, critical)
-                    .map_err(|e| match e {
-                        StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
-                        other => step_error(other),
-                    })?;
+                let s = DefExp::with_bound_at(
+                    system.clone(),
+                    settings,
+                    &x0,
+                    &v0,
+                    check,
+                    critical.clone(),
+                )
+                .map_err(|e| match e {
+                    StepError::Unstable { .. } => invalid("time.dt", e.to_string()),
+                    other => step_error(other),
+                })?;
                 Box::new(s)
             }
             def_lim::NAME => {
@@ -709,11 +911,27 @@ impl SolidSection {
         };
         let mut describe = describe_model;
         describe.push(choice.describe);
-        describe.push(format!(
-            "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (cell {})",
-            shown(critical.dt),
-            critical.cell
-        ));
+        describe.push(if critical.iterations > 0 {
+            format!(
+                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (lambda_max of M^-1 K by Lanczos, {} force pairs; the element bound is {})",
+                shown(critical.step.dt),
+                critical.iterations,
+                shown(critical.element.dt)
+            )
+        } else {
+            format!(
+                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (the element bound, cell {})",
+                shown(critical.element.dt),
+                critical.element.cell
+            )
+        });
+        describe.push(limiting_cells(&eigenvalues, |c| {
+            let n = cells.kind.n_nodes();
+            let nodes = &cells.connectivity[n * c..n * (c + 1)];
+            std::array::from_fn(|k| {
+                nodes.iter().map(|&a| mesh.points[a][k]).sum::<f64>() / n as f64
+            })
+        }));
         let mut vtk = VtkCells::new();
         vtk.push_block(cells.mesh_kind, &cells.connectivity);
         let output = SolidOutput::new(setup.mesh.points, vtk, system.shared_operator());
@@ -940,12 +1158,58 @@ impl SolidSection {
     }
 }
 
+/// The element bound from every cell's eigenvalue: the largest (lowest cell among equals).
+fn element_bound(eigenvalues: &[f64]) -> StableStep {
+    let (cell, &lambda_max) =
+        eigenvalues
+            .iter()
+            .enumerate()
+            .fold((0, &f64::NEG_INFINITY), |best, (c, l)| {
+                if *l > *best.1 { (c, l) } else { best }
+            });
+    StableStep {
+        dt: 2.0 / lambda_max.sqrt(),
+        lambda_max,
+        cell,
+    }
+}
+
+/// The `fem check` line naming the cells that limit the explicit step: the three with the
+/// smallest element step `2/sqrt(λ_e)`, where they are, and how many times smaller their step
+/// is than the median cell's.
+fn limiting_cells(eigenvalues: &[f64], centroid: impl Fn(usize) -> [f64; 3]) -> String {
+    let mut order: Vec<usize> = (0..eigenvalues.len()).collect();
+    order.sort_by(|&a, &b| eigenvalues[b].total_cmp(&eigenvalues[a]).then(a.cmp(&b)));
+    let step = |c: usize| 2.0 / eigenvalues[c].sqrt();
+    let median = step(order[order.len() / 2]);
+    let worst: Vec<String> = order
+        .iter()
+        .take(3)
+        .map(|&c| {
+            let p = centroid(c);
+            format!(
+                "cell {c} at ({:.4}, {:.4}, {:.4}): {:.3e} ({:.2}x below the median)",
+                p[0],
+                p[1],
+                p[2],
+                step(c),
+                median / step(c)
+            )
+        })
+        .collect();
+    format!(
+        "  element steps 2/sqrt(lambda_e): median cell {median:.3e}; smallest: {}",
+        worst.join("; ")
+    )
+}
+
 /// A dead traction on a boundary group: refuses a group that is not of dimension 2.
 fn traction_faces(
     mesh: &Mesh,
     t: &TractionInput,
     field: &str,
     input: &Sections<'_>,
+    grid: &TimeGrid,
 ) -> Result<Vec<TractionFaces>, InputError> {
     let group = mesh.group(&t.group).ok_or_else(|| {
         InputError::invalid(
@@ -961,7 +1225,7 @@ fn traction_faces(
         return Err(InputError::invalid(
             format!("{field}.group"),
             format!(
-                "the group '{}' has dimension {}, but a traction acts on a boundary group of dimension 2 (tri3, quad4 or tri6 faces)",
+                "the group '{}' has dimension {}, but a traction acts on a boundary group of dimension 2 (tri3, quad4, tri6, quad8 or quad9 faces)",
                 t.group, group.dim
             ),
         ));
@@ -977,10 +1241,23 @@ fn traction_faces(
     }
     let mut value = Vec::with_capacity(3);
     for (i, f) in t.value.iter().enumerate() {
-        value.push(
-            time_function(input.base_dir(), f)
-                .map_err(|m| InputError::invalid(format!("{field}.value[{i}]"), m))?,
-        );
+        let key = format!("{field}.value[{i}]");
+        let function =
+            time_function(input.base_dir(), f).map_err(|m| InputError::invalid(&key, m))?;
+        // Like every other function of t, checked over the run before the first step: a value
+        // that is NaN, infinite or has a pole in [t0, t_end] is refused here, naming the key
+        // (the rate and acceleration of a traction are not used: set to zero for the check).
+        Prescribed::new(function.clone())
+            .with_rate(TimeFunction::Constant(0.0))
+            .with_acceleration(TimeFunction::Constant(0.0))
+            .check_finite_on(grid.t0(), grid.t_end(), 1001)
+            .map_err(|e| {
+                InputError::invalid(
+                    &key,
+                    format!("the traction must be finite over the run from t0 to t_end: {e}"),
+                )
+            })?;
+        value.push(function);
     }
     let value: [_; 3] = value.try_into().expect("three functions");
     let mut resolved = Vec::new();
@@ -988,6 +1265,8 @@ fn traction_faces(
         (CellKind::Tri3, FaceKind::Tri3),
         (CellKind::Quad4, FaceKind::Quad4),
         (CellKind::Tri6, FaceKind::Tri6),
+        (CellKind::Quad8, FaceKind::Quad8),
+        (CellKind::Quad9, FaceKind::Quad9),
     ] {
         let faces: Vec<usize> = group
             .cells
@@ -1006,13 +1285,13 @@ fn traction_faces(
     if let Some(&(b, _)) = group.cells.iter().find(|(b, _)| {
         !matches!(
             mesh.blocks[*b].kind,
-            CellKind::Tri3 | CellKind::Quad4 | CellKind::Tri6
+            CellKind::Tri3 | CellKind::Quad4 | CellKind::Tri6 | CellKind::Quad8 | CellKind::Quad9
         )
     }) {
         return Err(InputError::invalid(
             format!("{field}.group"),
             format!(
-                "the group '{}' has {} cells: a traction needs tri3, quad4 or tri6 faces",
+                "the group '{}' has {} cells: a traction needs tri3, quad4, tri6, quad8 or quad9 faces",
                 t.group,
                 mesh.blocks[b].kind.name()
             ),

@@ -147,11 +147,30 @@ impl SolidSystem {
         self.operator.stable_step(&u)
     }
 
+    /// Every cell's largest element eigenvalue `λ_max(K_e(u), M_e)` at `x` (the element bound
+    /// of [`critical_step`](Self::critical_step) is their largest), in cell order.
+    pub fn cell_eigenvalues(&self, x: &[f64]) -> Result<Vec<f64>, SolidError> {
+        let mut u = Vec::new();
+        self.full_displacement(x, &mut u);
+        self.operator.cell_eigenvalues(&u)
+    }
+
     /// The strain energy at `x` (NaN on an inverted body).
     pub fn strain_energy(&self, x: &[f64]) -> f64 {
         let mut u = Vec::new();
         self.full_displacement(x, &mut u);
         self.operator.strain_energy(&u)
+    }
+
+    /// The energy stored by the hourglass control of the `one_point` cells at `x` (part of
+    /// the strain energy; 0 without such cells).
+    pub fn hourglass_energy(&self, x: &[f64]) -> f64 {
+        if !self.operator.has_hourglass_control() {
+            return 0.0;
+        }
+        let mut u = Vec::new();
+        self.full_displacement(x, &mut u);
+        self.operator.hourglass_energy_sum(&u).value()
     }
 }
 

@@ -63,7 +63,7 @@ use nalgebra_sparse::CsrMatrix;
 
 use crate::Clock;
 use crate::control::DirichletControl;
-use crate::error::{check_alpha, check_initial};
+use crate::error::check_alpha;
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
 use crate::stability::{LargestEigenvalue, largest_eigenvalue, largest_eigenvalue_of};
 use crate::step_matrix::{Coefficients, StepMatrix, Terms};
@@ -71,7 +71,7 @@ use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::system::damping_csr;
-use crate::{Mass, SecondOrderSystem, StepError, StepSettings, TangentKind};
+use crate::{Mass, SecondOrderSystem, StepError, StepSettings, StepStart, TangentKind};
 
 /// The name of the alpha scheme (16) in input files (`time.scheme: alpha`).
 pub const NAME: &str = "alpha";
@@ -210,17 +210,16 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         x0: &[f64],
         v0: &[f64],
     ) -> Result<Self, StepError> {
-        let StepSettings {
-            dt,
-            t0,
-            dirichlet,
-            newton,
-        } = settings;
         check_alpha(alpha)?;
-        let clock = Clock::new(t0, dt)?;
         let n = system.n_dofs();
-        check_initial(n, x0, v0)?;
-        let control = DirichletControl::of(n, dirichlet)?;
+        let StepStart {
+            clock,
+            control,
+            newton,
+            x: x0,
+            v: v0,
+        } = settings.start(n, x0, v0)?;
+        let dt = clock.dt();
         let linear = system.is_linear();
         let solution = if linear || alpha == 0.0 {
             Solution::Linear
@@ -228,7 +227,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
             Solution::Newton
         };
         // The bound of the full system bounds that of the free one (interlacing).
-        let stability = stability_bound(&system, alpha, x0)?;
+        let stability = stability_bound(&system, alpha, &x0)?;
         if let Some((bound, lambda)) = stability
             && dt > bound
         {
@@ -258,7 +257,7 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
             Some(_) if linear => None,
             _ if linear => Some(
                 system
-                    .tangent(x0)
+                    .tangent(&x0)
                     .map_err(|e| clock.failed(e))?
                     .to_csr()
                     .into_owned(),
@@ -267,11 +266,6 @@ impl<S: SecondOrderSystem> AlphaScheme<S> {
         };
         let damping = damping_csr(&system);
         let dt2 = dt * dt;
-        let mut x0 = x0.to_vec();
-        let mut v0 = v0.to_vec();
-        if let Some(c) = &control {
-            c.impose_initial(t0, &mut x0, &mut v0);
-        }
         let tangent0;
         let a_matrix: Option<&CsrMatrix<f64>> = match solution {
             Solution::Linear if alpha == 0.0 && !linear => None,

@@ -31,14 +31,13 @@ use fem_constraints::Enforcement;
 use nalgebra_sparse::CsrMatrix;
 
 use crate::control::{DirichletControl, free_inf_norm};
-use crate::error::check_initial;
 use crate::step_matrix::{Coefficients, StepMatrix, Terms};
 use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::system::damping_csr;
 use crate::{Clock, TangentKind};
-use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings};
+use crate::{NewtonSettings, SecondOrderSystem, StepError, StepSettings, StepStart};
 
 /// The name of the backward-Euler acceleration step of the Serac seed in input files (`time.scheme: backward_euler`).
 pub const NAME: &str = "backward_euler";
@@ -85,26 +84,22 @@ impl<S: SecondOrderSystem> BackwardEuler<S> {
         x0: &[f64],
         v0: &[f64],
     ) -> Result<Self, StepError> {
-        let StepSettings {
-            dt,
-            t0,
-            dirichlet,
-            newton,
-        } = settings;
-        let clock = Clock::new(t0, dt)?;
         if system.tangent_kind() == TangentKind::NotProvided {
             return Err(StepError::NeedsTangent {
                 scheme: "backward Euler",
             });
         }
         let n = system.n_dofs();
-        check_initial(n, x0, v0)?;
-        let control = DirichletControl::of(n, dirichlet)?;
-        let mut x = x0.to_vec();
-        let mut v = v0.to_vec();
+        let StepStart {
+            clock,
+            control,
+            newton,
+            x,
+            v,
+        } = settings.start(n, x0, v0)?;
+        let t0 = clock.t0();
         let mut a = vec![0.0; n];
         if let Some(c) = &control {
-            c.impose_initial(t0, &mut x, &mut v);
             for (dof, signal, _) in c.iter() {
                 a[dof] = signal.acceleration(t0);
             }

@@ -57,6 +57,15 @@ impl DirichletControl {
         })
     }
 
+    /// Every one of `n_dofs` dofs free.
+    pub fn none(n_dofs: usize) -> Self {
+        Self {
+            conditions: DirichletConditions::none(),
+            free_index: (0..n_dofs).collect(),
+            free: (0..n_dofs).collect(),
+        }
+    }
+
     /// The control of `conditions`, or `None` when there are none (the steppers' fast path).
     pub fn of(n_dofs: usize, conditions: DirichletConditions) -> Result<Option<Self>, StepError> {
         let control = Self::new(n_dofs, conditions)?;

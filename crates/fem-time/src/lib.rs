@@ -73,7 +73,7 @@ pub use nonsmooth::{
 pub use potential::{
     DiagonalPotential, DiscreteGradientPotential, LinearConstraintPotential, WithPotential,
 };
-pub use settings::{NewtonSettings, StepSettings};
+pub use settings::{NewtonSettings, StepSettings, StepStart};
 pub use step_matrix::{Coefficients, StepMatrix, Terms};
 pub use stepper::{
     Energy, EnergyBalanceTracker, Invariant, NodalStepper, StateField, StateKind, StepReport,

@@ -58,14 +58,14 @@ use fem_constraints::Enforcement;
 use nalgebra_sparse::CsrMatrix;
 
 use crate::control::DirichletControl;
-use crate::error::{check_alpha, check_initial};
+use crate::error::check_alpha;
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
 use crate::stepper::{
     Energy, Invariant, NodalStepper, StateField, StateKind, StepReport, Stepper, restored,
 };
 use crate::system::damping_csr;
 use crate::{Clock, EvalError};
-use crate::{Mass, SecondOrderSystem, StepError, StepSettings};
+use crate::{Mass, SecondOrderSystem, StepError, StepSettings, StepStart};
 
 /// The name of the energy-conserving alpha scheme (31)/(63) in input files (`time.scheme: energy_conserving_alpha`).
 pub const NAME: &str = "energy_conserving_alpha";
@@ -340,22 +340,16 @@ impl<S: SecondOrderSystem> NonlinearAlphaScheme<S> {
         x0: &[f64],
         v0: &[f64],
     ) -> Result<Self, StepError> {
-        let StepSettings {
-            dt,
-            t0,
-            dirichlet,
-            newton,
-        } = settings;
         check_alpha(alpha)?;
-        let clock = Clock::new(t0, dt)?;
         let n = system.n_dofs();
-        check_initial(n, x0, v0)?;
-        let control = DirichletControl::of(n, dirichlet)?;
-        let mut x0 = x0.to_vec();
-        let mut v0 = v0.to_vec();
-        if let Some(c) = &control {
-            c.impose_initial(t0, &mut x0, &mut v0);
-        }
+        let StepStart {
+            clock,
+            control,
+            newton,
+            x: x0,
+            v: v0,
+        } = settings.start(n, x0, v0)?;
+        let (t0, dt) = (clock.t0(), clock.dt());
         let damping = damping_csr(&system);
         let dt2 = dt * dt;
         let base = step_matrix(&system, damping.as_ref(), alpha * dt2, 0.5 * dt, 1.0);

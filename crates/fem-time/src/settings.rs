@@ -3,6 +3,9 @@
 
 use fem_constraints::DirichletConditions;
 
+use crate::error::check_initial;
+use crate::{Clock, DirichletControl, StepError};
+
 /// Newton's method settings: converged when `‖R_free‖∞ ≤ absolute + relative · scale`, with
 /// `scale` the size of the forces in the step's equation (each stepper says which).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,5 +68,44 @@ impl StepSettings {
     pub fn with_newton(mut self, newton: NewtonSettings) -> Self {
         self.newton = newton;
         self
+    }
+}
+
+/// What every nodal stepper's constructor begins with ([`StepSettings::start`]): the clock,
+/// the Dirichlet control (none without prescribed dofs), Newton's settings, and the initial
+/// state with the prescribed entries replaced by `g(t0)`, `ġ(t0)`.
+#[derive(Debug)]
+pub struct StepStart {
+    /// `t0` and `Δt`, checked.
+    pub clock: Clock,
+    /// The prescribed dofs, if any.
+    pub control: Option<DirichletControl>,
+    /// Newton's method.
+    pub newton: NewtonSettings,
+    /// `x(t0)`, prescribed entries imposed.
+    pub x: Vec<f64>,
+    /// `ẋ(t0)`, prescribed entries imposed.
+    pub v: Vec<f64>,
+}
+
+impl StepSettings {
+    /// Checks the step and start time, the initial vectors (length `n`, finite) and the
+    /// prescribed dofs, in that order, and imposes `g(t0)`, `ġ(t0)` on the initial state.
+    pub fn start(self, n: usize, x0: &[f64], v0: &[f64]) -> Result<StepStart, StepError> {
+        let clock = Clock::new(self.t0, self.dt)?;
+        check_initial(n, x0, v0)?;
+        let control = DirichletControl::of(n, self.dirichlet)?;
+        let mut x = x0.to_vec();
+        let mut v = v0.to_vec();
+        if let Some(c) = &control {
+            c.impose_initial(self.t0, &mut x, &mut v);
+        }
+        Ok(StepStart {
+            clock,
+            control,
+            newton: self.newton,
+            x,
+            v,
+        })
     }
 }

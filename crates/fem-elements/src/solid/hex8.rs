@@ -19,7 +19,7 @@
 //!
 //! Node `(α, β, γ)` of the tensor numbering is Gmsh node [`TENSOR_TO_GMSH`]`[α + 2β + 4γ]`.
 
-use super::material::{Material, cofactor, det3};
+use super::material::{Hyperelastic, cofactor, det3};
 use super::shape::{Hex8, ReferenceElement};
 use super::total_lagrangian::{
     NonPositiveJacobian, jacobian, weighted_energy, weighted_first_piola,
@@ -174,7 +174,11 @@ fn deformation_gradients(geo: &[f64; COMPACT_LEN], u: &[[f64; 3]; 8]) -> [[[f64;
 /// displacements `u` (Gmsh order): the deformation gradients of [`internal_force`], so the
 /// energy costs a fraction of a force evaluation. `NaN` where `W` is (an inverted point of
 /// the `ln J` model).
-pub fn strain_energy(material: &Material, geo: &[f64; COMPACT_LEN], u: &[[f64; 3]; 8]) -> f64 {
+pub fn strain_energy<M: Hyperelastic + ?Sized>(
+    material: &M,
+    geo: &[f64; COMPACT_LEN],
+    u: &[[f64; 3]; 8],
+) -> f64 {
     let fl = deformation_gradients(geo, u);
     let dv: &[f64; 8] = geo[72..80].try_into().expect("8 weights");
     weighted_energy(material, &fl, dv)
@@ -183,8 +187,8 @@ pub fn strain_energy(material: &Material, geo: &[f64; COMPACT_LEN], u: &[[f64; 3
 /// Internal force of one hex8 with compact geometry `geo` and nodal displacements `u`
 /// (Gmsh order) into `f` (24 values, node-major). Returns the smallest `J` over the points.
 #[inline(always)]
-pub fn internal_force(
-    material: &Material,
+pub fn internal_force<M: Hyperelastic + ?Sized>(
+    material: &M,
     geo: &[f64; COMPACT_LEN],
     u: &[[f64; 3]; 8],
     f: &mut [f64],
@@ -229,8 +233,8 @@ pub fn internal_force(
 /// [`internal_force`] over a batch of cells (as
 /// [`internal_forces`](super::total_lagrangian::internal_forces), with compact geometry blocks
 /// of [`COMPACT_LEN`] values). Returns the position of the first cell with `J ≤ 0` or `NaN`.
-pub fn internal_forces(
-    material: &Material,
+pub fn internal_forces<M: Hyperelastic + ?Sized>(
+    material: &M,
     geometry: &[f64],
     connectivity: &[usize],
     u: &[f64],
@@ -265,7 +269,7 @@ mod tests {
     use crate::solid::total_lagrangian::{
         internal_force as generic_force, reference_geometry, strain_energy as generic_energy,
     };
-    use crate::solid::{MaterialModel, SolidKind};
+    use crate::solid::{Material, MaterialModel, SolidKind};
 
     fn distorted() -> Vec<[f64; 3]> {
         Hex8::NODES

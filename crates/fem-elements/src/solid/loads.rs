@@ -5,15 +5,15 @@
 //! f_a = ∫_Ω N_a b dV        (b per unit reference volume, e.g. ρ g)
 //! ```
 //!
-//! Face rules: tri3 3 points (degree 2), quad4 2×2 Gauss, tri6 6 points (degree 4). Both
-//! are exact on flat faces for a uniform load. Note that the consistent loads of quadratic
+//! Face rules: tri3 3 points (degree 2), quad4 2×2 Gauss, tri6 6 points (degree 4), quad8
+//! and quad9 3×3 Gauss. All are exact on flat faces for a uniform load. Note that the consistent loads of quadratic
 //! elements put nothing at the corners of a tri6 (`∫ N_corner dA = 0`) and a negative value at
 //! the corners of a tet10 (`∫ N_corner dV = −V/20`); with a lumped mass, the body force
 //! `m_a g` (lumped mass times gravity) is the consistent partner of the mass instead.
 
 use super::material::det3;
 use super::quadrature3d::{CellRule, quad_gauss, tri_3point, tri_6point};
-use super::shape::{FaceKind, SolidKind};
+use super::shape::{FaceKind, MAX_FACE_NODES, MAX_NODES, SolidKind};
 use super::total_lagrangian::{NonPositiveJacobian, jacobian};
 
 impl FaceKind {
@@ -23,6 +23,7 @@ impl FaceKind {
             FaceKind::Tri3 => tri_3point(),
             FaceKind::Quad4 => quad_gauss(2).expect("tabulated"),
             FaceKind::Tri6 => tri_6point(),
+            FaceKind::Quad8 | FaceKind::Quad9 => quad_gauss(3).expect("tabulated"),
         }
     }
 }
@@ -47,7 +48,7 @@ pub fn face_traction(kind: FaceKind, x: &[[f64; 3]], traction: [f64; 3], out: &m
     assert_eq!(out.len(), 3 * n);
     out.fill(0.0);
     let rule = kind.load_rule();
-    let (mut values, mut dn) = ([0.0; 6], [[0.0; 3]; 6]);
+    let (mut values, mut dn) = ([0.0; MAX_FACE_NODES], [[0.0; 3]; MAX_FACE_NODES]);
     let mut area = 0.0;
     for (&xi, &w) in rule.points.iter().zip(&rule.weights) {
         kind.values_into(xi, &mut values[..n]);
@@ -77,7 +78,7 @@ pub fn body_force(
     assert_eq!(out.len(), 3 * n);
     out.fill(0.0);
     let rule = kind.mass_rule();
-    let (mut values, mut dn) = ([0.0; 10], [[0.0; 3]; 10]);
+    let (mut values, mut dn) = ([0.0; MAX_NODES], [[0.0; 3]; MAX_NODES]);
     for (q, (&xi, &w)) in rule.points.iter().zip(&rule.weights).enumerate() {
         kind.values_into(xi, &mut values[..n]);
         kind.gradients_into(xi, &mut dn[..n]);

@@ -33,11 +33,14 @@ pub enum Lumping {
 }
 
 impl SolidKind {
-    /// Row sum for the linear elements, HRZ for tet10.
+    /// Row sum for the linear elements, HRZ for the quadratic ones (tet10 and hex20 have
+    /// negative corner row sums; hex27's are positive but as uneven as HRZ's, which equal them
+    /// on affine cells).
     pub fn default_lumping(self) -> Lumping {
-        match self {
-            SolidKind::Tet10 => Lumping::Hrz,
-            _ => Lumping::RowSum,
+        if self.order() == 2 {
+            Lumping::Hrz
+        } else {
+            Lumping::RowSum
         }
     }
 }

@@ -8,13 +8,14 @@
 //! | tet4 | degree 2 (affine map) | 4 points, degree 2 |
 //! | hex8 | degree 4 in each variable (trilinear map) | 3×3×3 Gauss |
 //! | tet10 | degree 7 (quadratic map, cubic `det J`) | collapsed 5×5×5 Gauss, degree 7 |
+//! | hex20, hex27 | degree 9 in each variable (triquadratic map, `det J` of degree 5) | 5×5×5 Gauss |
 //!
 //! Second moments are taken about the centre found in a first pass, not about the origin,
 //! so a body far from the origin loses no digits to cancellation.
 
 use super::material::{Mat3, det3};
 use super::quadrature3d::{CellRule, hex_gauss, tet_4point, tet_collapsed_gauss};
-use super::shape::SolidKind;
+use super::shape::{MAX_NODES, SolidKind};
 use super::total_lagrangian::{NonPositiveJacobian, jacobian};
 
 /// Mass properties of a homogeneous body.
@@ -48,6 +49,7 @@ impl SolidKind {
             SolidKind::Tet4 => tet_4point(),
             SolidKind::Hex8 => hex_gauss(3).expect("tabulated"),
             SolidKind::Tet10 => tet_collapsed_gauss(5).expect("tabulated"),
+            SolidKind::Hex20 | SolidKind::Hex27 => hex_gauss(5).expect("tabulated"),
         }
     }
 }
@@ -64,12 +66,12 @@ pub fn mass_properties(
     assert!(connectivity.len().is_multiple_of(n));
     let rule = kind.geometry_rule();
     // Per rule point: shape values and gradients (same for all cells).
-    let tables: Vec<([f64; 10], [[f64; 3]; 10])> = rule
+    let tables: Vec<([f64; MAX_NODES], [[f64; 3]; MAX_NODES])> = rule
         .points
         .iter()
         .map(|&xi| {
-            let mut v = [0.0; 10];
-            let mut g = [[0.0; 3]; 10];
+            let mut v = [0.0; MAX_NODES];
+            let mut g = [[0.0; 3]; MAX_NODES];
             kind.values_into(xi, &mut v[..n]);
             kind.gradients_into(xi, &mut g[..n]);
             (v, g)
@@ -77,7 +79,7 @@ pub fn mass_properties(
         .collect();
     // Visits every point of every cell with its position and dV.
     let for_each_point = |visit: &mut dyn FnMut([f64; 3], f64)| -> Result<(), CellJacobianError> {
-        let mut x = [[0.0; 3]; 10];
+        let mut x = [[0.0; 3]; MAX_NODES];
         for (cell, nodes) in connectivity.chunks_exact(n).enumerate() {
             for (a, &node) in nodes.iter().enumerate() {
                 x[a] = points[node];

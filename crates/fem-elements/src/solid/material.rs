@@ -3,8 +3,18 @@
 //! Each material is a strain energy density `W(F)` per unit reference volume; it gives the
 //! second Piola–Kirchhoff stress `S = ∂W/∂E = 2 ∂W/∂C` and the material tangent
 //! `𝒞 = ∂S/∂E = 4 ∂²W/∂C∂C`, with `C = FᵀF` and `E = (C − I)/2`
-//! (see `docs/theory/solid.md`). With `J = det F`, `I₁ = tr C`, `λ`, `μ` the Lamé constants
-//! and `κ = λ + 2μ/3` the bulk modulus:
+//! (see `docs/theory/solid.md`).
+//!
+//! **The material interface is the trait [`Hyperelastic`]**: `W`, `S` and `𝒞` at a
+//! deformation gradient, with provided methods for `P = F S` and for batches of points (the
+//! kernels' lanes). Every element kernel and `fem_assembly::SolidOperator` take any
+//! `Hyperelastic`, so a Mooney–Rivlin or Gent material is one `impl` in a downstream crate;
+//! [`check_material`](super::material_check::check_material) checks a material's stress and
+//! tangent against central differences of its energy (the tests of every shipped material
+//! call it, and so can a downstream author's).
+//!
+//! The shipped isotropic family is [`Material`]. With `J = det F`, `I₁ = tr C`, `λ`, `μ` the
+//! Lamé constants and `κ = λ + 2μ/3` the bulk modulus:
 //!
 //! | [`MaterialModel`] | `W` | `S` |
 //! |---|---|---|
@@ -40,6 +50,125 @@ pub type Mat3 = [[f64; 3]; 3];
 
 /// The Voigt index pairs `(11, 22, 33, 23, 13, 12)`, zero-based.
 pub const VOIGT_PAIRS: [(usize, usize); 6] = [(0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1)];
+
+/// Points evaluated together by [`Hyperelastic::first_piola_lanes`] and
+/// [`Hyperelastic::strain_energy_lanes`] (the kernels' SIMD lanes: the 2×2×2 points of a hex8,
+/// or eight one-point cells).
+pub const LANES: usize = 8;
+
+/// One value per lane.
+pub type Lanes = [f64; LANES];
+
+/// A 3×3 matrix per lane, struct of arrays: `m[i][j][lane]`.
+pub type LaneMatrix = [[Lanes; 3]; 3];
+
+/// A hyperelastic material: a strain energy density `W(F)` per unit reference volume, its
+/// second Piola–Kirchhoff stress `S = ∂W/∂E` and its material tangent `𝒞 = ∂S/∂E` (Voigt
+/// conventions of the [module docs](self)).
+///
+/// Implement [`strain_energy`](Self::strain_energy) and
+/// [`pk2_stress_and_tangent`](Self::pk2_stress_and_tangent); the other methods have defaults
+/// built on them (override [`pk2_stress`](Self::pk2_stress) and
+/// [`first_piola`](Self::first_piola) when they are cheaper alone, and the `_lanes` methods
+/// when the points vectorize). The kernels need `S` to be the exact derivative of `W` and `𝒞`
+/// that of `S` (the internal force is then the gradient of the strain energy and the tangent
+/// its Hessian): check both with
+/// [`check_material`](super::material_check::check_material).
+///
+/// A material may return `NaN` (or any value) where `det F ≤ 0`: the kernels report such
+/// points as inverted and never use what they computed there.
+///
+/// ```
+/// use fem_elements::solid::material::{Hyperelastic, Mat3, right_cauchy_green};
+/// use fem_elements::solid::material_check::{check_material, sample_deformation_gradients};
+///
+/// /// Saint Venant–Kirchhoff written out: W = λ/2 (tr E)² + μ E:E.
+/// #[derive(Debug)]
+/// struct Svk { lambda: f64, mu: f64 }
+///
+/// impl Hyperelastic for Svk {
+///     fn strain_energy(&self, f: &Mat3) -> f64 {
+///         let c = right_cauchy_green(f);
+///         let e = [0.5 * (c[0] - 1.0), 0.5 * (c[1] - 1.0), 0.5 * (c[2] - 1.0), 0.5 * c[3], 0.5 * c[4], 0.5 * c[5]];
+///         let tr = e[0] + e[1] + e[2];
+///         let ee = e[..3].iter().map(|v| v * v).sum::<f64>() + 2.0 * e[3..].iter().map(|v| v * v).sum::<f64>();
+///         0.5 * self.lambda * tr * tr + self.mu * ee
+///     }
+///     fn pk2_stress_and_tangent(&self, f: &Mat3) -> ([f64; 6], [[f64; 6]; 6]) {
+///         let c = right_cauchy_green(f);
+///         let e = [0.5 * (c[0] - 1.0), 0.5 * (c[1] - 1.0), 0.5 * (c[2] - 1.0), 0.5 * c[3], 0.5 * c[4], 0.5 * c[5]];
+///         let tr = e[0] + e[1] + e[2];
+///         let mut s = [0.0; 6];
+///         let mut d = [[0.0; 6]; 6];
+///         for r in 0..6 {
+///             s[r] = 2.0 * self.mu * e[r] + if r < 3 { self.lambda * tr } else { 0.0 };
+///             for c in 0..3 {
+///                 if r < 3 { d[r][c] = self.lambda; }
+///             }
+///             d[r][r] += if r < 3 { 2.0 * self.mu } else { self.mu };
+///         }
+///         (s, d)
+///     }
+/// }
+///
+/// let m = Svk { lambda: 1.2, mu: 0.8 };
+/// let check = check_material(&m, &sample_deformation_gradients(6, 0.3, 1));
+/// assert!(check.passes(1e-6).is_ok(), "{check:?}");
+/// ```
+pub trait Hyperelastic: Send + Sync + fmt::Debug {
+    /// Strain energy density `W(F)` per unit reference volume.
+    fn strain_energy(&self, f: &Mat3) -> f64;
+
+    /// Second Piola–Kirchhoff stress `S` and material tangent `D = ∂S/∂E` (Voigt order
+    /// `11, 22, 33, 23, 13, 12`; `D` with engineering shears in `δE`, see the
+    /// [module docs](self)).
+    fn pk2_stress_and_tangent(&self, f: &Mat3) -> ([f64; 6], [[f64; 6]; 6]);
+
+    /// Second Piola–Kirchhoff stress `S` alone (by default the first half of
+    /// [`pk2_stress_and_tangent`](Self::pk2_stress_and_tangent)).
+    fn pk2_stress(&self, f: &Mat3) -> [f64; 6] {
+        self.pk2_stress_and_tangent(f).0
+    }
+
+    /// First Piola–Kirchhoff stress `P = F S = ∂W/∂F` and `J = det F`.
+    fn first_piola(&self, f: &Mat3) -> (Mat3, f64) {
+        (mat_mul(f, &voigt_to_matrix(&self.pk2_stress(f))), det3(f))
+    }
+
+    /// [`first_piola`](Self::first_piola) at the first `n ≤ LANES` lanes of `f` into `p` and
+    /// `jac` (the other lanes are left as they are). By default point by point; a material
+    /// whose formula vectorizes over the lanes overrides it (the shipped Neo-Hookean does).
+    fn first_piola_lanes(&self, f: &LaneMatrix, n: usize, p: &mut LaneMatrix, jac: &mut Lanes) {
+        for q in 0..n.min(LANES) {
+            let (pq, j) = self.first_piola(&lane(f, q));
+            set_lane(p, q, &pq);
+            jac[q] = j;
+        }
+    }
+
+    /// [`strain_energy`](Self::strain_energy) at the first `n ≤ LANES` lanes of `f` into `w`.
+    fn strain_energy_lanes(&self, f: &LaneMatrix, n: usize, w: &mut Lanes) {
+        for q in 0..n.min(LANES) {
+            w[q] = self.strain_energy(&lane(f, q));
+        }
+    }
+}
+
+/// Lane `q` of a [`LaneMatrix`].
+#[inline(always)]
+pub fn lane(f: &LaneMatrix, q: usize) -> Mat3 {
+    std::array::from_fn(|i| std::array::from_fn(|k| f[i][k][q]))
+}
+
+/// Sets lane `q` of a [`LaneMatrix`].
+#[inline(always)]
+pub fn set_lane(p: &mut LaneMatrix, q: usize, m: &Mat3) {
+    for i in 0..3 {
+        for k in 0..3 {
+            p[i][k][q] = m[i][k];
+        }
+    }
+}
 
 /// Which strain energy a [`Material`] uses (formulas in the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -310,6 +439,108 @@ impl Material {
     }
 }
 
+impl Hyperelastic for Material {
+    fn strain_energy(&self, f: &Mat3) -> f64 {
+        self.energy(f)
+    }
+
+    fn pk2_stress_and_tangent(&self, f: &Mat3) -> ([f64; 6], [[f64; 6]; 6]) {
+        Material::pk2_and_tangent(self, f)
+    }
+
+    fn pk2_stress(&self, f: &Mat3) -> [f64; 6] {
+        self.pk2(f)
+    }
+
+    #[inline(always)]
+    fn first_piola(&self, f: &Mat3) -> (Mat3, f64) {
+        Material::first_piola(self, f)
+    }
+
+    /// Struct-of-arrays over the lanes, one simple loop per quantity, so that every loop
+    /// vectorizes (one loop over the lanes with the whole formula in its body does not), for
+    /// the Neo-Hookean model of the performance comparison; the other models go point by
+    /// point.
+    #[inline(always)]
+    fn first_piola_lanes(&self, f: &LaneMatrix, n: usize, p: &mut LaneMatrix, jac: &mut Lanes) {
+        if self.model != MaterialModel::NeoHookean || n != LANES {
+            for q in 0..n.min(LANES) {
+                let (pq, j) = Material::first_piola(self, &lane(f, q));
+                set_lane(p, q, &pq);
+                jac[q] = j;
+            }
+            return;
+        }
+        let mu = self.mu;
+        let kappa = self.bulk_modulus();
+        let mut cof = [[[0.0; LANES]; 3]; 3];
+        for i in 0..3 {
+            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+            for k in 0..3 {
+                let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+                for q in 0..LANES {
+                    cof[i][k][q] = f[i1][k1][q] * f[i2][k2][q] - f[i1][k2][q] * f[i2][k1][q];
+                }
+            }
+        }
+        let mut i1 = [0.0; LANES];
+        for row in f {
+            for col in row {
+                for q in 0..LANES {
+                    i1[q] += col[q] * col[q];
+                }
+            }
+        }
+        let mut a = [0.0; LANES];
+        let mut b = [0.0; LANES];
+        for q in 0..LANES {
+            let j =
+                f[0][0][q] * cof[0][0][q] + f[0][1][q] * cof[0][1][q] + f[0][2][q] * cof[0][2][q];
+            jac[q] = j;
+            // P = a F + b cof(F), cof(F) = J F⁻ᵀ (as `Material::first_piola`).
+            let aq = mu * inv_cbrt2(j);
+            b[q] = -aq * i1[q] / (3.0 * j) + kappa * (j - 1.0);
+            a[q] = aq;
+        }
+        for i in 0..3 {
+            for k in 0..3 {
+                for q in 0..LANES {
+                    p[i][k][q] = a[q] * f[i][k][q] + b[q] * cof[i][k][q];
+                }
+            }
+        }
+    }
+
+    /// Struct-of-arrays as [`first_piola_lanes`](Self::first_piola_lanes), so that the
+    /// Neo-Hookean loop (with its branch-free `J^{-2/3}`) vectorizes instead of running eight
+    /// dependent Newton chains one after the other.
+    #[inline(always)]
+    fn strain_energy_lanes(&self, f: &LaneMatrix, n: usize, w: &mut Lanes) {
+        if self.model != MaterialModel::NeoHookean || n != LANES {
+            for q in 0..n.min(LANES) {
+                w[q] = self.energy(&lane(f, q));
+            }
+            return;
+        }
+        let mu = self.mu;
+        let kappa = self.bulk_modulus();
+        let mut i1 = [0.0; LANES];
+        for row in f {
+            for col in row {
+                for q in 0..LANES {
+                    i1[q] += col[q] * col[q];
+                }
+            }
+        }
+        for q in 0..LANES {
+            let j = f[0][0][q] * (f[1][1][q] * f[2][2][q] - f[1][2][q] * f[2][1][q])
+                - f[0][1][q] * (f[1][0][q] * f[2][2][q] - f[1][2][q] * f[2][0][q])
+                + f[0][2][q] * (f[1][0][q] * f[2][1][q] - f[1][1][q] * f[2][0][q]);
+            w[q] = 0.5 * mu * (i1[q] * inv_cbrt2(j) - 3.0) + 0.5 * kappa * (j - 1.0) * (j - 1.0);
+        }
+    }
+}
+
 /// `J^{-2/3}` for `J > 0`, branch-free so that loops over quadrature points vectorize.
 ///
 /// An initial guess for `y = J^{-1/3}` from the exponent bits (`bits(y) ≈ (4/3) bits(1) −
@@ -383,6 +614,50 @@ pub fn mat_mul(x: &Mat3, y: &Mat3) -> Mat3 {
     std::array::from_fn(|i| {
         std::array::from_fn(|j| x[i][0] * y[0][j] + x[i][1] * y[1][j] + x[i][2] * y[2][j])
     })
+}
+
+/// The first elasticity tensor `A = ∂P/∂F` (`P = F S`) from `F`, `S` and `D = ∂S/∂E` (Voigt, as
+/// [`Hyperelastic::pk2_stress_and_tangent`] returns them): `A[3i + J][3k + L] = δ_ik S_JL +
+/// Σ_IK F_iI F_kK 𝒞_IJKL`, the 9×9 matrix with `δP = A δF` (row-major `F` and `P`).
+pub fn first_elasticity(f: &Mat3, s: &[f64; 6], d: &[[f64; 6]; 6]) -> [[f64; 9]; 9] {
+    let voigt = |i: usize, j: usize| -> usize {
+        match (i.min(j), i.max(j)) {
+            (0, 0) => 0,
+            (1, 1) => 1,
+            (2, 2) => 2,
+            (1, 2) => 3,
+            (0, 2) => 4,
+            _ => 5,
+        }
+    };
+    let sm = voigt_to_matrix(s);
+    // G[i][J][K][L] = Σ_I F_iI 𝒞_IJKL, then A = δ S + Σ_K F_kK G[i][J][K][L].
+    let mut g = [[[[0.0; 3]; 3]; 3]; 3];
+    for i in 0..3 {
+        for jj in 0..3 {
+            for kk in 0..3 {
+                for ll in 0..3 {
+                    let c = voigt(kk, ll);
+                    g[i][jj][kk][ll] = (0..3).map(|ii| f[i][ii] * d[voigt(ii, jj)][c]).sum();
+                }
+            }
+        }
+    }
+    let mut a = [[0.0; 9]; 9];
+    for i in 0..3 {
+        for jj in 0..3 {
+            for k in 0..3 {
+                for ll in 0..3 {
+                    let mut v: f64 = (0..3).map(|kk| f[k][kk] * g[i][jj][kk][ll]).sum();
+                    if i == k {
+                        v += sm[jj][ll];
+                    }
+                    a[3 * i + jj][3 * k + ll] = v;
+                }
+            }
+        }
+    }
+    a
 }
 
 /// `C = FᵀF` in Voigt order.
@@ -521,6 +796,44 @@ mod tests {
                 for r in 0..6 {
                     for c in 0..6 {
                         assert!((d[r][c] - d[c][r]).abs() < 1e-12 * (1.0 + d[r][c].abs()));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_model_passes_the_public_finite_difference_check() {
+        let gradients = crate::solid::material_check::sample_deformation_gradients(8, 0.3, 5);
+        for model in MODELS {
+            let m = Material::new(model, 210.0, 0.3).unwrap();
+            let check = crate::solid::material_check::check_material(&m, &gradients);
+            check
+                .passes(1e-7)
+                .unwrap_or_else(|e| panic!("{model}: {e}"));
+        }
+    }
+
+    #[test]
+    fn first_elasticity_is_the_derivative_of_the_first_piola_stress() {
+        for model in MODELS {
+            let m = Material::new(model, 50.0, 0.35).unwrap();
+            for f in sample_gradients() {
+                let (s, d) = m.pk2_and_tangent(&f);
+                let a = first_elasticity(&f, &s, &d);
+                let scale = a.iter().flatten().fold(0.0f64, |x, v| x.max(v.abs()));
+                let h = 1e-6;
+                for col in 0..9 {
+                    let (mut fp, mut fm) = (f, f);
+                    fp[col / 3][col % 3] += h;
+                    fm[col / 3][col % 3] -= h;
+                    let (pp, pm) = (m.first_piola(&fp).0, m.first_piola(&fm).0);
+                    for row in 0..9 {
+                        let fd = (pp[row / 3][row % 3] - pm[row / 3][row % 3]) / (2.0 * h);
+                        assert!(
+                            (fd - a[row][col]).abs() < 1e-7 * scale,
+                            "{model} A[{row}][{col}]"
+                        );
                     }
                 }
             }

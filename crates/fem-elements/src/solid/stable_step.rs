@@ -14,8 +14,8 @@
 //! largest eigenvalue bracketed by bisection on the Sturm count (Golub & Van Loan, §8.3, §8.4),
 //! returning the upper end of the bracket. About `4/3 n³` flops: 20k for hex8 (`n = 24`).
 
-/// Largest dimension handled ([`SolidKind::Tet10`](super::SolidKind::Tet10): 30).
-pub const MAX_DOFS: usize = 30;
+/// Largest dimension handled ([`SolidKind::Hex27`](super::SolidKind::Hex27): 81).
+pub const MAX_DOFS: usize = 81;
 
 /// Largest eigenvalue of `K φ = λ M φ` for a symmetric `k` (`n × n`, row-major) and a
 /// positive diagonal mass `m` (length `n ≤ MAX_DOFS`); an upper bound within a relative 1e-12.

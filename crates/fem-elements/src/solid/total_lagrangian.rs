@@ -2,7 +2,7 @@
 //! stress output of one element, from precomputed reference gradients.
 //!
 //! With reference coordinates `X`, displacement `u = Σ_a N_a u_a`, deformation gradient
-//! `F = I + Σ_a u_a ⊗ ∇₀N_a` and a [`Material`] giving `S(F)` and `𝒞 = ∂S/∂E`:
+//! `F = I + Σ_a u_a ⊗ ∇₀N_a` and a [`Hyperelastic`] material giving `S(F)` and `𝒞 = ∂S/∂E`:
 //!
 //! ```text
 //! f_a = ∫ P ∇₀N_a dV,   P = F S                                      (internal force)
@@ -25,13 +25,17 @@
 //! The kernels take flat slices (`u`, `f` node-major: `u[3a + i]`) and fill caller buffers; the
 //! element kind is the slice length, and each `(N, Q)` pair of the shipped rules is
 //! monomorphized ([`SolidKind::force_rule`]): tet4 (4, 1), hex8 (8, 8) and (8, 27), tet10 (10, 4)
-//! and (10, 14).
+//! and (10, 14), hex20 (20, 27), hex27 (27, 27), and the enhanced hex8 (11, 8) of
+//! [`eas`](super::eas) (its three incompatible modes act as three more "nodes"). Every kernel is
+//! generic over the material (`M: Hyperelastic + ?Sized`: a concrete type is inlined, a
+//! `dyn Hyperelastic` costs one call per batch of points).
 
 use super::material::{
-    Mat3, Material, MaterialModel, VOIGT_PAIRS, cofactor, det3, inv_cbrt2, mat_mul, voigt_to_matrix,
+    Hyperelastic, LANES, LaneMatrix, Lanes, Mat3, VOIGT_PAIRS, cofactor, det3, mat_mul,
+    voigt_to_matrix,
 };
 use super::quadrature3d::{CellRule, hex_gauss, tet_4point, tet_14point, tet_centroid};
-use super::shape::SolidKind;
+use super::shape::{MAX_NODES, SolidKind};
 
 /// A quadrature point where the reference-to-physical map is not orientation-preserving:
 /// `det J ≤ 0` (an inverted or degenerate element, or nodes not in Gmsh order).
@@ -48,22 +52,26 @@ pub struct NonPositiveJacobian {
 
 impl SolidKind {
     /// The rule for internal force and tangent: tet4 1 point, hex8 2×2×2 Gauss, tet10 4
-    /// points (degree 2: exact for the linearised stiffness of a straight-sided tet10).
+    /// points (degree 2: exact for the linearised stiffness of a straight-sided tet10), hex20
+    /// and hex27 3×3×3 Gauss (exact for the linearised stiffness of an affine hex27).
     pub fn force_rule(self) -> CellRule {
         match self {
             SolidKind::Tet4 => tet_centroid(),
             SolidKind::Hex8 => hex_gauss(2).expect("tabulated"),
             SolidKind::Tet10 => tet_4point(),
+            SolidKind::Hex20 | SolidKind::Hex27 => hex_gauss(3).expect("tabulated"),
         }
     }
 
-    /// The rule for the consistent mass `∫ ρ N_a N_b`: exact for straight-sided tets and any
-    /// trilinear hex (tet4 4 points, hex8 3×3×3, tet10 14 points of degree 5).
+    /// The rule for the consistent mass `∫ ρ N_a N_b`: exact for straight-sided tets,
+    /// any trilinear hex and affine hex20/hex27 (tet4 4 points, hex8 3×3×3, tet10 14 points of
+    /// degree 5, hex20/hex27 4×4×4).
     pub fn mass_rule(self) -> CellRule {
         match self {
             SolidKind::Tet4 => tet_4point(),
             SolidKind::Hex8 => hex_gauss(3).expect("tabulated"),
             SolidKind::Tet10 => tet_14point(),
+            SolidKind::Hex20 | SolidKind::Hex27 => hex_gauss(4).expect("tabulated"),
         }
     }
 }
@@ -99,7 +107,7 @@ pub fn reference_geometry(
     assert_eq!(x.len(), n);
     assert_eq!(grad.len(), 3 * n * nq);
     assert_eq!(dv.len(), nq);
-    let mut dn = [[0.0; 3]; 10];
+    let mut dn = [[0.0; 3]; MAX_NODES];
     for (q, (&xi, &w)) in rule.points.iter().zip(&rule.weights).enumerate() {
         kind.gradients_into(xi, &mut dn[..n]);
         let j = jacobian(x, &dn[..n]);
@@ -120,23 +128,34 @@ pub fn reference_geometry(
     Ok(())
 }
 
-/// Calls `$f::<N, Q>` for the shipped `(N, Q)` pairs.
+/// Calls `$f::<M, N, Q>` for the shipped `(N, Q)` pairs.
 macro_rules! dispatch {
-    ($n:expr, $q:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+    ($m:ty, $n:expr, $q:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
         match ($n, $q) {
-            (4, 1) => $f::<4, 1>($($arg),*),
-            (4, 4) => $f::<4, 4>($($arg),*),
-            (8, 8) => $f::<8, 8>($($arg),*),
-            (8, 27) => $f::<8, 27>($($arg),*),
-            (10, 4) => $f::<10, 4>($($arg),*),
-            (10, 14) => $f::<10, 14>($($arg),*),
+            (4, 1) => $f::<$m, 4, 1>($($arg),*),
+            (8, 1) => $f::<$m, 8, 1>($($arg),*),
+            (4, 4) => $f::<$m, 4, 4>($($arg),*),
+            (8, 8) => $f::<$m, 8, 8>($($arg),*),
+            (8, 27) => $f::<$m, 8, 27>($($arg),*),
+            (10, 4) => $f::<$m, 10, 4>($($arg),*),
+            (10, 14) => $f::<$m, 10, 14>($($arg),*),
+            (11, 8) => $f::<$m, 11, 8>($($arg),*),
+            (20, 27) => $f::<$m, 20, 27>($($arg),*),
+            (27, 27) => $f::<$m, 27, 27>($($arg),*),
             (n, q) => panic!("no solid kernel for {n} nodes and {q} quadrature points"),
         }
     };
 }
+pub(crate) use dispatch;
+
+/// Whether a smallest `J = det F` says the element is inverted: `J ≤ 0` or `NaN`.
+#[inline(always)]
+pub fn inverted(jmin: f64) -> bool {
+    jmin.is_nan() || jmin <= 0.0
+}
 
 /// Number of nodes and points of an element's slices (`u` has `3N` entries, `dv` has `Q`).
-fn sizes(grad: &[f64], dv: &[f64], u: &[f64]) -> (usize, usize) {
+pub(crate) fn sizes(grad: &[f64], dv: &[f64], u: &[f64]) -> (usize, usize) {
     let (n, q) = (u.len() / 3, dv.len());
     assert!(
         u.len() == 3 * n && grad.len() == 3 * n * q,
@@ -148,8 +167,8 @@ fn sizes(grad: &[f64], dv: &[f64], u: &[f64]) -> (usize, usize) {
 /// Internal force `f_a = Σ_q P(F_q) ∇₀N_a(ξ_q) dV_q` of one element into `f` (length `3N`,
 /// overwritten). Returns the smallest `J = det F` over the points: `≤ 0` means the element
 /// is inverted there and the force is meaningless.
-pub fn internal_force(
-    material: &Material,
+pub fn internal_force<M: Hyperelastic + ?Sized>(
+    material: &M,
     grad: &[f64],
     dv: &[f64],
     u: &[f64],
@@ -157,12 +176,12 @@ pub fn internal_force(
 ) -> f64 {
     let (n, q) = sizes(grad, dv, u);
     assert_eq!(f.len(), 3 * n);
-    dispatch!(n, q, force_nq(material, grad, dv, u, f))
+    dispatch!(M, n, q, force_nq(material, grad, dv, u, f))
 }
 
 /// `H[i][k][q] = Σ_a u_a,i ∂N_a/∂X_k(ξ_q)`: the displacement gradient at every point.
 #[inline(always)]
-fn displacement_gradient<const N: usize, const Q: usize>(
+pub(crate) fn displacement_gradient<const N: usize, const Q: usize>(
     g: &[[f64; Q]],
     u: &[f64],
 ) -> [[[f64; Q]; 3]; 3] {
@@ -189,7 +208,7 @@ fn displacement_gradient<const N: usize, const Q: usize>(
 /// Sum of the lanes in a fixed tree order (halves added lane-wise, so the first stages
 /// vectorize): for 8 lanes `((a₀+a₄)+(a₂+a₆)) + ((a₁+a₅)+(a₃+a₇))`.
 #[inline(always)]
-fn lane_sum<const Q: usize>(mut v: [f64; Q]) -> f64 {
+pub(crate) fn lane_sum<const Q: usize>(mut v: [f64; Q]) -> f64 {
     let mut len = Q;
     while len > 1 {
         let half = len / 2;
@@ -204,13 +223,13 @@ fn lane_sum<const Q: usize>(mut v: [f64; Q]) -> f64 {
 
 /// `F` at point `q` from the lanes of `H`.
 #[inline(always)]
-fn deformation_gradient<const Q: usize>(h: &[[[f64; Q]; 3]; 3], q: usize) -> Mat3 {
+pub(crate) fn deformation_gradient<const Q: usize>(h: &[[[f64; Q]; 3]; 3], q: usize) -> Mat3 {
     std::array::from_fn(|i| std::array::from_fn(|k| h[i][k][q] + if i == k { 1.0 } else { 0.0 }))
 }
 
 #[inline(always)]
-fn force_nq<const N: usize, const Q: usize>(
-    material: &Material,
+fn force_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+    material: &M,
     grad: &[f64],
     dv: &[f64],
     u: &[f64],
@@ -227,6 +246,17 @@ fn force_nq<const N: usize, const Q: usize>(
     }
     let mut p = [[[0.0; Q]; 3]; 3];
     let jmin = weighted_first_piola(material, &h, dv, &mut p);
+    contract_force::<N, Q>(g, &p, f);
+    jmin
+}
+
+/// `f_a = Σ_q T_q ∇₀N_a(ξ_q)` for a weighted stress `T_q` (lanes) into `f` (`3N`).
+#[inline(always)]
+pub(crate) fn contract_force<const N: usize, const Q: usize>(
+    g: &[[f64; Q]],
+    p: &[[[f64; Q]; 3]; 3],
+    f: &mut [f64],
+) {
     for a in 0..N {
         for i in 0..3 {
             let mut acc = [0.0; Q];
@@ -239,134 +269,103 @@ fn force_nq<const N: usize, const Q: usize>(
             f[3 * a + i] = lane_sum(acc);
         }
     }
-    jmin
 }
 
 /// `P(F_q) dV_q` at every point from the lanes of `F`, and the smallest `J = det F`.
 ///
-/// Struct-of-arrays over the points, one simple loop per quantity, so that every loop
-/// vectorizes (one loop over the points with the whole formula in its body does not), for
-/// the Neo-Hookean model of the performance comparison; the other models go point by point.
+/// The points go to the material in batches of [`LANES`]
+/// ([`Hyperelastic::first_piola_lanes`]); with `Q = LANES` (the 2×2×2 hex8) the lanes are
+/// passed as they are.
 #[inline(always)]
-pub(crate) fn weighted_first_piola<const Q: usize>(
-    material: &Material,
+pub(crate) fn weighted_first_piola<M: Hyperelastic + ?Sized, const Q: usize>(
+    material: &M,
     f: &[[[f64; Q]; 3]; 3],
     dv: &[f64; Q],
     p: &mut [[[f64; Q]; 3]; 3],
 ) -> f64 {
     let mut jac = [0.0; Q];
-    weighted_first_piola_lanes(material, f, dv, p, &mut jac);
+    first_piola_points(material, f, p, &mut jac);
+    for row in p.iter_mut() {
+        for col in row.iter_mut() {
+            for q in 0..Q {
+                col[q] *= dv[q];
+            }
+        }
+    }
     jac.iter().fold(f64::INFINITY, |m, &j| m.min(j))
 }
 
-/// `Σ_q W(F_q) dV_q` from the lanes of `F`, summed in point order: struct-of-arrays as
-/// [`weighted_first_piola`], so that the Neo-Hookean loop (with its branch-free `J^{-2/3}`)
-/// vectorizes instead of running eight dependent Newton chains one after the other.
+/// `P(F_q)` and `J_q` at every point (unweighted), in batches of [`LANES`].
 #[inline(always)]
-pub(crate) fn weighted_energy<const Q: usize>(
-    material: &Material,
+pub(crate) fn first_piola_points<M: Hyperelastic + ?Sized, const Q: usize>(
+    material: &M,
     f: &[[[f64; Q]; 3]; 3],
-    dv: &[f64; Q],
-) -> f64 {
-    let mut w = [0.0; Q];
-    match material.model() {
-        MaterialModel::NeoHookean => {
-            let mu = material.mu();
-            let kappa = material.bulk_modulus();
-            let mut i1 = [0.0; Q];
-            for row in f {
-                for col in row {
-                    for q in 0..Q {
-                        i1[q] += col[q] * col[q];
-                    }
-                }
-            }
-            for q in 0..Q {
-                let j = f[0][0][q] * (f[1][1][q] * f[2][2][q] - f[1][2][q] * f[2][1][q])
-                    - f[0][1][q] * (f[1][0][q] * f[2][2][q] - f[1][2][q] * f[2][0][q])
-                    + f[0][2][q] * (f[1][0][q] * f[2][1][q] - f[1][1][q] * f[2][0][q]);
-                w[q] =
-                    0.5 * mu * (i1[q] * inv_cbrt2(j) - 3.0) + 0.5 * kappa * (j - 1.0) * (j - 1.0);
-            }
-        }
-        _ => {
-            for q in 0..Q {
-                let fq: Mat3 = std::array::from_fn(|i| std::array::from_fn(|k| f[i][k][q]));
-                w[q] = material.energy(&fq);
-            }
-        }
-    }
-    let mut energy = 0.0;
-    for q in 0..Q {
-        energy += w[q] * dv[q];
-    }
-    energy
-}
-
-/// [`weighted_first_piola`] with `J` of every lane in `jac`.
-#[inline(always)]
-fn weighted_first_piola_lanes<const Q: usize>(
-    material: &Material,
-    f: &[[[f64; Q]; 3]; 3],
-    dv: &[f64; Q],
     p: &mut [[[f64; Q]; 3]; 3],
     jac: &mut [f64; Q],
 ) {
-    match material.model() {
-        MaterialModel::NeoHookean => {
-            let mu = material.mu();
-            let kappa = material.bulk_modulus();
-            let mut cof = [[[0.0; Q]; 3]; 3];
-            for i in 0..3 {
-                let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-                for k in 0..3 {
-                    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-                    for q in 0..Q {
-                        cof[i][k][q] = f[i1][k1][q] * f[i2][k2][q] - f[i1][k2][q] * f[i2][k1][q];
-                    }
-                }
-            }
-            let mut i1 = [0.0; Q];
-            for row in f {
-                for col in row {
-                    for q in 0..Q {
-                        i1[q] += col[q] * col[q];
-                    }
-                }
-            }
-            let mut a = [0.0; Q];
-            let mut b = [0.0; Q];
-            for q in 0..Q {
-                let j = f[0][0][q] * cof[0][0][q]
-                    + f[0][1][q] * cof[0][1][q]
-                    + f[0][2][q] * cof[0][2][q];
-                jac[q] = j;
-                // P = a F + b cof(F), cof(F) = J F⁻ᵀ (material::Material::first_piola).
-                let aq = mu * inv_cbrt2(j);
-                b[q] = (-aq * i1[q] / (3.0 * j) + kappa * (j - 1.0)) * dv[q];
-                a[q] = aq * dv[q];
-            }
-            for i in 0..3 {
-                for k in 0..3 {
-                    for q in 0..Q {
-                        p[i][k][q] = a[q] * f[i][k][q] + b[q] * cof[i][k][q];
-                    }
-                }
-            }
-        }
-        _ => {
-            for q in 0..Q {
-                let fq: Mat3 = std::array::from_fn(|i| std::array::from_fn(|k| f[i][k][q]));
-                let (pq, j) = material.first_piola(&fq);
-                for i in 0..3 {
-                    for k in 0..3 {
-                        p[i][k][q] = pq[i][k] * dv[q];
-                    }
-                }
-                jac[q] = j;
-            }
-        }
+    if Q == LANES {
+        // The same types: the lanes go to the material as they are.
+        let lanes = "Q = LANES: the lane types";
+        let f = (f as &dyn std::any::Any)
+            .downcast_ref::<LaneMatrix>()
+            .expect(lanes);
+        let p = (p as &mut dyn std::any::Any)
+            .downcast_mut::<LaneMatrix>()
+            .expect(lanes);
+        let jac = (jac as &mut dyn std::any::Any)
+            .downcast_mut::<Lanes>()
+            .expect(lanes);
+        material.first_piola_lanes(f, LANES, p, jac);
+        return;
     }
+    let mut start = 0;
+    while start < Q {
+        let n = (Q - start).min(LANES);
+        let mut fl: LaneMatrix = [[[0.0; LANES]; 3]; 3];
+        for i in 0..3 {
+            for k in 0..3 {
+                fl[i][k][..n].copy_from_slice(&f[i][k][start..start + n]);
+            }
+        }
+        let mut pl: LaneMatrix = [[[0.0; LANES]; 3]; 3];
+        let mut jl: Lanes = [0.0; LANES];
+        material.first_piola_lanes(&fl, n, &mut pl, &mut jl);
+        for i in 0..3 {
+            for k in 0..3 {
+                p[i][k][start..start + n].copy_from_slice(&pl[i][k][..n]);
+            }
+        }
+        jac[start..start + n].copy_from_slice(&jl[..n]);
+        start += n;
+    }
+}
+
+/// `Σ_q W(F_q) dV_q` from the lanes of `F`, summed in point order, the points evaluated in
+/// batches of [`LANES`] ([`Hyperelastic::strain_energy_lanes`]).
+#[inline(always)]
+pub(crate) fn weighted_energy<M: Hyperelastic + ?Sized, const Q: usize>(
+    material: &M,
+    f: &[[[f64; Q]; 3]; 3],
+    dv: &[f64; Q],
+) -> f64 {
+    let mut energy = 0.0;
+    let mut start = 0;
+    while start < Q {
+        let n = (Q - start).min(LANES);
+        let mut fl: LaneMatrix = [[[0.0; LANES]; 3]; 3];
+        for i in 0..3 {
+            for k in 0..3 {
+                fl[i][k][..n].copy_from_slice(&f[i][k][start..start + n]);
+            }
+        }
+        let mut w: Lanes = [0.0; LANES];
+        material.strain_energy_lanes(&fl, n, &mut w);
+        for q in 0..n {
+            energy += w[q] * dv[start + q];
+        }
+        start += n;
+    }
+    energy
 }
 
 /// Length of one element's geometry block: its gradients (`3 N Q`) followed by its
@@ -394,9 +393,9 @@ pub fn reference_geometry_block(
 ///
 /// Returns the position in the batch of the first cell with `J ≤ 0` (or `NaN`) at a point,
 /// if any (all forces are computed regardless).
-pub fn internal_forces(
+pub fn internal_forces<M: Hyperelastic + ?Sized>(
     kind: SolidKind,
-    material: &Material,
+    material: &M,
     n_points: usize,
     geometry: &[f64],
     connectivity: &[usize],
@@ -410,29 +409,27 @@ pub fn internal_forces(
     assert_eq!(forces.len(), 3 * n * n_cells);
     if n_points == 1 && n == 4 {
         // One point per cell: vectorize the stress across cells instead.
-        return forces_one_point_batch::<4>(material, geometry, connectivity, u, forces);
+        return forces_one_point_batch::<M, 4>(material, geometry, connectivity, u, forces);
     }
     dispatch!(
+        M,
         n,
         n_points,
         forces_batch(material, geometry, connectivity, u, forces)
     )
 }
 
-/// Cells per lane group of [`forces_one_point_batch`].
-const CELL_LANES: usize = 4;
-
-/// [`forces_batch`] for one-point elements (tet4): groups of [`CELL_LANES`] cells share the
+/// [`forces_batch`] for one-point elements (tet4): groups of [`LANES`] cells share the
 /// lane-wise stress evaluation (the cells are the lanes), the rest goes one by one. Each
 /// cell's arithmetic is the same as in [`force_nq`], so the results are identical.
-fn forces_one_point_batch<const N: usize>(
-    material: &Material,
+fn forces_one_point_batch<M: Hyperelastic + ?Sized, const N: usize>(
+    material: &M,
     geometry: &[f64],
     connectivity: &[usize],
     u: &[f64],
     forces: &mut [f64],
 ) -> Option<usize> {
-    const L: usize = CELL_LANES;
+    const L: usize = LANES;
     let block = 3 * N + 1;
     let (u3, _) = u.as_chunks::<3>();
     let n_cells = connectivity.len() / N;
@@ -440,7 +437,7 @@ fn forces_one_point_batch<const N: usize>(
     let mut first_inverted = None;
     for first in (0..n_grouped).step_by(L) {
         // F lanes (cells l = 0..L) and weights.
-        let mut fl = [[[0.0; L]; 3]; 3];
+        let mut fl: LaneMatrix = [[[0.0; L]; 3]; 3];
         let mut dv = [0.0; L];
         for l in 0..L {
             let c = first + l;
@@ -459,18 +456,19 @@ fn forces_one_point_batch<const N: usize>(
             }
             dv[l] = geo[3 * N];
         }
-        let mut p = [[[0.0; L]; 3]; 3];
+        let mut p: LaneMatrix = [[[0.0; L]; 3]; 3];
         let mut jac = [0.0; L];
-        weighted_first_piola_lanes(material, &fl, &dv, &mut p, &mut jac);
+        material.first_piola_lanes(&fl, L, &mut p, &mut jac);
         for l in 0..L {
             let c = first + l;
             let geo = &geometry[block * c..block * (c + 1)];
             let f = &mut forces[3 * N * c..3 * N * (c + 1)];
+            let pl: Mat3 = std::array::from_fn(|i| std::array::from_fn(|k| p[i][k][l] * dv[l]));
             for a in 0..N {
                 for i in 0..3 {
-                    f[3 * a + i] = p[i][0][l] * geo[3 * a]
-                        + p[i][1][l] * geo[3 * a + 1]
-                        + p[i][2][l] * geo[3 * a + 2];
+                    f[3 * a + i] = pl[i][0] * geo[3 * a]
+                        + pl[i][1] * geo[3 * a + 1]
+                        + pl[i][2] * geo[3 * a + 2];
                 }
             }
             if jac[l].is_nan() || jac[l] <= 0.0 {
@@ -478,7 +476,7 @@ fn forces_one_point_batch<const N: usize>(
             }
         }
     }
-    let rest = forces_batch::<N, 1>(
+    let rest = forces_batch::<M, N, 1>(
         material,
         &geometry[block * n_grouped..],
         &connectivity[N * n_grouped..],
@@ -488,8 +486,8 @@ fn forces_one_point_batch<const N: usize>(
     first_inverted.or(rest.map(|c| c + n_grouped))
 }
 
-fn forces_batch<const N: usize, const Q: usize>(
-    material: &Material,
+fn forces_batch<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+    material: &M,
     geometry: &[f64],
     connectivity: &[usize],
     u: &[f64],
@@ -509,7 +507,7 @@ fn forces_batch<const N: usize, const Q: usize>(
             ue[a] = u3[node];
         }
         let (grad, dv) = geo.split_at(3 * N * Q);
-        let jmin = force_nq::<N, Q>(material, grad, dv, ue.as_flattened(), f);
+        let jmin = force_nq::<M, N, Q>(material, grad, dv, ue.as_flattened(), f);
         if jmin.is_nan() || jmin <= 0.0 {
             first_inverted.get_or_insert(c);
         }
@@ -518,29 +516,38 @@ fn forces_batch<const N: usize, const Q: usize>(
 }
 
 /// Strain energy `Σ_q W(F_q) dV_q` of one element.
-pub fn strain_energy(material: &Material, grad: &[f64], dv: &[f64], u: &[f64]) -> f64 {
+pub fn strain_energy<M: Hyperelastic + ?Sized>(
+    material: &M,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+) -> f64 {
     let (n, q) = sizes(grad, dv, u);
-    dispatch!(n, q, energy_nq(material, grad, dv, u))
+    dispatch!(M, n, q, energy_nq(material, grad, dv, u))
 }
 
-fn energy_nq<const N: usize, const Q: usize>(
-    material: &Material,
+fn energy_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+    material: &M,
     grad: &[f64],
     dv: &[f64],
     u: &[f64],
 ) -> f64 {
     let (g, _) = grad.as_chunks::<Q>();
-    let h = displacement_gradient::<N, Q>(&g[..3 * N], u);
-    (0..Q)
-        .map(|q| material.energy(&deformation_gradient(&h, q)) * dv[q])
-        .sum()
+    let mut h = displacement_gradient::<N, Q>(&g[..3 * N], u);
+    for (i, row) in h.iter_mut().enumerate() {
+        for q in 0..Q {
+            row[i][q] += 1.0;
+        }
+    }
+    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
+    weighted_energy(material, &h, dv)
 }
 
 /// Consistent tangent `K = ∂f/∂u` (material + geometric part) of one element into `k`,
 /// row-major `3N × 3N`, node-major local dofs (overwritten; symmetric). Returns the smallest
 /// `J` over the points, as [`internal_force`].
-pub fn tangent_stiffness(
-    material: &Material,
+pub fn tangent_stiffness<M: Hyperelastic + ?Sized>(
+    material: &M,
     grad: &[f64],
     dv: &[f64],
     u: &[f64],
@@ -548,11 +555,11 @@ pub fn tangent_stiffness(
 ) -> f64 {
     let (n, q) = sizes(grad, dv, u);
     assert_eq!(k.len(), 9 * n * n);
-    dispatch!(n, q, tangent_nq(material, grad, dv, u, k))
+    dispatch!(M, n, q, tangent_nq(material, grad, dv, u, k))
 }
 
-fn tangent_nq<const N: usize, const Q: usize>(
-    material: &Material,
+fn tangent_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+    material: &M,
     grad: &[f64],
     dv: &[f64],
     u: &[f64],
@@ -566,7 +573,7 @@ fn tangent_nq<const N: usize, const Q: usize>(
     for q in 0..Q {
         let f = deformation_gradient(&h, q);
         jmin = jmin.min(det3(&f));
-        let (s, d) = material.pk2_and_tangent(&f);
+        let (s, d) = material.pk2_stress_and_tangent(&f);
         let s = voigt_to_matrix(&s);
         let w = dv[q];
         // B_a (6×3): δE_v = Σ_a B_a δu_a (engineering shears).
@@ -624,39 +631,75 @@ pub struct CellStress {
 }
 
 /// Stress output of one element (see [`CellStress`]).
-pub fn cell_stress(material: &Material, grad: &[f64], dv: &[f64], u: &[f64]) -> CellStress {
+pub fn cell_stress<M: Hyperelastic + ?Sized>(
+    material: &M,
+    grad: &[f64],
+    dv: &[f64],
+    u: &[f64],
+) -> CellStress {
     let (n, q) = sizes(grad, dv, u);
-    dispatch!(n, q, stress_nq(material, grad, dv, u))
+    dispatch!(M, n, q, stress_nq(material, grad, dv, u))
 }
 
-fn stress_nq<const N: usize, const Q: usize>(
-    material: &Material,
+fn stress_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+    material: &M,
     grad: &[f64],
     dv: &[f64],
     u: &[f64],
 ) -> CellStress {
     let (g, _) = grad.as_chunks::<Q>();
     let h = displacement_gradient::<N, Q>(&g[..3 * N], u);
-    let mut out = CellStress::default();
-    let volume: f64 = dv.iter().sum();
+    let mut acc = StressAverage::new(dv.iter().sum());
     for q in 0..Q {
-        let f = deformation_gradient(&h, q);
-        let j = det3(&f);
-        let s = voigt_to_matrix(&material.pk2(&f));
-        let fs = mat_mul(&f, &s);
+        acc.add(material, &deformation_gradient(&h, q), dv[q]);
+    }
+    acc.finish()
+}
+
+/// Volume average of the Cauchy stress, `J` and `W` over points (what [`CellStress`] holds).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StressAverage {
+    volume: f64,
+    out: CellStress,
+}
+
+impl StressAverage {
+    /// An empty average over a cell of reference `volume`.
+    pub(crate) fn new(volume: f64) -> Self {
+        Self {
+            volume,
+            out: CellStress::default(),
+        }
+    }
+
+    /// Adds the point with deformation gradient `f` and weight `dv`.
+    pub(crate) fn add<M: Hyperelastic + ?Sized>(&mut self, material: &M, f: &Mat3, dv: f64) {
+        let j = det3(f);
+        let s = voigt_to_matrix(&material.pk2_stress(f));
+        let fs = mat_mul(f, &s);
         let sigma = |x: usize, y: usize| (0..3).map(|m| fs[x][m] * f[y][m]).sum::<f64>() / j;
-        let w = dv[q] / volume;
+        let w = dv / self.volume;
         for (c, &(x, y)) in [(0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2)]
             .iter()
             .enumerate()
         {
-            out.cauchy[c] += w * sigma(x, y);
+            self.out.cauchy[c] += w * sigma(x, y);
         }
-        out.jacobian += w * j;
-        out.energy_density += w * material.energy(&f);
+        self.out.jacobian += w * j;
+        self.out.energy_density += w * material.strain_energy(f);
     }
-    out.von_mises = von_mises(&out.cauchy);
-    out
+
+    /// Adds an energy density (per unit reference volume) not tied to a point's stress (the
+    /// hourglass energy of a one-point hex8).
+    pub(crate) fn add_energy(&mut self, energy: f64) {
+        self.out.energy_density += energy / self.volume;
+    }
+
+    /// The average, with the von Mises stress of the averaged Cauchy stress.
+    pub(crate) fn finish(mut self) -> CellStress {
+        self.out.von_mises = von_mises(&self.out.cauchy);
+        self.out
+    }
 }
 
 /// Von Mises stress of a symmetric tensor in VTK order `xx, yy, zz, xy, yz, xz`.
@@ -670,6 +713,7 @@ pub fn von_mises(s: &[f64; 6]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solid::material::{Material, MaterialModel};
     use crate::solid::shape::TET10_EDGES;
 
     const MODELS: [MaterialModel; 3] = [
@@ -717,7 +761,13 @@ mod tests {
         for kind in SolidKind::ALL {
             let n = kind.n_nodes();
             let x = element(kind);
-            for rule in [kind.force_rule(), kind.mass_rule()] {
+            // The mass rules of the second-order hexahedra (4×4×4) have no force kernel.
+            let rules = if kind.is_hexahedron() && kind.order() == 2 {
+                vec![kind.force_rule()]
+            } else {
+                vec![kind.force_rule(), kind.mass_rule()]
+            };
+            for rule in rules {
                 let (grad, dv) = geometry(kind, &rule, &x);
                 for model in MODELS {
                     let m = Material::new(model, 100.0, 0.3).unwrap();

@@ -27,6 +27,8 @@ pub fn box_body(
         SolidKind::Hex8 => BoxCells::Hex8,
         SolidKind::Tet4 => BoxCells::Tet4,
         SolidKind::Tet10 => BoxCells::Tet10,
+        SolidKind::Hex20 => BoxCells::Hex20,
+        SolidKind::Hex27 => BoxCells::Hex27,
     };
     let mesh = box_mesh(lengths, cells, generator).unwrap();
     let points = mesh

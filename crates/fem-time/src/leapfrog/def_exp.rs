@@ -3,23 +3,27 @@
 //! lumped mass, no solve.
 //!
 //! It is the central difference method written in velocities, so it is stable for
-//! `h ≤ 2/ω_max`. The critical step is estimated as `2/sqrt(λ_max)` with `λ_max` the largest
-//! generalized eigenvalue of the elements (`K_e(q) φ = λ M_e φ`, an upper bound on the global
-//! `ω_max²`), at the start — where a step above it is refused with the bound in the message —
-//! and again as the body deforms ([`CriticalStepCheck`]): the run stops when the deformed
-//! body's bound falls below the step by more than [`CriticalStepCheck::tolerance`].
+//! `h ≤ 2/ω_max`. The critical step is estimated as `2/sqrt(λ)` with `λ` the body's largest
+//! eigenvalue of `M⁻¹K(q)` by Lanczos, capped by the system's own bound
+//! ([`LeapFrogSystem::critical_step`]: for a solid the largest generalized eigenvalue of the
+//! elements, `K_e(q) φ = λ M_e φ`, an upper bound on the global `ω_max²`) ([`super::spectral`]),
+//! at the start — where a step above it is refused with the bound in the message — and again as
+//! the body deforms ([`CriticalStepCheck`]): the run stops when the deformed body's bound falls
+//! below the step by more than [`CriticalStepCheck::tolerance`].
 //!
-//! A re-check costs about nine internal-force evaluations (an element tangent and a 24 × 24
-//! eigenvalue per hex8), so checking every 10 steps made a DEF_EXP run 2.6 times slower than
-//! stepping alone. By default the re-checks are spaced by how fast the bound moves: the next
+//! A re-check is three power iterations from the last estimate's mode (six internal-force
+//! evaluations; Lanczos and the element bound again only if the limiting mode has moved); the
+//! element bound alone cost about nine (an element tangent and a 24 × 24 eigenvalue per hex8),
+//! and checking every 10 steps made a DEF_EXP run 2.6 times slower than stepping alone. By
+//! default the re-checks are spaced by how fast the bound moves: the next
 //! one comes when, at the drift measured between the last two, the bound would have used a
 //! quarter of its remaining headroom over the step — every step when the step is at the bound
 //! and the bound falls, doubling the interval (from 10, at most
 //! [`CriticalStepCheck::recheck_every`]) while it holds.
 
-use fem_assembly::StableStep;
 use std::borrow::Cow;
 
+use super::spectral::{self, CriticalStep};
 use super::{LeapFrog, LeapFrogSystem, check_critical};
 use crate::{
     Clock, Energy, Invariant, Mass, NodalStepper, StateField, StateKind, StepError, StepReport,
@@ -173,8 +177,12 @@ fn adaptive_interval(
 /// The name of the schedule's state field.
 const SCHEDULE: &str = "critical_step_check";
 
+/// The name of the state field of the critical-step estimate's mode (the next re-check starts
+/// from it).
+const MODE: &str = "critical_step_mode";
+
 /// The name of the bound in messages.
-pub const DEF_EXP_BOUND: &str = "of DEF_EXP, 2/sqrt(lambda_max) with lambda_max the largest element eigenvalue of K_e(q) phi = lambda M_e phi";
+pub const DEF_EXP_BOUND: &str = "of DEF_EXP, 2/sqrt(lambda_max) with lambda_max the largest eigenvalue of M^-1 K(q) (Lanczos, at most the largest element eigenvalue)";
 
 /// The DEF_EXP stepper on a system with a lumped mass.
 #[derive(Debug)]
@@ -187,6 +195,8 @@ pub struct DefExp<S> {
     schedule: RecheckSchedule,
     /// The latest critical step estimate.
     critical: f64,
+    /// The estimate it comes from (its mode starts the next re-check).
+    estimate: CriticalStep,
     /// The reactions of the prescribed dofs.
     reactions: Vec<f64>,
 }
@@ -205,7 +215,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
     }
 
     /// [`new`](Self::new) with the critical step at `x0` already known (a set-up that chose
-    /// its step from it): it is reused when the start state is `x0` itself (no prescribed
+    /// its step from it: [`spectral::refine`]): it is reused when the start state is `x0` itself (no prescribed
     /// value at `t0` moves a dof), which saves a pass over every cell (for a 10⁶-cell body,
     /// half a minute on one core). Collective on a distributed system.
     pub fn with_bound_at(
@@ -214,7 +224,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
         x0: &[f64],
         v0: &[f64],
         check: CriticalStepCheck,
-        bound_at_x0: StableStep,
+        bound_at_x0: CriticalStep,
     ) -> Result<Self, StepError> {
         Self::build(system, settings, x0, v0, check, Some(bound_at_x0))
     }
@@ -225,7 +235,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
         x0: &[f64],
         v0: &[f64],
         check: CriticalStepCheck,
-        bound_at_x0: Option<StableStep>,
+        bound_at_x0: Option<CriticalStep>,
     ) -> Result<Self, StepError> {
         let n = system.n_dofs();
         let state = LeapFrog::new(n, settings, x0, v0)?;
@@ -236,12 +246,11 @@ impl<S: LeapFrogSystem> DefExp<S> {
             }
         };
         let known = bound_at_x0.filter(|_| system.all_agree(state.q == x0));
-        let bound = match known {
+        let estimate = match known {
             Some(b) => b,
-            None => system
-                .critical_step(&state.q)
-                .map_err(|e| state.clock.failed(e))?,
+            None => Self::estimate(&system, &state.q).map_err(|e| state.clock.failed(e))?,
         };
+        let bound = estimate.step;
         let dt = state.clock.dt();
         check_critical(dt, &bound, DEF_EXP_BOUND)?;
         let schedule = RecheckSchedule::start(&check, 0, bound.dt, dt);
@@ -253,13 +262,20 @@ impl<S: LeapFrogSystem> DefExp<S> {
             check,
             schedule,
             critical: bound.dt,
+            estimate,
             reactions: vec![0.0; n_prescribed],
         })
     }
 
+    /// The critical step at `x`: the system's bound refined by [`spectral::refine`].
+    pub fn estimate(system: &S, x: &[f64]) -> Result<CriticalStep, crate::EvalError> {
+        let element = system.critical_step(x)?;
+        spectral::refine(system, x, element)
+    }
+
     /// `safety · 2/sqrt(λ_max)` at `x0`: the step `dt: auto` takes (Solfec uses 0.5).
     pub fn auto_step(system: &S, x0: &[f64], safety: f64) -> Result<f64, crate::EvalError> {
-        Ok(safety * system.critical_step(x0)?.dt)
+        Ok(safety * Self::estimate(system, x0)?.step.dt)
     }
 
     /// The system.
@@ -277,14 +293,14 @@ impl<S: LeapFrogSystem> DefExp<S> {
     fn recheck(&mut self) -> Result<(), StepError> {
         let s = &self.state;
         let h = s.clock.dt();
-        let bound = self
-            .system
-            .critical_step(&s.q)
-            .map_err(|e| StepError::Evaluation {
+        self.estimate = spectral::recheck(&self.system, &s.q, &self.estimate).map_err(|e| {
+            StepError::Evaluation {
                 step: s.clock.step(),
                 t: s.time(),
                 source: e,
-            })?;
+            }
+        })?;
+        let bound = self.estimate.step;
         self.critical = bound.dt;
         self.schedule = self
             .schedule
@@ -345,6 +361,7 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
             StateKind::Other,
             self.schedule.to_array().to_vec(),
         ));
+        fields.push(StateField::dofs(MODE, &self.estimate.mode));
         fields
     }
 
@@ -361,6 +378,16 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
                 self.state.clock.dt(),
             ),
         };
+        // The mode the next re-check starts from; a checkpoint without it (written before the
+        // spectral estimate) gets a fresh estimate at the restored state.
+        if fields.iter().any(|f| f.name == MODE) {
+            let mode = restored(fields, MODE, self.state.q.len())?;
+            self.estimate.mode.clear();
+            self.estimate.mode.extend_from_slice(mode);
+        } else {
+            self.estimate = Self::estimate(&self.system, &self.state.q)
+                .map_err(|e| self.state.clock.failed(e))?;
+        }
         Ok(())
     }
 }

@@ -26,9 +26,11 @@
 
 pub mod def_exp;
 pub mod def_lim;
+pub mod spectral;
 
 pub use def_exp::{CriticalStepCheck, DEF_EXP_BOUND, DefExp};
 pub use def_lim::DefLim;
+pub use spectral::CriticalStep;
 
 use std::borrow::Cow;
 use std::sync::Mutex;
@@ -38,7 +40,7 @@ use fem_constraints::Enforcement;
 
 use crate::{
     Clock, DirichletControl, Energy, EvalError, Mass, SecondOrderSystem, StateField, StateKind,
-    StepError, StepSettings, restored,
+    StepError, StepSettings, StepStart, restored,
 };
 
 /// A system the leap-frog steppers can run: a [`SecondOrderSystem`] that also gives its
@@ -122,23 +124,14 @@ impl LeapFrog {
         x0: &[f64],
         v0: &[f64],
     ) -> Result<Self, StepError> {
-        let StepSettings {
-            dt, t0, dirichlet, ..
-        } = settings;
-        let clock = Clock::new(t0, dt)?;
-        for (what, v) in [("initial position", x0), ("initial velocity", v0)] {
-            if v.len() != n || v.iter().any(|e| !e.is_finite()) {
-                return Err(StepError::BadData {
-                    what,
-                    found: v.len(),
-                    expected: n,
-                });
-            }
-        }
-        let control = DirichletControl::new(n, dirichlet)?;
-        let mut q = x0.to_vec();
-        let mut u = v0.to_vec();
-        control.impose_initial(t0, &mut q, &mut u);
+        let StepStart {
+            clock,
+            control,
+            x: q,
+            v: u,
+            ..
+        } = settings.start(n, x0, v0)?;
+        let control = control.unwrap_or_else(|| DirichletControl::none(n));
         Ok(Self {
             clock,
             q,
@@ -179,10 +172,9 @@ impl LeapFrog {
         }
         hold_positions(&self.control, t_half, &mut self.q_half);
         let evaluated = system.internal_force(&self.q_half, &mut self.f_int);
+        // (Without an external force `f_ext` stays the zeros it was made with.)
         if system.has_external_force() {
             system.external_force(t_half, &mut self.f_ext);
-        } else {
-            self.f_ext.fill(0.0);
         }
         for ((f, fe), fi) in self.force.iter_mut().zip(&self.f_ext).zip(&self.f_int) {
             *f = fe - fi;
@@ -208,9 +200,14 @@ impl LeapFrog {
         }
         hold_positions(&self.control, t1, &mut self.q_new);
         let (q0, q1) = (&self.q, &self.q_new);
-        let external_work = system.sum_over_dofs(
-            &mut (self.f_ext.iter().enumerate()).map(|(i, f)| (i, f * (q1[i] - q0[i]))),
-        );
+        // (No external force: no work, and no exact sum over the dofs.)
+        let external_work = if system.has_external_force() {
+            system.sum_over_dofs(
+                &mut (self.f_ext.iter().enumerate()).map(|(i, f)| (i, f * (q1[i] - q0[i]))),
+            )
+        } else {
+            0.0
+        };
         let reaction_work = system.sum_over_dofs(
             &mut (self.control.dofs().iter().zip(reactions))
                 .map(|(&d, r)| (d, r * (q1[d] - q0[d]))),

@@ -51,12 +51,11 @@ use nalgebra_sparse::CsrMatrix;
 use super::{ContactReport, ContactWork};
 use crate::Clock;
 use crate::control::DirichletControl;
-use crate::error::check_initial;
 use crate::newton::{NewtonReport, NewtonSolver, NonlinearProblem};
 use crate::step_matrix::{Coefficients, StepMatrix, Terms};
 use crate::stepper::{Energy, Invariant, NodalStepper, StateField, StepReport, Stepper, restored};
 use crate::system::damping_csr;
-use crate::{SecondOrderSystem, StepError, StepSettings};
+use crate::{SecondOrderSystem, StepError, StepSettings, StepStart};
 
 /// The name of the Moreau–Jean θ scheme in input files (`time.scheme: moreau_jean`).
 pub const NAME: &str = "moreau_jean";
@@ -116,12 +115,6 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
         q0: &[f64],
         v0: &[f64],
     ) -> Result<Self, StepError> {
-        let StepSettings {
-            dt,
-            t0,
-            dirichlet,
-            newton,
-        } = settings;
         if !(theta > 0.0 && theta <= 1.0) {
             return Err(StepError::InvalidParameter {
                 name: "theta",
@@ -129,15 +122,15 @@ impl<S: SecondOrderSystem> MoreauJean<S> {
                 expected: "0 < theta <= 1",
             });
         }
-        let clock = Clock::new(t0, dt)?;
         let n = system.n_dofs();
-        check_initial(n, q0, v0)?;
-        let control = DirichletControl::of(n, dirichlet)?;
-        let mut q = q0.to_vec();
-        let mut v = v0.to_vec();
-        if let Some(c) = &control {
-            c.impose_initial(t0, &mut q, &mut v);
-        }
+        let StepStart {
+            clock,
+            control,
+            newton,
+            x: q,
+            v,
+        } = settings.start(n, q0, v0)?;
+        let (t0, dt) = (clock.t0(), clock.dt());
         let damping = damping_csr(&system);
         let symmetry = system
             .tangent_kind()

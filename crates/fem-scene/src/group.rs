@@ -1,0 +1,82 @@
+//! The interface a kind of body offers to a scene: [`BodyGroup`], a set of bodies of one kind
+//! stepped by the kind's own scheme, split around the contact solve.
+//!
+//! A scene holds any number of groups (rigid bodies now; the total-Lagrangian solids of issue
+//! 24 next). For one step a group
+//!
+//! 1. **begins** ([`BodyGroup::begin_step`]): computes its mid-step configuration and its free
+//!    velocities (the step's end velocity without contact impulses), leaving its state at `t`
+//!    untouched;
+//! 2. **shows** its bodies to the contact layer: each body as a
+//!    [`fem_contact::body::ContactBody`] ([`BodyGroup::contact_body`]), its shapes placed at
+//!    mid-step for detection ([`BodyGroup::placed_shapes`]), and where a body point is at
+//!    mid-step ([`BodyGroup::mid_step_point`], for links);
+//! 3. takes the impulses back ([`BodyGroup::contact_bodies_mut`],
+//!    [`fem_contact::body::ContactBody::apply_impulse`]) and **ends** its step
+//!    ([`BodyGroup::end_step`]).
+//!
+//! Between steps it is a stepper like any other: clock, energy, state and restore. Nothing in
+//! [`crate::SceneStepper`] knows which kind of body it steps.
+
+use fem_contact::body::ContactBody;
+use fem_contact::detect::PlacedShape;
+use fem_io::Frame;
+use fem_time::{Clock, Energy, StateField, StepError};
+use nalgebra::Vector3;
+
+/// What a group's step did (the largest over its bodies).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GroupStep {
+    /// Iterations of the kind's own per-step solver (RIG_IMP's Newton), 0 for an explicit one.
+    pub iterations: usize,
+    /// Its final residual.
+    pub residual: f64,
+}
+
+/// A set of bodies of one kind in a scene (module documentation).
+pub trait BodyGroup: Send + Sync {
+    /// What the group holds, for messages (`"rigid bodies"`).
+    fn kind(&self) -> &'static str;
+    /// Number of bodies.
+    fn len(&self) -> usize;
+    /// Whether the group has no body.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The first half of a step: mid-step configuration and free velocities.
+    fn begin_step(&mut self) -> Result<(), StepError>;
+    /// Body `i` as the contact layer sees it, between [`Self::begin_step`] and
+    /// [`Self::end_step`].
+    fn contact_body(&self, i: usize) -> &dyn ContactBody;
+    /// Every body, to give it its impulse (in body order).
+    fn contact_bodies_mut(&mut self) -> Vec<&mut dyn ContactBody>;
+    /// Appends each body's shape placed at mid-step, and the body it belongs to (group
+    /// numbering), for detection. Called between [`Self::begin_step`] and [`Self::end_step`].
+    fn placed_shapes(&self, shapes: &mut Vec<PlacedShape>, owners: &mut Vec<usize>);
+    /// The world position at mid-step of the point of body `i` at body coordinates
+    /// `body_point` ([`Self::body_coordinates`]).
+    fn mid_step_point(&self, i: usize, body_point: &Vector3<f64>) -> Vector3<f64>;
+    /// The body coordinates of the point of body `i` now at the world point `point` (at a step
+    /// boundary: a scene takes its links' points at the start).
+    fn body_coordinates(&self, i: usize, point: &Vector3<f64>) -> Vector3<f64>;
+    /// A bound on the speed of any point of any body, from the start and free velocities of
+    /// the step begun (for the scene's prediction distance).
+    fn speed_bound(&self) -> f64;
+    /// The second half of a step: each body ends with the impulse it was given; the group's
+    /// clock advances.
+    fn end_step(&mut self) -> Result<GroupStep, StepError>;
+    /// The group's clock.
+    fn clock(&self) -> Clock;
+    /// Kinetic and potential energy now, and the work of applied loads since the start.
+    fn energy(&self) -> Energy;
+    /// The group's state as named arrays (names unique within the group).
+    fn state(&self) -> Vec<StateField<'_>>;
+    /// Restores what [`Self::state`] returned at step `step_index`.
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError>;
+    /// The group's ParaView frame now.
+    fn frame(&mut self) -> Frame<'_>;
+    /// What `fem check` prints about the group.
+    fn describe(&self) -> Vec<String>;
+    /// The group as `Any`, for a caller that knows its kind (`downcast_ref`).
+    fn as_any(&self) -> &dyn std::any::Any;
+}
