@@ -254,7 +254,6 @@ fn penalty_run(beam: &Beam, gap: f64, t_end: f64) -> (f64, Vec<f64>) {
 }
 
 #[test]
-#[ignore = "unfinished: 32 modes of this 540-dof model stall the Krylov-Schur search (issue 27 report); prints the table"]
 fn the_tip_history_approaches_the_full_model_as_modes_are_added() {
     let beam = beam();
     // Over the first two impacts (the first at about 0.03 s): after them the nonsmooth motion
@@ -267,7 +266,7 @@ fn the_tip_history_approaches_the_full_model_as_modes_are_added() {
         "full model, penalty, central differences: dt = {dt:e}, {} steps, max |u_tip| = {scale:.4e} m",
         full.len() - 1
     );
-    for n_modes in [2, 4, 8, 16] {
+    for n_modes in [2, 4, 8, 16, 32, 64] {
         let started = std::time::Instant::now();
         let (basis, v0) = modal(&beam, n_modes);
         let mut s = stepper(&beam, &basis, &v0, dt, Some((gap, 1.0)));
@@ -285,5 +284,9 @@ fn the_tip_history_approaches_the_full_model_as_modes_are_added() {
         );
         errors.push(worst / scale);
     }
-    assert!(errors.last().unwrap() < &(0.25 * errors[0]), "{errors:?}");
+    // Measured (docs/validation.md): 5.5, 1.4, 0.66, 0.25, 0.17, 0.13 for m = 2 … 64; what
+    // remains at m = 64 is the penalty's give against an exact stop and the full model's own
+    // time discretization, not the truncation.
+    assert!(errors.windows(2).all(|w| w[1] < w[0]), "{errors:?}");
+    assert!(errors.last().unwrap() < &(0.05 * errors[0]), "{errors:?}");
 }
