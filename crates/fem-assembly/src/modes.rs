@@ -60,11 +60,17 @@ pub const DEFAULT_SHIFT_FRACTION: f64 = 1e-9;
 /// shift is at an eigenvalue: `K − σ M` is singular to working precision.
 pub const SINGULAR_FRACTION: f64 = 1e-11;
 
-/// Problems of this order or smaller are solved by a dense eigendecomposition of (M1).
-pub const DENSE_ORDER: usize = 400;
+/// Problems of this order or smaller are solved by a dense eigendecomposition of (M1): `n`
+/// solves and an `n × n` symmetric eigendecomposition, well under a second at this order,
+/// exact for every multiplicity, and with no iteration that could stall (faer's Krylov–Schur
+/// search did on a 540-dof cantilever asked for 32 modes or more: issue 27).
+pub const DENSE_ORDER: usize = 1500;
 
 /// Default convergence tolerance of a Ritz pair, relative to the largest `|θ|` (an estimate).
 pub const DEFAULT_TOLERANCE: f64 = 1e-13;
+
+/// Restarts of one Krylov–Schur pass, by default ([`ModeSettings::max_restarts`]).
+pub const DEFAULT_RESTARTS: usize = 40;
 
 /// The mass of the pencil.
 #[derive(Clone, Copy, Debug)]
@@ -120,7 +126,9 @@ pub struct ModeSettings {
     pub shift: Option<f64>,
     /// Convergence tolerance of a Ritz pair's residual, relative to the largest `|θ|`.
     pub tolerance: f64,
-    /// Restarts of one Krylov–Schur pass before it gives up.
+    /// Restarts of one Krylov–Schur pass: the pass then keeps the pairs it converged and the
+    /// next pass, deflated by them, searches the rest (the whole search is also bounded by
+    /// [`SOLVE_BUDGET`]).
     pub max_restarts: usize,
     /// Where each dof lives (one point per row of `K`): `K − σM` is then factored in a
     /// nested-dissection order ([`crate::ordering::nested_dissection`]), which fills a 3D
@@ -135,7 +143,7 @@ impl ModeSettings {
             count,
             shift: None,
             tolerance: DEFAULT_TOLERANCE,
-            max_restarts: 1000,
+            max_restarts: DEFAULT_RESTARTS,
             dof_points: None,
         }
     }
@@ -282,7 +290,8 @@ impl Modes {
         self.method
     }
 
-    /// Solves with `K − σ M` (operator applications) the search took.
+    /// Solves with `K − σ M` the search took (operator applications; the shapes' final solve
+    /// with `k` right-hand sides at once is not counted).
     pub fn solves(&self) -> usize {
         self.solves
     }
@@ -296,19 +305,32 @@ impl Modes {
     /// Bytes the eigen-solver holds beyond the matrices and the factor, for `count` modes of
     /// a pencil of order `n`: the Krylov basis and its work copy, the shapes and a few vectors.
     pub fn memory_estimate(n: usize, count: usize) -> f64 {
-        let dim = search_dimension(n, count) as f64;
+        let dim = search_dimension(n, count).1 as f64;
+        let dense = takes_dense_path(n, count);
         let n = n as f64;
-        if n as usize <= DENSE_ORDER {
+        if dense {
             return 8.0 * (3.0 * n * n + 8.0 * n);
         }
         8.0 * (n * (2.0 * dim + 2.0) + n * (2.0 * count as f64 + 8.0) + 3.0 * dim * dim)
     }
 }
 
-/// The Krylov–Schur search dimension for `count` pairs (faer's choice for its defaults).
-fn search_dimension(n: usize, count: usize) -> usize {
-    (2 * count).max(64).min(n)
+/// The Krylov–Schur search dimensions `(min, max)` for `count` pairs: faer's defaults
+/// (`max(32, k)` and `max(64, 2k)`), not more than `n`.
+fn search_dimension(n: usize, count: usize) -> (usize, usize) {
+    (count.max(32).min(n), (2 * count).max(64).min(n))
 }
+
+/// Whether `count` pairs of a pencil of order `n` take the dense path: a small problem
+/// ([`DENSE_ORDER`]), or a Krylov search space of more than half the order (its passes would
+/// cost about as much as the `n` solves of the dense path, and faer's search needs a space
+/// smaller than the operator: it panics otherwise).
+pub fn takes_dense_path(n: usize, count: usize) -> bool {
+    n <= DENSE_ORDER || 2 * (2 * count).max(64) > n
+}
+
+/// The Krylov search's budget of solves, in multiples of its first pass's search dimension.
+pub const SOLVE_BUDGET: usize = 200;
 
 /// `B` with `M = B Bᵀ`.
 enum MassRoot {
@@ -456,6 +478,10 @@ struct ShiftInvert<'a> {
     n: usize,
     locked: &'a [Vec<f64>],
     solves: AtomicUsize,
+    /// Set when a solve gave a value that is not a finite number (`K − σM` singular to
+    /// working precision): the output is then replaced by a finite vector, since faer's
+    /// reorthogonalization would loop forever on it, and the search is refused after the pass.
+    broken: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for ShiftInvert<'_> {
@@ -487,6 +513,10 @@ impl ShiftInvert<'_> {
         self.solves.fetch_add(1, Ordering::Relaxed);
         self.root.apply_transpose(&t, out);
         self.project(out);
+        if out.iter().any(|v| !v.is_finite()) {
+            self.broken.store(true, Ordering::Relaxed);
+            out.copy_from_slice(&start_vector(self.n, 7));
+        }
     }
 }
 
@@ -612,17 +642,19 @@ pub fn lowest_modes(
         n,
         locked: &[],
         solves: AtomicUsize::new(0),
+        broken: std::sync::atomic::AtomicBool::new(false),
     };
-    let (thetas, ys, passes) = if n <= DENSE_ORDER {
+    let (thetas, ys, passes) = if takes_dense_path(n, count) {
         dense_pairs(&op, count)?
     } else {
-        krylov_pairs(&op, count, settings)?
+        krylov_pairs(&op, count, shift, settings)?
     };
     let solves = op.solves.load(Ordering::Relaxed);
     let singular_gap = SINGULAR_FRACTION * (scale + shift.abs());
-    // The shapes (M4), then M-orthonormal.
-    let mut pairs: Vec<(f64, Vec<f64>)> = Vec::with_capacity(count);
-    for (theta, y) in thetas.iter().zip(&ys) {
+    // The shapes (M4), all in one solve with many right-hand sides (the factor is read once),
+    // then M-orthonormal.
+    let mut block = vec![0.0; n * count];
+    for ((theta, y), column) in thetas.iter().zip(&ys).zip(block.chunks_exact_mut(n.max(1))) {
         let lambda = shift + 1.0 / theta;
         if (1.0 / theta).abs() <= singular_gap || !lambda.is_finite() {
             return Err(ModesError::ShiftAtEigenvalue {
@@ -630,14 +662,19 @@ pub fn lowest_modes(
                 eigenvalue: Some(lambda),
             });
         }
-        let mut phi = vec![0.0; n];
-        root.apply(y, &mut phi);
-        factor.solve_in_place(&mut phi);
-        for v in &mut phi {
-            *v /= theta;
-        }
-        pairs.push((lambda, phi));
+        root.apply(y, column);
     }
+    factor.solve_many_in_place(&mut block, count);
+    let mut pairs: Vec<(f64, Vec<f64>)> = thetas
+        .iter()
+        .zip(block.chunks_exact(n.max(1)))
+        .map(|(theta, column)| {
+            (
+                shift + 1.0 / theta,
+                column.iter().map(|v| v / theta).collect(),
+            )
+        })
+        .collect();
     pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
     for _ in 0..2 {
         for j in 0..pairs.len() {
@@ -688,7 +725,7 @@ pub fn lowest_modes(
         shapes,
         residuals,
         method: factor.method(),
-        solves: solves + count,
+        solves,
         passes,
     })
 }
@@ -780,45 +817,82 @@ fn dense_pairs(op: &ShiftInvert<'_>, count: usize) -> Result<Pairs, ModesError> 
 
 /// Krylov–Schur passes on `C`, deflated by what earlier passes found, until a pass finds
 /// nothing among the `count` largest `|θ|` (M3).
+///
+/// The work is bounded: a pass's restarts are capped by [`ModeSettings::max_restarts`] and by
+/// what is left of a budget of [`SOLVE_BUDGET`] times the first pass's search dimension in
+/// solves; a pass converges what it can within them (faer locks converged pairs), the next pass
+/// searches the rest on the operator deflated by them, and a pass that converges nothing, or a
+/// spent budget, ends the search with [`ModesError::NotConverged`] naming how many were found.
 fn krylov_pairs(
     op: &ShiftInvert<'_>,
     count: usize,
+    shift: f64,
     settings: &ModeSettings,
 ) -> Result<Pairs, ModesError> {
     let n = op.n;
     let par = faer::get_global_parallelism();
-    // The scale of θ, for the tolerance: a few power steps.
+    // The scale of θ, for the tolerance: four power steps (a lower bound within a small factor).
     let mut v = start_vector(n, 0);
     let mut w = vec![0.0; n];
     let mut theta_scale = 0.0f64;
-    for _ in 0..8 {
+    for _ in 0..4 {
         let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
         v.iter_mut().for_each(|x| *x /= norm);
         op.apply_one(&v, &mut w);
         theta_scale = w.iter().map(|x| x * x).sum::<f64>().sqrt();
         std::mem::swap(&mut v, &mut w);
     }
+    if op.broken.load(Ordering::Relaxed) || !theta_scale.is_finite() {
+        return Err(ModesError::ShiftAtEigenvalue {
+            shift,
+            eigenvalue: None,
+        });
+    }
     let tolerance = settings.tolerance * theta_scale.max(f64::MIN_POSITIVE);
+    let budget = SOLVE_BUDGET * search_dimension(n, count).1;
     let mut thetas: Vec<f64> = Vec::new();
     let mut ys: Vec<Vec<f64>> = Vec::new();
     let mut passes = 0;
-    let max_passes = count + 2;
-    for pass in 0..max_passes {
-        passes += 1;
-        let wanted = if pass == 0 { count } else { count.min(6) };
+    let mut used = 0usize;
+    let not_converged = |thetas: &[f64]| ModesError::NotConverged {
+        requested: count,
+        found: thetas.len().min(count),
+    };
+    loop {
+        // Whatever is still missing in full, then checks of six (M3).
+        let wanted = if thetas.len() < count {
+            count - thetas.len()
+        } else {
+            count.min(6)
+        };
         let wanted = wanted.min(n - ys.len());
         if wanted == 0 {
             break;
         }
+        let (min_dim, max_dim) = search_dimension(n, wanted);
+        // faer needs a search space smaller than the operator; the dense path takes the rest.
+        if max_dim >= n {
+            return Err(not_converged(&thetas));
+        }
+        let per_restart = max_dim - wanted.min(min_dim);
+        let left = budget.saturating_sub(used);
+        if left < max_dim {
+            return Err(not_converged(&thetas));
+        }
+        let restarts = ((left - min_dim) / per_restart).clamp(1, settings.max_restarts.max(1));
+        passes += 1;
         let deflated = ShiftInvert {
             factor: op.factor,
             root: op.root,
             n,
             locked: &ys,
             solves: AtomicUsize::new(0),
+            broken: std::sync::atomic::AtomicBool::new(false),
         };
         let params = PartialEigenParams {
-            max_restarts: settings.max_restarts,
+            min_dim,
+            max_dim,
+            max_restarts: restarts,
             ..Default::default()
         };
         let mut scratch = MemBuffer::new(partial_self_adjoint_eigen_scratch(
@@ -826,7 +900,7 @@ fn krylov_pairs(
         ));
         let mut vecs = Mat::<f64>::zeros(n, wanted);
         let mut vals = vec![0.0; wanted];
-        let mut v0 = start_vector(n, pass + 1);
+        let mut v0 = start_vector(n, passes);
         deflated.project(&mut v0);
         let info = partial_self_adjoint_eigen(
             vecs.as_mut(),
@@ -838,12 +912,16 @@ fn krylov_pairs(
             MemStack::new(&mut scratch),
             params,
         );
-        op.solves
-            .fetch_add(deflated.solves.load(Ordering::Relaxed), Ordering::Relaxed);
-        let found = info.n_converged_eigen;
-        if found == 0 {
-            break;
+        let solves = deflated.solves.load(Ordering::Relaxed);
+        used += solves;
+        op.solves.fetch_add(solves, Ordering::Relaxed);
+        if deflated.broken.load(Ordering::Relaxed) {
+            return Err(ModesError::ShiftAtEigenvalue {
+                shift,
+                eigenvalue: None,
+            });
         }
+        let found = info.n_converged_eigen.min(wanted);
         // The k-th largest |θ| so far: a new pair above it belongs among the wanted.
         let threshold = kth_largest(&thetas, count);
         let mut entered = false;
@@ -853,7 +931,7 @@ fn krylov_pairs(
             // Against the locked vectors again (round-off), normalised.
             deflated.project(&mut y);
             let norm = y.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if norm.is_nan() || norm <= 0.5 {
+            if !vals[j].is_finite() || norm.is_nan() || norm <= 0.5 {
                 continue;
             }
             y.iter_mut().for_each(|x| *x /= norm);
@@ -862,19 +940,26 @@ fn krylov_pairs(
             }
             new_pairs.push((vals[j], y));
         }
+        if new_pairs.is_empty() {
+            // Nothing converged within the pass: the search cannot progress.
+            if thetas.len() >= count {
+                break;
+            }
+            return Err(not_converged(&thetas));
+        }
+        let was_complete = thetas.len() >= count;
         for (theta, y) in new_pairs {
             thetas.push(theta);
             ys.push(y);
         }
-        if pass > 0 && !entered && thetas.len() >= count {
+        // A check pass (the set was complete before it) that found nothing among the wanted
+        // ends the search.
+        if was_complete && !entered {
             break;
         }
     }
     if thetas.len() < count {
-        return Err(ModesError::NotConverged {
-            requested: count,
-            found: thetas.len(),
-        });
+        return Err(not_converged(&thetas));
     }
     let mut order: Vec<usize> = (0..thetas.len()).collect();
     order.sort_by(|&a, &b| thetas[b].abs().total_cmp(&thetas[a].abs()));

@@ -140,6 +140,44 @@ impl ModalBasis {
         Ok(Self { omega, shapes })
     }
 
+    /// The `n_modes` lowest modes of `(K, M)` by the sparse shift-invert eigen-solver
+    /// ([`fem_assembly::modes::lowest_modes`], docs/theory/modes.md): for assembled models of
+    /// any size (one sparse factorization; `dof_points`, a point per dof, orders it by nested
+    /// dissection). Rigid modes (`ω²` at round-off, of either sign) get `ω = 0`; each shape's
+    /// largest entry is positive, as [`ModalBasis::from_system`] makes it.
+    pub fn lowest(
+        mass: &Mass,
+        stiffness: &CsrMatrix<f64>,
+        n_modes: usize,
+        dof_points: Option<Vec<[f64; 3]>>,
+    ) -> Result<Self, StepError> {
+        use fem_assembly::modes::{MassMatrix, ModeSettings, lowest_modes};
+        let mass = match mass {
+            Mass::Lumped(d) => MassMatrix::Lumped(d),
+            Mass::Consistent(m) => MassMatrix::Consistent(m),
+        };
+        let mut settings = ModeSettings::lowest(n_modes);
+        settings.dof_points = dof_points;
+        let modes =
+            lowest_modes(stiffness, mass, &settings).map_err(|e| StepError::model(0, 0.0, e))?;
+        let n = modes.order();
+        let mut shapes = DMatrix::from_fn(n, n_modes, |r, c| modes.shape(c)[r]);
+        for mut col in shapes.column_iter_mut() {
+            let imax = col.iamax();
+            if col[imax] < 0.0 {
+                col.neg_mut();
+            }
+        }
+        Ok(Self {
+            omega: modes
+                .eigenvalues()
+                .iter()
+                .map(|l| l.max(0.0).sqrt())
+                .collect(),
+            shapes,
+        })
+    }
+
     /// Number of modes.
     pub fn n_modes(&self) -> usize {
         self.omega.len()
