@@ -965,7 +965,7 @@ const SHAPE_CACHE: usize = 1024;
 /// Each cell's geometry block ([`Element::geometry`]) and its lumped mass are computed as the
 /// operator computes them; two cells with bitwise equal blocks and masses have bitwise equal
 /// tangents at `u = 0` and hence equal eigenvalues, so each task keeps the eigenvalues of
-/// the shapes it has seen (at most [`SHAPE_CACHE`]), keyed by those bits: a generated box,
+/// the shapes it has seen (at most 1024), keyed by those bits: a generated box,
 /// whose cells repeat a few shapes, costs one tangent and eigenvalue per shape instead of
 /// per cell. Memory: the `n_cells` eigenvalues and, per thread, one cache.
 ///
