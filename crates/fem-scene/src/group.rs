@@ -53,6 +53,19 @@ pub trait BodyGroup: Send + Sync {
     /// Appends each body's shape placed at mid-step, and the body it belongs to (group
     /// numbering), for detection. Called between [`Self::begin_step`] and [`Self::end_step`].
     fn placed_shapes(&self, shapes: &mut Vec<PlacedShape>, owners: &mut Vec<usize>);
+    /// Where the contact point detected on the group's shape `shape` (group numbering, in the
+    /// order of [`Self::placed_shapes`]) acts on the body, if not where detection put it: a
+    /// solid's node shown as a small ball acts at the node (issue 24). `None`: at `point`.
+    fn contact_point(&self, shape: usize, point: &Vector3<f64>) -> Option<Vector3<f64>> {
+        let _ = (shape, point);
+        None
+    }
+    /// Whether the group's shapes are points of its bodies (a solid's nodes): two such
+    /// shapes of two bodies are not paired (node to node is no contact; solid–solid contact
+    /// needs node-to-face, not built).
+    fn point_contacts(&self) -> bool {
+        false
+    }
     /// The world position at mid-step of the point of body `i` at body coordinates
     /// `body_point` ([`Self::body_coordinates`]).
     fn mid_step_point(&self, i: usize, body_point: &Vector3<f64>) -> Vector3<f64>;

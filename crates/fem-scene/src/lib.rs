@@ -15,6 +15,7 @@
 //! | [`group`] | [`BodyGroup`], the interface of a kind of body |
 //! | [`scene`] | [`SceneStepper`], links, settings, contact records, the energy bookkeeping |
 //! | [`rigid`] | [`rigid::RigidGroup`]: fem-rigid's bodies with shapes and materials |
+//! | [`solid`] | [`solid::SolidGroup`]: a total-Lagrangian solid (DEF_EXP, DEF_LIM) whose surface nodes touch |
 //! | [`section`] | the `model.scene` input section ([`SceneSection`]) |
 //! | [`generate`] | generators of many bodies and the CSV table |
 //! | [`model`] | [`SceneModel`]: frames, the contact points' frames, the history |
@@ -25,6 +26,7 @@ pub mod model;
 pub mod rigid;
 pub mod scene;
 pub mod section;
+pub mod solid;
 
 pub use group::{BodyGroup, GroupStep};
 pub use model::SceneModel;

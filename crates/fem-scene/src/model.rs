@@ -41,6 +41,9 @@ pub const HISTORY_COLUMNS: [&str; 10] = [
 /// The name of the contact points' series (`NAME_contacts.pvd`).
 pub const CONTACTS_SERIES: &str = "contacts";
 
+/// The frame series of a scene's rigid bodies when a solid takes the main frames.
+pub const RIGID_SERIES: &str = "rigid";
+
 /// A scene being run.
 pub struct SceneModel {
     scene: SceneStepper,
@@ -83,6 +86,15 @@ impl SceneModel {
     /// The scene.
     pub fn scene(&self) -> &SceneStepper {
         &self.scene
+    }
+
+    /// The group drawn in the main frames: the solids if any, else the first.
+    fn main_group(&self) -> usize {
+        self.scene
+            .groups()
+            .iter()
+            .position(|g| g.kind() == "solids")
+            .unwrap_or(0)
     }
 
     fn fill_contacts(&mut self) {
@@ -186,15 +198,27 @@ impl Model for SceneModel {
         out.push(e.external_work);
     }
 
+    /// The solid's frame when the scene has one (its rigid bodies then go to the series
+    /// [`RIGID_SERIES`]), else the rigid bodies'.
     fn frame(&mut self) -> Frame<'_> {
-        self.scene.groups_mut()[0].frame()
+        let main = self.main_group();
+        self.scene.groups_mut()[main].frame()
     }
 
     fn extra_series(&self) -> Vec<&'static str> {
-        vec![CONTACTS_SERIES]
+        if self.scene.groups().len() > 1 {
+            vec![CONTACTS_SERIES, RIGID_SERIES]
+        } else {
+            vec![CONTACTS_SERIES]
+        }
     }
 
     fn extra_frame(&mut self, k: usize) -> Option<Frame<'_>> {
+        if k == 1 && self.scene.groups().len() > 1 {
+            let main = self.main_group();
+            let other = usize::from(main == 0);
+            return Some(self.scene.groups_mut()[other].frame());
+        }
         if k != 0 {
             return None;
         }

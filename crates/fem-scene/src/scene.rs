@@ -498,16 +498,24 @@ impl SceneStepper {
     /// Every body's shapes where the groups show them now (mid-step inside a step), and
     /// their bodies (scene numbering).
     fn placed_shapes(&self) -> (Vec<PlacedShape>, Vec<usize>) {
+        let (shapes, owners, _) = self.placed_shapes_of_groups();
+        (shapes, owners)
+    }
+
+    /// [`Self::placed_shapes`] and each shape's group and index in its group.
+    fn placed_shapes_of_groups(&self) -> (Vec<PlacedShape>, Vec<usize>, Vec<(usize, usize)>) {
         let mut shapes = Vec::with_capacity(self.n_bodies());
         let mut owners = Vec::with_capacity(self.n_bodies());
+        let mut of_group = Vec::with_capacity(self.n_bodies());
         for (g, group) in self.groups.iter().enumerate() {
             let start = owners.len();
             group.placed_shapes(&mut shapes, &mut owners);
-            for o in &mut owners[start..] {
+            for (k, o) in owners[start..].iter_mut().enumerate() {
                 *o += self.offsets[g];
+                of_group.push((g, k));
             }
         }
-        (shapes, owners)
+        (shapes, owners, of_group)
     }
 
     /// The contact points of the configuration now (at a step boundary), within `prediction`:
@@ -619,7 +627,7 @@ impl SceneStepper {
         self.timing.bodies += begun - start;
 
         // Detection at mid-step.
-        let (shapes, owners) = self.placed_shapes();
+        let (shapes, owners, of_group) = self.placed_shapes_of_groups();
         let speed = self
             .groups
             .iter()
@@ -633,13 +641,29 @@ impl SceneStepper {
             .map_err(|e| fail(SceneError::Detection(e)))?;
         let mut constraints = constraints_of(&detected, &shapes, &self.materials);
         let keys: Vec<ContactKey> = detected.iter().map(ContactKey::of).collect();
-        for c in &mut constraints {
+        // Where each point acts (a solid's node, not the ball detection saw), then bodies.
+        let snap = |shape: usize, point: &Vector3<f64>| {
+            let (g, k) = of_group[shape];
+            self.groups[g].contact_point(k, point)
+        };
+        let points_only = |shape: usize| self.groups[of_group[shape].0].point_contacts();
+        let mut node_to_node = vec![false; constraints.len()];
+        for (i, (c, d)) in constraints.iter_mut().zip(&detected).enumerate() {
+            if let Some(p) = snap(d.first, &c.point) {
+                c.point = p;
+            }
+            if let Other::Body(j) = d.second {
+                if let Some(p) = snap(j, &c.point_second) {
+                    c.point_second = p;
+                }
+                node_to_node[i] = points_only(d.first) && points_only(j);
+            }
             c.first = owners[c.first];
             c.second = c.second.map(|j| owners[j]);
         }
-        // A body's own shapes do not meet.
+        // A body's own shapes do not meet, nor two solids' nodes.
         let kept: Vec<usize> = (0..constraints.len())
-            .filter(|&i| constraints[i].second != Some(constraints[i].first))
+            .filter(|&i| constraints[i].second != Some(constraints[i].first) && !node_to_node[i])
             .collect();
         if kept.len() < constraints.len() {
             constraints = kept.iter().map(|&i| constraints[i].clone()).collect();
@@ -863,6 +887,10 @@ impl SceneStepper {
         }
         e.total = e.kinetic + e.potential;
         e.dissipated = self.dissipated_impact + self.dissipated_friction;
+        for g in &self.groups {
+            // (A body scheme's own dissipation: DEF_LIM's damping.)
+            e.dissipated += g.energy().dissipated;
+        }
         e.reaction_work = self.link_work;
         e
     }

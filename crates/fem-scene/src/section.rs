@@ -32,6 +32,7 @@ use crate::group::BodyGroup;
 use crate::model::{HISTORY_COLUMNS, SceneModel};
 use crate::rigid::{RigidGroup, body_of_mass};
 use crate::scene::{Link, LinkKind, Prediction, SceneSettings, SceneStepper};
+use crate::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes, group_nodes};
 
 /// The key of the section, for messages.
 pub const SECTION: &str = "model.scene";
@@ -55,6 +56,10 @@ pub struct SceneSection {
     /// Bodies from a CSV file.
     #[serde(default)]
     pub table: Option<TableInput>,
+    /// Deformable solids (issue 24): one, on the `mesh` section's mesh, stepped by
+    /// `def_exp` or `def_lim`.
+    #[serde(default)]
+    pub solids: Vec<SolidInput>,
     /// Fixed obstacles.
     #[serde(default)]
     pub obstacles: Vec<ObstacleInput>,
@@ -68,6 +73,21 @@ pub struct SceneSection {
     /// smallest body's bounding radius).
     #[serde(default, deserialize_with = "strict")]
     pub overlap_tolerance: Option<f64>,
+}
+
+/// A deformable solid of a scene.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolidInput {
+    /// The solid: every key of `model.solid` (its `gravity` defaults to the scene's).
+    pub solid: fem_solid::SolidSection,
+    /// The name of its surface, for the materials of pairs (default `default`).
+    #[serde(default)]
+    pub surface: Option<String>,
+    /// The boundary physical group (dimension 2) whose nodes touch; default the whole
+    /// boundary (tet4 and hex8 cells).
+    #[serde(default)]
+    pub contact_group: Option<String>,
 }
 
 /// The materials of pairs of surfaces.
@@ -289,6 +309,22 @@ impl ModelSection for SceneSection {
     const NAME: &'static str = "scene";
 
     fn uses(&self) -> Uses {
+        if !self.solids.is_empty() {
+            return Uses {
+                initial: false,
+                schemes: &[
+                    OfferedScheme {
+                        name: fem_time::leapfrog::def_exp::NAME,
+                        settings: &[],
+                    },
+                    OfferedScheme {
+                        name: fem_time::leapfrog::def_lim::NAME,
+                        settings: &[],
+                    },
+                ],
+                ..Uses::ON_A_MESH
+            };
+        }
         Uses {
             schemes: &[
                 OfferedScheme {
@@ -595,9 +631,18 @@ fn retag(e: InputError, key: &str) -> InputError {
 impl SceneSection {
     /// Validates the section with the `time` section and builds the model.
     pub fn model(&self, input: &Sections<'_>) -> Result<SceneModel, InputError> {
-        let grid = time_grid(input.time)?;
-        let scheme = scheme(input)?;
+        let mut grid = time_grid(input.time)?;
+        // With solids the scheme is theirs; rigid bodies beside them take RIG_POS.
+        let scheme = if self.solids.is_empty() {
+            scheme(input)?
+        } else {
+            Scheme::RigPos
+        };
         let gravity = vec3(&format!("{SECTION}.gravity"), &self.gravity)?;
+        let solid = self.solid_body(input, gravity)?;
+        if let Some((_, g, _)) = &solid {
+            grid = *g;
+        }
 
         // How many bodies, before any is made.
         let mut planned_count = self.bodies.len() as f64;
@@ -609,7 +654,7 @@ impl SceneSection {
             None => 0.0,
         };
         planned_count += table_rows;
-        if planned_count < 1.0 {
+        if planned_count < 1.0 && self.solids.is_empty() {
             return Err(InputError::invalid(
                 format!("{SECTION}.bodies"),
                 "expected at least one body (in bodies, generators or table)",
@@ -660,6 +705,12 @@ impl SceneSection {
             }
         };
         let body_surfaces: Vec<u32> = planned.iter().map(|b| surface_index(&b.surface)).collect();
+        let solid_surface = surface_index(
+            self.solids
+                .first()
+                .and_then(|s| s.surface.as_deref())
+                .unwrap_or("default"),
+        );
         let obstacle_surfaces: Vec<u32> = self
             .obstacles
             .iter()
@@ -713,39 +764,54 @@ impl SceneSection {
             &format!("the drawing of {} bodies", planned.len()),
             planned.len() as f64 * BODY_BYTES + drawn_points * DRAWN_POINT_BYTES,
         )?;
-        let stepper = RigidStepper::new(set, scheme, grid.dt(), grid.t0())
-            .map_err(|e| InputError::invalid("time", e.to_string()))?;
-        let group = RigidGroup::new(stepper, shapes, body_surfaces)
-            .map_err(|e| InputError::invalid(SECTION, e.to_string()))?
-            .with_descriptions(describe(&planned));
+        let stepper = if planned.is_empty() {
+            None
+        } else {
+            Some(
+                RigidStepper::new(set, scheme, grid.dt(), grid.t0())
+                    .map_err(|e| InputError::invalid("time", e.to_string()))?,
+            )
+        };
+        let mut groups: Vec<Box<dyn BodyGroup>> = Vec::new();
+        if let Some(stepper) = stepper {
+            let group = RigidGroup::new(stepper, shapes, body_surfaces)
+                .map_err(|e| InputError::invalid(SECTION, e.to_string()))?
+                .with_descriptions(describe(&planned));
+            groups.push(Box::new(group));
+        }
+        let mut solid_size = None;
+        if let Some((body, _, lines)) = solid {
+            let key = format!("{SECTION}.solids[0]");
+            let body = body(solid_surface)
+                .map_err(|e| InputError::invalid(format!("{key}.contact_group"), e.to_string()))?;
+            solid_size = Some(body.size());
+            groups.push(Box::new(
+                SolidGroup::new(vec![body]).with_descriptions(lines),
+            ));
+        }
         let links = self.links(&planned)?;
         let settings = SceneSettings {
             solver: self.solver_settings()?,
             prediction: Prediction::Auto,
         };
-        let scene = SceneStepper::new(
-            vec![Box::new(group) as Box<dyn BodyGroup>],
-            obstacles,
-            materials,
-            &links,
-            settings,
-        )
-        .map_err(|e| match &e {
-            crate::scene::SceneError::ZeroLengthLink(l) => InputError::invalid(
-                format!("{SECTION}.links[{l}].other_point"),
-                "a rigid link needs two distinct points: its length is zero",
-            ),
-            crate::scene::SceneError::NoDirection(l) => InputError::invalid(
-                format!("{SECTION}.links[{l}].direction"),
-                "expected a direction (not zero)",
-            ),
-            crate::scene::SceneError::LinkToItself(l) => InputError::invalid(
-                format!("{SECTION}.links[{l}].other"),
-                "a link joins two different bodies",
-            ),
-            _ => InputError::invalid(SECTION, e.to_string()),
-        })?;
-        self.check_overlaps(&scene, &planned)?;
+        let scene = SceneStepper::new(groups, obstacles, materials, &links, settings).map_err(
+            |e| match &e {
+                crate::scene::SceneError::ZeroLengthLink(l) => InputError::invalid(
+                    format!("{SECTION}.links[{l}].other_point"),
+                    "a rigid link needs two distinct points: its length is zero",
+                ),
+                crate::scene::SceneError::NoDirection(l) => InputError::invalid(
+                    format!("{SECTION}.links[{l}].direction"),
+                    "expected a direction (not zero)",
+                ),
+                crate::scene::SceneError::LinkToItself(l) => InputError::invalid(
+                    format!("{SECTION}.links[{l}].other"),
+                    "a link joins two different bodies",
+                ),
+                _ => InputError::invalid(SECTION, e.to_string()),
+            },
+        )?;
+        self.check_overlaps(&scene, &planned, solid_size)?;
 
         // Output: the drawing's frames (and the contacts', whose size is not known: the
         // estimate takes four points a body), history rows.
@@ -756,6 +822,119 @@ impl SceneSection {
             (5 + HISTORY_COLUMNS.len()) as f64,
         )?;
         Ok(SceneModel::new(scene, grid))
+    }
+
+    /// The solid of `solids` (at most one), its time grid and description: a maker of the
+    /// body for its surface material index.
+    #[allow(clippy::type_complexity)]
+    fn solid_body(
+        &self,
+        input: &Sections<'_>,
+        gravity: [f64; 3],
+    ) -> Result<
+        Option<(
+            Box<dyn FnOnce(u32) -> Result<SolidBody, crate::solid::SolidGroupError>>,
+            fem_time::TimeGrid,
+            Vec<String>,
+        )>,
+        InputError,
+    > {
+        let Some(entry) = self.solids.first() else {
+            return Ok(None);
+        };
+        let key = format!("{SECTION}.solids[0]");
+        if self.solids.len() > 1 {
+            return Err(InputError::invalid(
+                format!("{SECTION}.solids"),
+                format!(
+                    "{} solids: a scene takes one solid for now (on the mesh of the 'mesh' section; solid–solid contact is not built)",
+                    self.solids.len()
+                ),
+            ));
+        }
+        if !self.links.is_empty() {
+            return Err(InputError::invalid(
+                format!("{SECTION}.links"),
+                "links join rigid bodies of a scene without solids (links on a solid are not built)",
+            ));
+        }
+        let mut section = entry.solid.clone();
+        if section.gravity.is_none() {
+            section.gravity = Some(gravity.to_vec());
+        }
+        let prefix = |e: InputError| match e {
+            InputError::Invalid { field, message } => InputError::Invalid {
+                field: match field.strip_prefix("model.solid") {
+                    Some(rest) => format!("{key}.solid{rest}"),
+                    None => field,
+                },
+                message,
+            },
+            other => other,
+        };
+        let prepared = section.prepare(input).map_err(prefix)?;
+        let nodes = match &entry.contact_group {
+            Some(g) => group_nodes(&prepared.mesh, g).ok_or_else(|| {
+                let names: Vec<&str> = prepared
+                    .mesh
+                    .groups
+                    .iter()
+                    .filter(|x| x.dim == 2)
+                    .map(|x| x.name.as_str())
+                    .collect();
+                InputError::invalid(
+                    format!("{key}.contact_group"),
+                    format!(
+                        "the mesh has no boundary group '{g}' (its surface groups: {})",
+                        if names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                )
+            })?,
+            None => boundary_nodes(prepared.mesh_kind, &prepared.connectivity)
+                .map_err(|e| InputError::invalid(format!("{key}.contact_group"), e.to_string()))?,
+        };
+        let fem_solid::PreparedSolid {
+            system,
+            x0,
+            v0,
+            settings,
+            grid,
+            critical,
+            describe,
+            output,
+            mesh,
+            ..
+        } = prepared;
+        let step_error = |e: fem_time::StepError| InputError::invalid("time", e.to_string());
+        let stepper = match input.scheme_name() {
+            fem_time::leapfrog::def_exp::NAME => SolidStepper::Exp(
+                fem_time::DefExp::with_bound_at(
+                    system,
+                    settings,
+                    &x0,
+                    &v0,
+                    section.critical_step_check(),
+                    critical,
+                )
+                .map_err(|e| match e {
+                    fem_time::StepError::Unstable { .. } => {
+                        InputError::invalid("time.dt", e.to_string())
+                    }
+                    other => step_error(other),
+                })?,
+            ),
+            _ => SolidStepper::Lim(
+                fem_time::DefLim::new(system, section.damping.unwrap_or(0.0), settings, &x0, &v0)
+                    .map_err(step_error)?,
+            ),
+        };
+        let points = mesh.points;
+        let make = move |material: u32| SolidBody::new(stepper, points, nodes, material, output);
+        Ok(Some((Box::new(make), grid, describe)))
     }
 
     fn material_table(
@@ -947,11 +1126,18 @@ impl SceneSection {
         &self,
         scene: &SceneStepper,
         planned: &[PlannedBody],
+        solid_size: Option<f64>,
     ) -> Result<(), InputError> {
         let smallest = planned
             .iter()
             .map(|b| b.shape.bounding_radius())
+            .chain(solid_size)
             .fold(f64::INFINITY, f64::min);
+        let key_of = |b: usize| {
+            planned
+                .get(b)
+                .map_or_else(|| format!("{SECTION}.solids[0]"), |p| p.key.clone())
+        };
         let tolerance = match self.overlap_tolerance {
             Some(t) if t.is_finite() && t >= 0.0 => t,
             Some(t) => {
@@ -967,11 +1153,11 @@ impl SceneSection {
             .map_err(|e| InputError::invalid(SECTION, e.to_string()))?;
         if let Some(d) = found.iter().find(|d| d.gap < -tolerance) {
             let other = match d.second {
-                fem_contact::detect::Other::Body(j) => planned[j].key.clone(),
+                fem_contact::detect::Other::Body(j) => key_of(j),
                 fem_contact::detect::Other::Obstacle(k) => format!("{SECTION}.obstacles[{k}]"),
             };
             return Err(InputError::invalid(
-                &planned[d.first].key,
+                key_of(d.first),
                 format!(
                     "the body starts overlapping {other} by {:.3e} (deeper than overlap_tolerance {:.3e}): move it apart",
                     -d.gap, tolerance

@@ -24,5 +24,5 @@ pub mod system;
 pub use loads::DeadLoads;
 pub use model::SolidModel;
 pub use rotation::RotationSignal;
-pub use section::{SolidSection, SolidSetup, TractionFaces};
+pub use section::{PreparedSolid, SolidSection, SolidSetup, TractionFaces};
 pub use system::{SolidMass, SolidSystem};

@@ -109,6 +109,31 @@ impl SolidOutput {
         self.operator.hourglass_energy_sum(&u).value()
     }
 
+    /// The frame of the solid at the free-dof `position` and `velocity` (the model's frame;
+    /// a scene's solid adds its contact forces to it, issue 24).
+    pub fn frame(&mut self, position: &[f64], velocity: &[f64]) -> Frame<'_> {
+        self.update(position, velocity);
+        let o = &*self;
+        let mut frame = Frame::new(&o.points, &o.cells)
+            .with_point_field(Field::vector("displacement", &o.displacement))
+            .with_point_field(Field::vector("velocity", &o.velocity));
+        if let Some((nodes, _)) = &o.global {
+            frame = frame.with_point_field(Field::scalar("global_node", nodes));
+        }
+        if let Some(ghost) = &o.ghost_points {
+            frame = frame.with_ghost_points(ghost);
+        }
+        frame = frame
+            .with_cell_field(Field::new("cauchy_stress", 6, &o.cauchy))
+            .with_cell_field(Field::scalar("von_mises", &o.von_mises))
+            .with_cell_field(Field::scalar("J", &o.jacobian))
+            .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density));
+        if let Some((_, cells)) = &o.global {
+            frame = frame.with_cell_field(Field::scalar("global_cell", cells));
+        }
+        frame
+    }
+
     /// Fills the point and cell fields from the free-dof position and velocity.
     fn update(&mut self, position: &[f64], velocity: &[f64]) {
         let dofmap = self.operator.dofmap();
@@ -232,26 +257,7 @@ impl Model for SolidModel {
     fn frame(&mut self) -> Frame<'_> {
         let position = self.stepper.position().to_vec();
         let velocity = self.stepper.velocity_at_step().into_owned();
-        self.output.update(&position, &velocity);
-        let o = &self.output;
-        let mut frame = Frame::new(&o.points, &o.cells)
-            .with_point_field(Field::vector("displacement", &o.displacement))
-            .with_point_field(Field::vector("velocity", &o.velocity));
-        if let Some((nodes, _)) = &o.global {
-            frame = frame.with_point_field(Field::scalar("global_node", nodes));
-        }
-        if let Some(ghost) = &o.ghost_points {
-            frame = frame.with_ghost_points(ghost);
-        }
-        frame = frame
-            .with_cell_field(Field::new("cauchy_stress", 6, &o.cauchy))
-            .with_cell_field(Field::scalar("von_mises", &o.von_mises))
-            .with_cell_field(Field::scalar("J", &o.jacobian))
-            .with_cell_field(Field::scalar("strain_energy_density", &o.energy_density));
-        if let Some((_, cells)) = &o.global {
-            frame = frame.with_cell_field(Field::scalar("global_cell", cells));
-        }
-        frame
+        self.output.frame(&position, &velocity)
     }
 
     /// `K` is the tangent at the current (initial) displacement, `M` the stepper's mass.

@@ -655,6 +655,37 @@ impl SolidSetup {
     }
 }
 
+/// What a solid's stepper is made of ([`SolidSection::prepare`]).
+#[derive(Debug)]
+pub struct PreparedSolid {
+    /// The solid as a system.
+    pub system: SolidSystem,
+    /// Initial position and velocity on the free dofs.
+    pub x0: Vec<f64>,
+    /// The initial velocity.
+    pub v0: Vec<f64>,
+    /// The step's settings (step, start, prescribed dofs).
+    pub settings: StepSettings,
+    /// The time grid (after `auto_dt`).
+    pub grid: TimeGrid,
+    /// The critical step at the start.
+    pub critical: CriticalStep,
+    /// What `fem check` prints.
+    pub describe: Vec<String>,
+    /// The frames' output.
+    pub output: SolidOutput,
+    /// The stepper's mass.
+    pub mass: SolidMass,
+    /// The prescribed free dofs.
+    pub held: Vec<usize>,
+    /// The whole mesh.
+    pub mesh: Mesh,
+    /// The solid's cells (mesh nodes, Gmsh order), cell after cell.
+    pub connectivity: Vec<usize>,
+    /// Their mesh cell kind.
+    pub mesh_kind: CellKind,
+}
+
 impl SolidSection {
     /// Checks the section with the rest of the input and resolves it on the whole mesh: the
     /// cells, material, dofs, loads and prescribed dofs — everything but the operator.
@@ -785,10 +816,12 @@ impl SolidSection {
         Ok((c.grid, c.describe))
     }
 
-    /// Validates the section with the rest of the input and builds the model.
-    pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
+    /// Validates the section with the rest of the input and prepares what a stepper is made
+    /// of (the system, the initial state, the step's settings, the critical step, the
+    /// description and the frames' output): [`model`](Self::model) makes the model's stepper
+    /// from it, a scene makes its solid's (issue 24).
+    pub fn prepare(&self, input: &Sections<'_>) -> Result<PreparedSolid, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
-        let at = |key: &str| format!("{SECTION}.{key}");
         let setup = self.setup(input)?;
         let grid = setup.grid;
         let cells = SolidCells {
@@ -851,6 +884,66 @@ impl SolidSection {
         let settings = StepSettings::new(choice.grid.dt())
             .starting_at(choice.grid.t0())
             .with_dirichlet(dirichlet);
+        let mut describe = describe_model;
+        describe.push(choice.describe.clone());
+        describe.push(if critical.iterations > 0 {
+            format!(
+                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (lambda_max of M^-1 K by Lanczos, {} force pairs; the element bound is {})",
+                shown(critical.step.dt),
+                critical.iterations,
+                shown(critical.element.dt)
+            )
+        } else {
+            format!(
+                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (the element bound, cell {})",
+                shown(critical.element.dt),
+                critical.element.cell
+            )
+        });
+        describe.push(limiting_cells(&eigenvalues, |c| {
+            let n = cells.kind.n_nodes();
+            let nodes = &cells.connectivity[n * c..n * (c + 1)];
+            std::array::from_fn(|k| {
+                nodes.iter().map(|&a| mesh.points[a][k]).sum::<f64>() / n as f64
+            })
+        }));
+        let mut vtk = VtkCells::new();
+        vtk.push_block(cells.mesh_kind, &cells.connectivity);
+        let output = SolidOutput::new(setup.mesh.points.clone(), vtk, system.shared_operator());
+        Ok(PreparedSolid {
+            system,
+            x0,
+            v0,
+            settings,
+            grid: choice.grid,
+            critical,
+            describe,
+            output,
+            mass: setup.mass,
+            held: setup.dirichlet.dofs().to_vec(),
+            mesh: setup.mesh,
+            connectivity: cells.connectivity,
+            mesh_kind: cells.mesh_kind,
+        })
+    }
+
+    /// Validates the section with the rest of the input and builds the model.
+    pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
+        let invalid = |field: &str, message: String| InputError::invalid(field, message);
+        let at = |key: &str| format!("{SECTION}.{key}");
+        let PreparedSolid {
+            system,
+            x0,
+            v0,
+            settings,
+            grid,
+            critical,
+            describe,
+            output,
+            mass,
+            held,
+            ..
+        } = self.prepare(input)?;
         let step_error = |e: StepError| invalid("time", e.to_string());
         let stepper: Box<dyn NodalStepper> = match input.scheme_name() {
             def_exp::NAME => {
@@ -895,34 +988,7 @@ impl SolidSection {
             }
             _ => return Err(input.unhandled_scheme(SolidSection::NAME)),
         };
-        let mut describe = describe_model;
-        describe.push(choice.describe);
-        describe.push(if critical.iterations > 0 {
-            format!(
-                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (lambda_max of M^-1 K by Lanczos, {} force pairs; the element bound is {})",
-                shown(critical.step.dt),
-                critical.iterations,
-                shown(critical.element.dt)
-            )
-        } else {
-            format!(
-                "  explicit critical step 2/sqrt(lambda_max) = {} at t0 (the element bound, cell {})",
-                shown(critical.element.dt),
-                critical.element.cell
-            )
-        });
-        describe.push(limiting_cells(&eigenvalues, |c| {
-            let n = cells.kind.n_nodes();
-            let nodes = &cells.connectivity[n * c..n * (c + 1)];
-            std::array::from_fn(|k| {
-                nodes.iter().map(|&a| mesh.points[a][k]).sum::<f64>() / n as f64
-            })
-        }));
-        let mut vtk = VtkCells::new();
-        vtk.push_block(cells.mesh_kind, &cells.connectivity);
-        let output = SolidOutput::new(setup.mesh.points, vtk, system.shared_operator());
-        Ok(SolidModel::new(stepper, choice.grid, describe, output)
-            .with_linearization(setup.mass, setup.dirichlet.dofs().to_vec()))
+        Ok(SolidModel::new(stepper, grid, describe, output).with_linearization(mass, held))
     }
 
     /// Whether DEF_EXP refines the element bound `element_dt` by Lanczos for the step `dt`

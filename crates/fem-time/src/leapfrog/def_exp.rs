@@ -318,9 +318,13 @@ impl<S: LeapFrogSystem> DefExp<S> {
     }
 }
 
-impl<S: LeapFrogSystem> Stepper for DefExp<S> {
-    /// Half drift, kick, half drift (seed `q(t+h/2)`, `u(t+h)` with `A = M`, `q(t+h)`).
-    fn step(&mut self) -> Result<StepReport, StepError> {
+impl<S: LeapFrogSystem> DefExp<S> {
+    /// The first half of a step split around contact impulses (issue 24; Solfec's
+    /// `TL_dynamic_step_begin`): the half drift `q^{t+h/2}` and the free velocity
+    /// `u_free = u^t + h M⁻¹ f(q^{t+h/2})` (eq. `u(t+h)` without `Hᵀ R`), prescribed dofs at
+    /// their end velocity. The state at `t` is untouched until
+    /// [`end_contact_step`](Self::end_contact_step).
+    pub fn begin_contact_step(&mut self) -> Result<(), StepError> {
         let s = &mut self.state;
         let h = s.clock.dt();
         s.half_drift_and_force(&self.system)?;
@@ -329,9 +333,25 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
         }
         if !s.no_prescribed() {
             s.prescribe_end_velocity();
-            // Reaction r_c = m_c (u_c^{t+h} − u_c^t)/h − f_c.
+        }
+        Ok(())
+    }
+
+    /// The second half of a split step: `u^{t+h} = u_free + M⁻¹ p` for the generalized
+    /// impulse `p` (one value per dof, or empty for none; on a prescribed dof the impulse goes
+    /// to its reaction), the drift `q^{t+h}`, the work of the loads and reactions, the clock.
+    pub fn end_contact_step(&mut self, impulse: &[f64]) -> Result<StepReport, StepError> {
+        let s = &mut self.state;
+        let h = s.clock.dt();
+        for ((u, m), p) in s.u_new.iter_mut().zip(&self.inverse_mass).zip(impulse) {
+            *u += m * p;
+        }
+        if !s.no_prescribed() {
+            s.prescribe_end_velocity();
+            // Reaction r_c = m_c (u_c^{t+h} − u_c^t)/h − f_c − p_c/h.
             for (r, &d) in self.reactions.iter_mut().zip(s.control.dofs()) {
-                *r = (s.u_new[d] - s.u[d]) / (h * self.inverse_mass[d]) - s.force[d];
+                let p = impulse.get(d).copied().unwrap_or(0.0);
+                *r = (s.u_new[d] - s.u[d]) / (h * self.inverse_mass[d]) - s.force[d] - p / h;
             }
         }
         s.finish(&self.system, &self.reactions);
@@ -340,6 +360,41 @@ impl<S: LeapFrogSystem> Stepper for DefExp<S> {
             self.recheck()?;
         }
         Ok(StepReport::default())
+    }
+
+    /// `q^{t+h/2}` between [`begin_contact_step`](Self::begin_contact_step) and
+    /// [`end_contact_step`](Self::end_contact_step).
+    pub fn mid_step_position(&self) -> &[f64] {
+        &self.state.q_half
+    }
+
+    /// `u_free` between the two halves of a split step.
+    pub fn free_velocity(&self) -> &[f64] {
+        &self.state.u_new
+    }
+
+    /// `u^t`.
+    pub fn velocity(&self) -> &[f64] {
+        &self.state.u
+    }
+
+    /// `M⁻¹` (lumped), per dof.
+    pub fn inverse_mass(&self) -> &[f64] {
+        &self.inverse_mass
+    }
+
+    /// Whether dof `d` is prescribed.
+    pub fn is_prescribed(&self, d: usize) -> bool {
+        self.state.control.is_prescribed(d)
+    }
+}
+
+impl<S: LeapFrogSystem> Stepper for DefExp<S> {
+    /// Half drift, kick, half drift (seed `q(t+h/2)`, `u(t+h)` with `A = M`, `q(t+h)`): the
+    /// two halves of a split step without an impulse.
+    fn step(&mut self) -> Result<StepReport, StepError> {
+        self.begin_contact_step()?;
+        self.end_contact_step(&[])
     }
 
     fn clock(&self) -> Clock {

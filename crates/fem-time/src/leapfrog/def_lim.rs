@@ -121,9 +121,13 @@ fn mul(k: &CsrMatrix<f64>, x: &[f64], y: &mut [f64]) {
     fem_assembly::sparse::mul_add(0.0, y, 1.0, k, x);
 }
 
-impl<S: LeapFrogSystem> Stepper for DefLim<S> {
-    /// Half drift, one linear solve for the kick, half drift.
-    fn step(&mut self) -> Result<StepReport, StepError> {
+impl<S: LeapFrogSystem> DefLim<S> {
+    /// The first half of a step split around contact impulses (issue 24; Solfec's
+    /// `TL_dynamic_step_begin`): the half drift, `A = M + (ηh/2 + h²/4) K(q^{t+h/2})`
+    /// factorized, and the free velocity `u_free = u^t + A⁻¹ h f` (eq. `u(t+h)` without
+    /// `Hᵀ R`). The factorization stays for [`solve_step_matrix`](Self::solve_step_matrix)
+    /// and [`end_contact_step`](Self::end_contact_step).
+    pub fn begin_contact_step(&mut self) -> Result<(), StepError> {
         let s = &mut self.state;
         let h = s.clock.dt();
         let eta = self.damping;
@@ -174,12 +178,36 @@ impl<S: LeapFrogSystem> Stepper for DefLim<S> {
         if !s.no_prescribed() {
             // Restore the prescribed velocities exactly (u + Δu may round).
             s.prescribe_end_velocity();
+        }
+        Ok(())
+    }
+
+    /// The second half of a split step: `u^{t+h} = u_free + A⁻¹ p` for the generalized
+    /// impulse `p` (one value per dof, or empty for none; prescribed dofs keep their velocity
+    /// and their reaction takes the impulse), the dissipation, the drift `q^{t+h}`, the work
+    /// of the loads and reactions, the clock.
+    pub fn end_contact_step(&mut self, impulse: &[f64]) -> Result<StepReport, StepError> {
+        let s = &mut self.state;
+        let h = s.clock.dt();
+        let eta = self.damping;
+        if impulse.iter().any(|&p| p != 0.0) {
+            for (r, &i) in self.rhs.iter_mut().zip(&self.free) {
+                *r = impulse.get(i).copied().unwrap_or(0.0);
+            }
+            self.matrix.solve_in_place(&mut self.rhs);
+            for (du, &i) in self.rhs.iter().zip(&self.free) {
+                self.increment[i] += *du;
+                s.u_new[i] += *du;
+            }
+        }
+        if !s.no_prescribed() {
             for (r, &d) in self.reactions.iter_mut().zip(s.control.dofs()) {
                 let a_du = self
                     .matrix
                     .row_dot(d, &self.increment)
                     .expect("DEF_LIM's matrix is sparse");
-                *r = a_du / h - s.force[d];
+                let p = impulse.get(d).copied().unwrap_or(0.0);
+                *r = a_du / h - s.force[d] - p / h;
             }
         }
         if eta > 0.0 {
@@ -206,6 +234,41 @@ impl<S: LeapFrogSystem> Stepper for DefLim<S> {
             iterations: 1,
             ..StepReport::default()
         })
+    }
+
+    /// Solves `A x = b` in place on the free (not prescribed) dofs with the factorization of
+    /// the step begun: `n_rhs` right-hand sides of [`free_dofs`](Self::free_dofs)`.len()`
+    /// values each, one after the other (a block of columns, for `A⁻¹Hᵀ`).
+    pub fn solve_step_matrix(&self, b: &mut [f64], n_rhs: usize) {
+        self.matrix.solve_many_in_place(b, n_rhs);
+    }
+
+    /// The dofs the step matrix is solved on (every dof but the prescribed ones), in order.
+    pub fn free_dofs(&self) -> &[usize] {
+        &self.free
+    }
+
+    /// `q^{t+h/2}` between the two halves of a split step.
+    pub fn mid_step_position(&self) -> &[f64] {
+        &self.state.q_half
+    }
+
+    /// `u_free` between the two halves of a split step.
+    pub fn free_velocity(&self) -> &[f64] {
+        &self.state.u_new
+    }
+
+    /// `u^t`.
+    pub fn velocity(&self) -> &[f64] {
+        &self.state.u
+    }
+}
+
+impl<S: LeapFrogSystem> Stepper for DefLim<S> {
+    /// The two halves of a split step without an impulse.
+    fn step(&mut self) -> Result<StepReport, StepError> {
+        self.begin_contact_step()?;
+        self.end_contact_step(&[])
     }
 
     fn clock(&self) -> Clock {

@@ -1,0 +1,605 @@
+//! A total-Lagrangian solid in a scene (issue 24): [`SolidGroup`], fem-solid's system stepped
+//! by DEF_EXP or DEF_LIM split around the contact impulses, as a [`BodyGroup`].
+//!
+//! **Contact formulation: node to surface.** The solid's contact points are the nodes of its
+//! contact surface (a physical group of boundary faces, or the whole boundary). Detection sees
+//! each node as a ball of radius [`NODE_RADIUS`] times the solid's size at the node's mid-step
+//! position, so parry's narrow phase pairs it with planes and with any rigid shape, and the
+//! scene moves the detected point back onto the node ([`BodyGroup::contact_point`]). The map
+//! `H` of a node is then the identity on its three dofs (eq. C3 of docs/theory/contact.md with
+//! `H_i = [0 … I₃ … 0]`), and
+//!
+//! - **DEF_EXP**, `A = M` lumped: `A⁻¹Hᵀ` is `I₃/m_node` on the node's dofs, so `W` is made of
+//!   diagonal 3×3 blocks `F I₃ Fᵀ / m_node` — a contact costs as much as a particle's;
+//! - **DEF_LIM**, `A = M + (ηh/2 + h²/4) K`: `A⁻¹Hᵀ` is three solves with the step's
+//!   factorization per contact point (one block solve of `3 n_c` columns,
+//!   [`fem_time::DefLim::solve_step_matrix`]), dense over the solid's dofs; `W` couples every
+//!   pair of contact points of the solid (docs/theory/contact.md §9, with the cost measured).
+//!
+//! Why node-to-surface rather than Solfec's point contacts from pairs of faces: against planes
+//! and rigid shapes the node is exact (a node of the surface cannot pass the obstacle) and needs
+//! no face clipping; the face-pair points serve solid–solid contact, which is not built here.
+//! Two solids' nodes are not paired with each other ([`BodyGroup::point_contacts`]).
+
+use std::collections::HashMap;
+
+use fem_contact::body::{ContactBody, PointMap};
+use fem_contact::detect::{PlacedShape, Placement, Shape};
+use fem_io::{Field, Frame};
+use fem_mesh::{CellKind, Mesh};
+use fem_solid::SolidSystem;
+use fem_solid::model::SolidOutput;
+use fem_time::{Clock, DefExp, DefLim, Energy, StateField, StepError, Stepper};
+use nalgebra::Vector3;
+
+use crate::group::{BodyGroup, GroupStep};
+
+/// The radius of the ball a contact node is to detection, as a fraction of the solid's size
+/// (the diagonal of its bounding box): far below any gap the solver resolves.
+pub const NODE_RADIUS: f64 = 1e-9;
+
+/// The scheme stepping a solid of a scene.
+#[derive(Debug)]
+pub enum SolidStepper {
+    /// DEF_EXP (lumped mass, explicit).
+    Exp(DefExp<SolidSystem>),
+    /// DEF_LIM (linearly implicit).
+    Lim(DefLim<SolidSystem>),
+}
+
+impl SolidStepper {
+    fn begin(&mut self) -> Result<(), StepError> {
+        match self {
+            Self::Exp(s) => s.begin_contact_step(),
+            Self::Lim(s) => s.begin_contact_step(),
+        }
+    }
+
+    fn end(&mut self, p: &[f64]) -> Result<(), StepError> {
+        match self {
+            Self::Exp(s) => s.end_contact_step(p).map(|_| ()),
+            Self::Lim(s) => s.end_contact_step(p).map(|_| ()),
+        }
+    }
+
+    fn mid_step_position(&self) -> &[f64] {
+        match self {
+            Self::Exp(s) => s.mid_step_position(),
+            Self::Lim(s) => s.mid_step_position(),
+        }
+    }
+
+    fn free_velocity(&self) -> &[f64] {
+        match self {
+            Self::Exp(s) => s.free_velocity(),
+            Self::Lim(s) => s.free_velocity(),
+        }
+    }
+
+    fn velocity(&self) -> &[f64] {
+        match self {
+            Self::Exp(s) => s.velocity(),
+            Self::Lim(s) => s.velocity(),
+        }
+    }
+
+    fn stepper(&self) -> &dyn Stepper {
+        match self {
+            Self::Exp(s) => s,
+            Self::Lim(s) => s,
+        }
+    }
+
+    fn stepper_mut(&mut self) -> &mut dyn Stepper {
+        match self {
+            Self::Exp(s) => s,
+            Self::Lim(s) => s,
+        }
+    }
+
+    fn position(&self) -> &[f64] {
+        match self {
+            Self::Exp(s) => fem_time::NodalStepper::position(s),
+            Self::Lim(s) => fem_time::NodalStepper::position(s),
+        }
+    }
+}
+
+/// Why a solid could not join a scene.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolidGroupError {
+    /// The contact surface has no node.
+    #[error("the contact surface has no node")]
+    NoContactNode,
+    /// The whole boundary was asked of cells whose faces are not known here.
+    #[error(
+        "the whole boundary of {0} cells is not found here: name the contact surface by a physical group"
+    )]
+    BoundaryOf(&'static str),
+}
+
+/// The nodes on the boundary of the volume cells `connectivity` of `kind` (tet4, hex8): the
+/// corners of the faces that belong to one cell only. Sorted.
+pub fn boundary_nodes(
+    kind: CellKind,
+    connectivity: &[usize],
+) -> Result<Vec<usize>, SolidGroupError> {
+    const TET4: [&[usize]; 4] = [&[0, 2, 1], &[0, 1, 3], &[0, 3, 2], &[1, 2, 3]];
+    const HEX8: [&[usize]; 6] = [
+        &[0, 3, 2, 1],
+        &[4, 5, 6, 7],
+        &[0, 1, 5, 4],
+        &[1, 2, 6, 5],
+        &[2, 3, 7, 6],
+        &[3, 0, 4, 7],
+    ];
+    let faces: &[&[usize]] = match kind {
+        CellKind::Tet4 => &TET4,
+        CellKind::Hex8 => &HEX8,
+        other => return Err(SolidGroupError::BoundaryOf(other.name())),
+    };
+    let n = kind.n_nodes();
+    let mut count: HashMap<Vec<usize>, u32> = HashMap::new();
+    for cell in connectivity.chunks_exact(n) {
+        for f in faces {
+            let mut key: Vec<usize> = f.iter().map(|&k| cell[k]).collect();
+            key.sort_unstable();
+            *count.entry(key).or_insert(0) += 1;
+        }
+    }
+    let mut nodes: Vec<usize> = count
+        .into_iter()
+        .filter(|(_, c)| *c == 1)
+        .flat_map(|(k, _)| k)
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    Ok(nodes)
+}
+
+/// One solid: its stepper, contact nodes and the impulse of the step (a [`ContactBody`]).
+#[derive(Debug)]
+pub struct SolidBody {
+    stepper: SolidStepper,
+    /// Reference coordinates of every mesh node.
+    points: Vec<[f64; 3]>,
+    /// Mesh nodes of the contact surface.
+    nodes: Vec<usize>,
+    /// Their free dofs (none where fixed or not in the solid).
+    node_dofs: Vec<[Option<usize>; 3]>,
+    /// Free dof → mesh dof.
+    free_dofs: Vec<usize>,
+    /// Free dof → its index among DEF_LIM's solved dofs (`None`: prescribed).
+    solved_index: Vec<Option<usize>>,
+    /// Positions of the contact nodes (mid-step inside a step).
+    placed: Vec<Vector3<f64>>,
+    /// Contact node by the bits of its placed position.
+    by_position: HashMap<[u64; 3], usize>,
+    ball: Shape,
+    material: u32,
+    impulse: Vec<f64>,
+    /// Nodal contact force `p/h` of the last step, 3 per mesh node.
+    contact_force: Vec<f64>,
+    output: SolidOutput,
+    size: f64,
+}
+
+fn bits(p: &Vector3<f64>) -> [u64; 3] {
+    [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()]
+}
+
+impl SolidBody {
+    /// A solid of `system` stepped by `stepper`, with the contact nodes `nodes` (mesh nodes)
+    /// of surface material `material`, drawn by `output` on the mesh's `points`.
+    pub fn new(
+        stepper: SolidStepper,
+        points: Vec<[f64; 3]>,
+        nodes: Vec<usize>,
+        material: u32,
+        output: SolidOutput,
+    ) -> Result<Self, SolidGroupError> {
+        let dofmap = output_dofmap(&stepper);
+        let node_dofs: Vec<[Option<usize>; 3]> = nodes
+            .iter()
+            .map(|&n| std::array::from_fn(|c| dofmap.free(3 * n + c)))
+            .collect();
+        let nodes: Vec<usize> = nodes
+            .into_iter()
+            .zip(&node_dofs)
+            .filter(|(_, d)| d.iter().any(Option::is_some))
+            .map(|(n, _)| n)
+            .collect();
+        let node_dofs: Vec<[Option<usize>; 3]> = node_dofs
+            .into_iter()
+            .filter(|d| d.iter().any(Option::is_some))
+            .collect();
+        if nodes.is_empty() {
+            return Err(SolidGroupError::NoContactNode);
+        }
+        let free_dofs = dofmap.free_dofs().to_vec();
+        let n_free = free_dofs.len();
+        let mut solved_index = vec![None; n_free];
+        match &stepper {
+            SolidStepper::Exp(s) => {
+                let mut k = 0;
+                for (d, slot) in solved_index.iter_mut().enumerate() {
+                    if !s.is_prescribed(d) {
+                        *slot = Some(k);
+                        k += 1;
+                    }
+                }
+            }
+            SolidStepper::Lim(s) => {
+                for (k, &d) in s.free_dofs().iter().enumerate() {
+                    solved_index[d] = Some(k);
+                }
+            }
+        }
+        let (lo, hi) = points.iter().fold(
+            ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+            |(lo, hi), p| {
+                (
+                    std::array::from_fn(|k| lo[k].min(p[k])),
+                    std::array::from_fn(|k| hi[k].max(p[k])),
+                )
+            },
+        );
+        let size = (0..3)
+            .map(|k| (hi[k] - lo[k]).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            .max(f64::MIN_POSITIVE);
+        let ball = Shape::sphere(NODE_RADIUS * size).map_err(|_| SolidGroupError::NoContactNode)?;
+        let n_points = points.len();
+        let mut body = Self {
+            stepper,
+            points,
+            nodes,
+            node_dofs,
+            free_dofs,
+            solved_index,
+            placed: Vec::new(),
+            by_position: HashMap::new(),
+            ball,
+            material,
+            impulse: vec![0.0; n_free],
+            contact_force: vec![0.0; 3 * n_points],
+            output,
+            size,
+        };
+        body.place(false);
+        Ok(body)
+    }
+
+    /// Places the contact nodes at the current (`mid == false`) or mid-step positions.
+    fn place(&mut self, mid: bool) {
+        let q = if mid {
+            self.stepper.mid_step_position()
+        } else {
+            self.stepper.position()
+        };
+        self.placed.clear();
+        self.by_position.clear();
+        for (k, (&n, dofs)) in self.nodes.iter().zip(&self.node_dofs).enumerate() {
+            let x = self.points[n];
+            let p = Vector3::from_fn(|c, _| x[c] + dofs[c].map_or(0.0, |d| q[d]));
+            self.by_position.entry(bits(&p)).or_insert(k);
+            self.placed.push(p);
+        }
+    }
+
+    /// The contact node at `point`: the one placed exactly there, else the nearest.
+    fn node_at(&self, point: &Vector3<f64>) -> usize {
+        self.by_position
+            .get(&bits(point))
+            .copied()
+            .unwrap_or_else(|| {
+                let mut best = (0, f64::INFINITY);
+                for (k, p) in self.placed.iter().enumerate() {
+                    let d = (p - point).norm_squared();
+                    if d < best.1 {
+                        best = (k, d);
+                    }
+                }
+                best.0
+            })
+    }
+
+    /// The solid's size: the diagonal of its reference bounding box.
+    pub fn size(&self) -> f64 {
+        self.size
+    }
+
+    /// The mesh nodes of the contact surface.
+    pub fn contact_nodes(&self) -> &[usize] {
+        &self.nodes
+    }
+
+    /// The nodal contact forces of the last step (`p/h`, 3 per mesh node).
+    pub fn contact_force(&self) -> &[f64] {
+        &self.contact_force
+    }
+
+    /// The stepper.
+    pub fn stepper(&self) -> &dyn Stepper {
+        self.stepper.stepper()
+    }
+
+    /// The position on the free dofs.
+    pub fn position(&self) -> &[f64] {
+        self.stepper.position()
+    }
+
+    /// The velocity on the free dofs.
+    pub fn velocity(&self) -> &[f64] {
+        self.stepper.velocity()
+    }
+
+    /// The free dofs' mesh dofs (`3 node + component`).
+    pub fn free_dofs(&self) -> &[usize] {
+        &self.free_dofs
+    }
+}
+
+fn output_dofmap(stepper: &SolidStepper) -> fem_assembly::DofMap {
+    let system = match stepper {
+        SolidStepper::Exp(s) => s.system(),
+        SolidStepper::Lim(s) => s.system(),
+    };
+    system.operator().dofmap().clone()
+}
+
+impl ContactBody for SolidBody {
+    fn dof_count(&self) -> usize {
+        self.free_dofs.len()
+    }
+
+    fn free_velocity(&self) -> &[f64] {
+        self.stepper.free_velocity()
+    }
+
+    fn start_velocity(&self) -> &[f64] {
+        self.stepper.velocity()
+    }
+
+    fn point_map(&self, point: &Vector3<f64>, out: &mut PointMap) {
+        let k = self.node_at(point);
+        for (c, d) in self.node_dofs[k].iter().enumerate() {
+            if let Some(d) = d {
+                out.push((*d, Vector3::ith(c, 1.0)));
+            }
+        }
+    }
+
+    fn inverse_inertia_map(&self, h: &PointMap, out: &mut PointMap) {
+        match &self.stepper {
+            SolidStepper::Exp(s) => {
+                let inv = s.inverse_mass();
+                out.extend(
+                    h.iter()
+                        .filter(|(d, _)| self.solved_index[*d].is_some())
+                        .map(|&(d, v)| (d, v * inv[d])),
+                );
+            }
+            SolidStepper::Lim(s) => {
+                // Three columns A⁻¹ (Hᵀ e_k), one block solve.
+                let n = s.free_dofs().len();
+                let mut b = vec![0.0; 3 * n];
+                for &(d, v) in h {
+                    if let Some(i) = self.solved_index[d] {
+                        for k in 0..3 {
+                            b[k * n + i] += v[k];
+                        }
+                    }
+                }
+                s.solve_step_matrix(&mut b, 3);
+                for (i, &d) in s.free_dofs().iter().enumerate() {
+                    let g = Vector3::new(b[i], b[n + i], b[2 * n + i]);
+                    if g != Vector3::zeros() {
+                        out.push((d, g));
+                    }
+                }
+            }
+        }
+    }
+
+    fn apply_impulse(&mut self, p: &[f64]) {
+        self.impulse.copy_from_slice(p);
+    }
+}
+
+/// Solids in a scene, each its own body (module documentation).
+#[derive(Debug)]
+pub struct SolidGroup {
+    bodies: Vec<SolidBody>,
+    descriptions: Vec<String>,
+    in_step: bool,
+}
+
+impl SolidGroup {
+    /// A group of solids (one for now: the group draws the first).
+    pub fn new(bodies: Vec<SolidBody>) -> Self {
+        Self {
+            bodies,
+            descriptions: Vec::new(),
+            in_step: false,
+        }
+    }
+
+    /// The same group with these lines for `fem check`.
+    pub fn with_descriptions(mut self, lines: Vec<String>) -> Self {
+        self.descriptions = lines;
+        self
+    }
+
+    /// The solids.
+    pub fn bodies(&self) -> &[SolidBody] {
+        &self.bodies
+    }
+}
+
+impl BodyGroup for SolidGroup {
+    fn kind(&self) -> &'static str {
+        "solids"
+    }
+
+    fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    fn begin_step(&mut self) -> Result<(), StepError> {
+        for b in &mut self.bodies {
+            b.stepper.begin()?;
+            b.place(true);
+        }
+        self.in_step = true;
+        Ok(())
+    }
+
+    fn contact_body(&self, i: usize) -> &dyn ContactBody {
+        &self.bodies[i]
+    }
+
+    fn contact_bodies_mut(&mut self) -> Vec<&mut dyn ContactBody> {
+        self.bodies
+            .iter_mut()
+            .map(|b| b as &mut dyn ContactBody)
+            .collect()
+    }
+
+    fn placed_shapes(&self, shapes: &mut Vec<PlacedShape>, owners: &mut Vec<usize>) {
+        for (i, b) in self.bodies.iter().enumerate() {
+            for p in &b.placed {
+                shapes.push(PlacedShape {
+                    shape: b.ball.clone(),
+                    placement: Placement::at(*p),
+                    material: b.material,
+                });
+                owners.push(i);
+            }
+        }
+    }
+
+    fn contact_point(&self, shape: usize, _point: &Vector3<f64>) -> Option<Vector3<f64>> {
+        let mut k = shape;
+        for b in &self.bodies {
+            if k < b.placed.len() {
+                return Some(b.placed[k]);
+            }
+            k -= b.placed.len();
+        }
+        None
+    }
+
+    fn point_contacts(&self) -> bool {
+        true
+    }
+
+    fn mid_step_point(&self, _i: usize, body_point: &Vector3<f64>) -> Vector3<f64> {
+        *body_point
+    }
+
+    fn body_coordinates(&self, _i: usize, point: &Vector3<f64>) -> Vector3<f64> {
+        *point
+    }
+
+    fn speed_bound(&self) -> f64 {
+        let mut s: f64 = 0.0;
+        for b in &self.bodies {
+            for u in [b.stepper.velocity(), b.stepper.free_velocity()] {
+                for dofs in &b.node_dofs {
+                    let v: f64 = dofs
+                        .iter()
+                        .map(|d| d.map_or(0.0, |d| u[d] * u[d]))
+                        .sum::<f64>()
+                        .sqrt();
+                    s = s.max(v);
+                }
+            }
+        }
+        s
+    }
+
+    fn end_step(&mut self) -> Result<GroupStep, StepError> {
+        for b in &mut self.bodies {
+            let h = b.stepper.stepper().clock().dt();
+            b.contact_force.fill(0.0);
+            for (&d, &p) in b.free_dofs.iter().zip(&b.impulse) {
+                b.contact_force[d] = p / h;
+            }
+            let impulse = std::mem::take(&mut b.impulse);
+            let ended = b.stepper.end(&impulse);
+            b.impulse = impulse;
+            b.impulse.fill(0.0);
+            ended?;
+            b.place(false);
+        }
+        self.in_step = false;
+        Ok(GroupStep {
+            iterations: 0,
+            residual: 0.0,
+        })
+    }
+
+    fn clock(&self) -> Clock {
+        self.bodies[0].stepper.stepper().clock()
+    }
+
+    fn energy(&self) -> Energy {
+        let mut e = Energy::new(0.0, 0.0);
+        for b in &self.bodies {
+            let be = b.stepper.stepper().energy().unwrap_or_default();
+            e.kinetic += be.kinetic;
+            e.potential += be.potential;
+            e.external_work += be.external_work + be.reaction_work;
+            e.dissipated += be.dissipated;
+        }
+        e.total = e.kinetic + e.potential;
+        e
+    }
+
+    fn state(&self) -> Vec<StateField<'_>> {
+        self.bodies[0].stepper.stepper().state()
+    }
+
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        let b = &mut self.bodies[0];
+        b.stepper.stepper_mut().restore(step_index, fields)?;
+        b.contact_force.fill(0.0);
+        b.place(false);
+        Ok(())
+    }
+
+    fn frame(&mut self) -> Frame<'_> {
+        let b = &mut self.bodies[0];
+        let position = b.stepper.position().to_vec();
+        let velocity = b.stepper.velocity().to_vec();
+        b.output
+            .frame(&position, &velocity)
+            .with_point_field(Field::vector("contact_force", &b.contact_force))
+    }
+
+    fn describe(&self) -> Vec<String> {
+        let mut lines = self.descriptions.clone();
+        for b in &self.bodies {
+            lines.push(format!(
+                "  contact: {} nodes of the solid's surface (node to surface, balls of radius {:e})",
+                b.nodes.len(),
+                NODE_RADIUS * b.size
+            ));
+        }
+        lines
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The mesh nodes of the named boundary group `group` (dimension 2), if it exists.
+pub fn group_nodes(mesh: &Mesh, group: &str) -> Option<Vec<usize>> {
+    mesh.groups
+        .iter()
+        .find(|g| g.name == group && g.dim == 2)
+        .map(|g| g.nodes.clone())
+}
