@@ -34,7 +34,7 @@ fixed:
 time: { scheme: def_exp, dt: 1.0, t_end: 1.0 }
 output: { every: 1000000 }
 YAML
-  estimate=$(FEM_MEMORY_LIMIT=1 "$fem" check "$input" 2>&1 | sed -n 's/.*would need about \([0-9.]*\) \([kMG]B\).*/\1 \2/p' | head -1)
+  estimate=$( (FEM_MEMORY_LIMIT=1 "$fem" check "$input" 2>&1 || true) | sed -n 's/.*would need about \([0-9.]*\) \([kMG]B\).*/\1 \2/p' | head -1) 
   est_mb=$(echo "$estimate" | awk '{v=$1; if ($2=="kB") v/=1000; if ($2=="GB") v*=1000; print v}')
   /usr/bin/time -f "%e %U %M" -o "$dir/time" "$fem" run "$input" -o "$dir/out$n" --max-steps 5 -q
   read -r wall user rss_kb < "$dir/time"

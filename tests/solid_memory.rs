@@ -75,7 +75,7 @@ fn the_explicit_solids_estimate_is_above_the_bytes_it_allocates_and_within_one_a
     std::fs::create_dir_all(&dir).unwrap();
     let mut rows = Vec::new();
     let mut before = ALLOCATOR.max_allocated() as f64;
-    for (kind, n) in [("hex8", 24), ("hex8", 32), ("hex8", 40)] {
+    for (kind, n) in [("hex8", 32), ("hex8", 40), ("hex8", 48)] {
         let input = box_input(&dir, kind, n);
         let est = estimate(&input);
         run(&input, &dir.join(format!("out_{kind}_{n}")));
