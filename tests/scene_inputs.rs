@@ -210,3 +210,34 @@ output: {{ every: 1 }}
     assert_eq!(a, b, "the same seed, the same packing");
     assert_ne!(a, c, "another seed, another packing");
 }
+
+#[test]
+fn the_solid_bar_touches_down_and_leaves_when_its_comment_says() {
+    let dir = run("inputs/scene_solid_bar.yaml", "scene_solid_bar");
+    let (h, rows) = history(&dir);
+    let (t, active, kinetic, impact) = (
+        column(&h, "t"),
+        column(&h, "active_contacts"),
+        column(&h, "kinetic"),
+        column(&h, "dissipated_impact"),
+    );
+    let touching: Vec<&Vec<f64>> = rows.iter().filter(|r| r[active] > 0.0).collect();
+    let (first, last) = (touching[0][t], touching[touching.len() - 1][t]);
+    // In contact from t = 0.045 s to 0.0795 s (dt = 5e-4).
+    assert!(
+        (first - 0.045).abs() < 1e-9 && (last - 0.0795).abs() < 1e-9,
+        "{first} {last}"
+    );
+    // It lands with 0.476 J (the row before the first contact) and 0.038 J go in the impact.
+    let before = rows.iter().rfind(|r| r[t] < first).unwrap();
+    assert!(
+        (before[kinetic] - 0.476).abs() < 5e-4,
+        "{}",
+        before[kinetic]
+    );
+    let lost = rows[rows.len() - 1][impact];
+    assert!((lost - 0.038).abs() < 5e-4, "{lost}");
+    // The frames carry the nodal contact force.
+    let frame = std::fs::read_to_string(dir.join("scene_solid_bar_000010.vtu")).unwrap();
+    assert!(frame.contains("Name=\"contact_force\""));
+}

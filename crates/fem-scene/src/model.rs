@@ -125,10 +125,12 @@ impl SceneModel {
 
 impl Model for SceneModel {
     fn describe(&self) -> Vec<String> {
+        let count =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut lines = vec![format!(
-            "  model: a scene of {} bodies, {} obstacles",
-            self.scene.n_bodies(),
-            self.scene.obstacles().len()
+            "  model: a scene of {}, {}",
+            count(self.scene.n_bodies(), "body", "bodies"),
+            count(self.scene.obstacles().len(), "obstacle", "obstacles")
         )];
         for g in self.scene.groups() {
             lines.extend(g.describe());

@@ -583,9 +583,9 @@ impl BodyGroup for SolidGroup {
         let mut lines = self.descriptions.clone();
         for b in &self.bodies {
             lines.push(format!(
-                "  contact: {} nodes of the solid's surface (node to surface, balls of radius {:e})",
+                "  contact: {} nodes of the solid's surface (node to surface, balls of radius {})",
                 b.nodes.len(),
-                NODE_RADIUS * b.size
+                fem_model::number::shown(NODE_RADIUS * b.size)
             ));
         }
         lines
