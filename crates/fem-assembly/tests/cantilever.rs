@@ -268,9 +268,16 @@ fn every_mesh_bends_alike_about_both_axes() {
             }
             let c = cantilever(kind, formulation, n);
             let (dz, dy) = (c.deflection, c.deflection_y);
-            assert!((dz - dy).abs() < 1e-10 * dz, "{name} {n:?}: {dz} vs {dy}");
+            // Round-off: 2e-12 .. 7e-11 for the linear cells, up to 1.7e-10 for hex27 (more
+            // dofs and a larger condition number; measured since the cell geometry is taken
+            // relative to each cell's first node).
+            let tolerance = if kind.order() == 2 { 5e-10 } else { 1e-10 };
             assert!(
-                c.cross.abs() < 1e-10 * dz,
+                (dz - dy).abs() < tolerance * dz,
+                "{name} {n:?}: {dz} vs {dy}"
+            );
+            assert!(
+                c.cross.abs() < tolerance * dz,
                 "{name} {n:?}: cross {}",
                 c.cross
             );

@@ -78,9 +78,10 @@ def run_siconos(nx, ny, nz, steps):
     return cpu / len(rec['t']), contacts / len(rec['c']), contacts / cpu, max(finite, default=float('nan'))
 
 
-def run_fem(steps, root):
+def run_fem(steps, size, root):
     out = subprocess.run(['cargo', 'bench', '-p', 'fem-scene', '--bench', 'pile', '--',
-                          str(steps)], cwd=root, capture_output=True, text=True,
+                          str(steps)] + [str(n) for n in size], cwd=root, capture_output=True,
+                         text=True,
                          env=dict(os.environ, OMP_NUM_THREADS='1', RAYON_NUM_THREADS='1'))
     return out.stdout
 
@@ -99,7 +100,7 @@ def main():
     for k in range(a.rounds):
         if not a.no_fem:
             print(f'## round {k}: fem', flush=True)
-            print(run_fem(a.steps, root), flush=True)
+            print(run_fem(a.steps, (a.nx, a.ny, a.nz), root), flush=True)
         s, c, rate, err = run_siconos(a.nx, a.ny, a.nz, a.steps)
         print(f'## round {k}: Siconos {a.nx}x{a.ny}x{a.nz} bodies, {a.steps} steps: '
               f'{s * 1e3:.1f} ms CPU per step, {c:.0f} contacts per step, '

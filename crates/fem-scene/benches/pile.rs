@@ -9,7 +9,8 @@
 //! below with a gap of 1e-4 of its size (the pile settles by that much in the first steps),
 //! friction 0.5, h = 1e-3, RIG_POS, the scene's default solver settings.
 //!
-//! `cargo bench -p fem-scene --bench pile [-- STEPS]` (default 20 steps).
+//! `cargo bench -p fem-scene --bench pile [-- STEPS [NX NY NZ]]` (default 20 steps, 20 × 20 × 25;
+//! the size lets `benches/siconos_pile.py` run Siconos on the same pile).
 
 use std::time::Instant;
 
@@ -23,8 +24,7 @@ use nalgebra::Vector3;
 
 /// The pile (`touching`), or the same bodies three sizes apart with no floor (nothing to
 /// meet: the baseline).
-fn pile(touching: bool) -> SceneStepper {
-    let (nx, ny, nz) = (20, 20, 25);
+fn pile(touching: bool, (nx, ny, nz): (usize, usize, usize)) -> SceneStepper {
     let a = 0.1;
     let gap = if touching { 1e-4 * a } else { 2.0 * a };
     let mut set = RigidBodies::new([0.0, 0.0, -9.81]).unwrap();
@@ -79,23 +79,28 @@ fn pile(touching: bool) -> SceneStepper {
 }
 
 fn main() {
-    let steps: usize = std::env::args()
+    let numbers: Vec<usize> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(20);
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let steps = numbers.first().copied().unwrap_or(20);
+    let size = match numbers[..] {
+        [_, nx, ny, nz, ..] => (nx, ny, nz),
+        _ => (20, 20, 25),
+    };
     rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build_global()
         .unwrap();
     // Baseline: the same bodies falling freely.
-    let mut free = pile(false);
+    let mut free = pile(false, size);
     let start = Instant::now();
     for _ in 0..steps {
         free.step().unwrap();
     }
     let free_seconds = start.elapsed().as_secs_f64();
     // The pile.
-    let mut s = pile(true);
+    let mut s = pile(true, size);
     let (mut contact_steps, mut sweeps, mut worst_error) = (0usize, 0u64, 0.0f64);
     let start = Instant::now();
     for _ in 0..steps {
