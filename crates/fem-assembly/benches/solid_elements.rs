@@ -121,9 +121,11 @@ fn thread_time(origin: Instant) -> f64 {
 fn median_time(mut f: impl FnMut(), block: f64) -> f64 {
     let origin = Instant::now();
     f();
-    let t0 = thread_time(origin);
+    // The repetitions are sized by wall time: the scheduler's CPU clock advances in ticks, so
+    // one short call can read as zero and ask for a block of 10⁵ calls.
+    let wall = Instant::now();
     f();
-    let once = (thread_time(origin) - t0).max(1e-7);
+    let once = wall.elapsed().as_secs_f64().max(1e-7);
     let reps = ((block / once) as usize).clamp(1, 100_000);
     let mut times: Vec<f64> = (0..3)
         .map(|_| {
