@@ -16,6 +16,9 @@ for case in static moving; do
     sleep "$delay"
     kill -9 "$pid" 2> /dev/null || true
     wait "$pid" 2> /dev/null || true
-    python3 "$(dirname "$0")/check_vtkhdf.py" --min-steps 1 "$dir/$case/$case.vtkhdf" | head -n 1
+    # The report goes to a file first: `| head -n 1` would close the pipe on an unbuffered
+    # Python (PYTHONUNBUFFERED) and fail the step under pipefail with a BrokenPipeError.
+    python3 "$(dirname "$0")/check_vtkhdf.py" --min-steps 1 "$dir/$case/$case.vtkhdf" > "$dir/check.log"
+    head -n 1 "$dir/check.log"
   done
 done
