@@ -153,7 +153,7 @@ impl RigidBodiesSection {
     /// Validates the section with the `time` section and builds the model.
     pub fn model(&self, input: &Sections<'_>) -> Result<RigidModel, InputError> {
         let grid = time_grid(input.time)?;
-        let scheme = scheme(input)?;
+        let scheme = scheme(input, RigidBodiesSection::NAME)?;
         let gravity = vec3(&format!("{SECTION}.gravity"), &self.gravity, "gravity")?;
         if self.bodies.is_empty() {
             return Err(InputError::invalid(
@@ -189,8 +189,9 @@ impl RigidBodiesSection {
 }
 
 /// The scheme `time.scheme` names, with RIG_IMP's Newton settings from `time.newton` (its own
-/// defaults, 1e-14 and 20 iterations, without that section).
-fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
+/// defaults, 1e-14 and 20 iterations, without that section); any other scheme is refused for
+/// the section `model`. The scene of fem-scene reads its rigid bodies' scheme here too.
+pub fn scheme(input: &Sections<'_>, model: &str) -> Result<Scheme, InputError> {
     Ok(match input.scheme_name() {
         crate::scheme::RIG_POS => Scheme::RigPos,
         crate::scheme::RIG_NEG => Scheme::RigNeg,
@@ -208,7 +209,7 @@ fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
                 .map_err(|e| InputError::invalid("time.newton", e.to_string()))?;
             Scheme::RigImp(settings)
         }
-        _ => return Err(input.unhandled_scheme(RigidBodiesSection::NAME)),
+        _ => return Err(input.unhandled_scheme(model)),
     })
 }
 

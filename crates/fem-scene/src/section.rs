@@ -23,7 +23,7 @@ use fem_model::input::{OfferedScheme, TimeSetting};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, Model, ModelSection, Sections, Uses};
-use fem_rigid::{AngularVelocity, RigImpSettings, RigidBodies, RigidBody, RigidStepper, Scheme};
+use fem_rigid::{AngularVelocity, RigidBodies, RigidBody, RigidStepper, Scheme};
 use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
 
@@ -634,7 +634,7 @@ impl SceneSection {
         let mut grid = time_grid(input.time)?;
         // With solids the scheme is theirs; rigid bodies beside them take RIG_POS.
         let scheme = if self.solids.is_empty() {
-            scheme(input)?
+            fem_rigid::section::scheme(input, SceneSection::NAME)?
         } else {
             Scheme::RigPos
         };
@@ -1241,29 +1241,6 @@ fn obstacle(
             "expected exactly one of 'plane' and 'shape'",
         )),
     }
-}
-
-/// The scheme `time.scheme` names, with RIG_IMP's Newton settings from `time.newton`.
-fn scheme(input: &Sections<'_>) -> Result<Scheme, InputError> {
-    Ok(match input.scheme_name() {
-        fem_rigid::scheme::RIG_POS => Scheme::RigPos,
-        fem_rigid::scheme::RIG_NEG => Scheme::RigNeg,
-        fem_rigid::scheme::RIG_IMP => {
-            let settings = match input.time.newton {
-                None => RigImpSettings::default(),
-                Some(n) => RigImpSettings {
-                    tolerance: n.relative_tolerance,
-                    max_iterations: n.max_iterations,
-                    absolute_tolerance: n.absolute_tolerance,
-                },
-            };
-            settings
-                .validate()
-                .map_err(|e| InputError::invalid("time.newton", e.to_string()))?;
-            Scheme::RigImp(settings)
-        }
-        _ => return Err(input.unhandled_scheme(SceneSection::NAME)),
-    })
 }
 
 /// What `fem check` says about the bodies: the first ten, then a count.
