@@ -1394,32 +1394,45 @@ fn element_bound(eigenvalues: &[f64]) -> StableStep {
 
 /// The `fem check` line naming the cells that limit the explicit step: the three with the
 /// smallest element step `2/sqrt(λ_e)`, where they are, and how many times smaller their step
-/// is than the median cell's.
+/// is than the median cell's. When even the smallest is within [`ALIKE`] of the median, no cell
+/// stands out and the line says so instead of listing three ratios of 1.00.
 fn limiting_cells(eigenvalues: &[f64], centroid: impl Fn(usize) -> [f64; 3]) -> String {
     let mut order: Vec<usize> = (0..eigenvalues.len()).collect();
     order.sort_by(|&a, &b| eigenvalues[b].total_cmp(&eigenvalues[a]).then(a.cmp(&b)));
     let step = |c: usize| 2.0 / eigenvalues[c].sqrt();
     let median = step(order[order.len() / 2]);
+    let at = |c: usize| {
+        let p = centroid(c);
+        format!("cell {c} at ({:.4}, {:.4}, {:.4})", p[0], p[1], p[2])
+    };
+    let head = format!("  element steps 2/sqrt(lambda_e): median cell {median:.3e}");
+    let smallest = order[0];
+    if median / step(smallest) < 1.0 + ALIKE {
+        return format!(
+            "{head}; every cell within {:.0} % of it (smallest: {}, {:.3e}): no cell limits the step",
+            100.0 * ALIKE,
+            at(smallest),
+            step(smallest)
+        );
+    }
     let worst: Vec<String> = order
         .iter()
         .take(3)
         .map(|&c| {
-            let p = centroid(c);
             format!(
-                "cell {c} at ({:.4}, {:.4}, {:.4}): {:.3e} ({:.2}x below the median)",
-                p[0],
-                p[1],
-                p[2],
+                "{}: {:.3e} ({:.2}x below the median)",
+                at(c),
                 step(c),
                 median / step(c)
             )
         })
         .collect();
-    format!(
-        "  element steps 2/sqrt(lambda_e): median cell {median:.3e}; smallest: {}",
-        worst.join("; ")
-    )
+    format!("{head}; smallest: {}", worst.join("; "))
 }
+
+/// How close to the median cell's step the smallest must be for `fem check` to call the cells
+/// alike (5 %).
+const ALIKE: f64 = 0.05;
 
 /// A dead traction on a boundary group: refuses a group that is not of dimension 2.
 fn traction_faces(
@@ -1549,5 +1562,24 @@ fn operator_error(e: SolidError, kind: SolidKind, lumping: Lumping) -> InputErro
             )
         }
         _ => InputError::invalid("mesh", format!("{e} (cells counted within the solid)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::limiting_cells;
+
+    #[test]
+    fn alike_cells_are_said_to_be_alike_and_a_poor_cell_is_named() {
+        let centre = |c: usize| [c as f64, 0.0, 0.0];
+        let alike = limiting_cells(&[4.0, 4.1, 3.9, 4.0], centre);
+        assert!(alike.contains("no cell limits the step"), "{alike}");
+        assert!(!alike.contains("below the median"), "{alike}");
+        // Cell 2's eigenvalue is 16x the others': its step is 4x smaller than the median's.
+        let poor = limiting_cells(&[4.0, 4.0, 64.0, 4.0, 4.0], centre);
+        assert!(
+            poor.contains("cell 2 at (2.0000, 0.0000, 0.0000): 2.500e-1 (4.00x below the median)"),
+            "{poor}"
+        );
     }
 }
