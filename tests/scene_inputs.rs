@@ -241,3 +241,13 @@ fn the_solid_bar_touches_down_and_leaves_when_its_comment_says() {
     let frame = std::fs::read_to_string(dir.join("scene_solid_bar_000010.vtu")).unwrap();
     assert!(frame.contains("Name=\"contact_force\""));
 }
+
+#[test]
+fn checking_a_scene_with_a_solid_says_once_how_it_steps() {
+    let out = fem(&["check", "inputs/scene_solid_bar.yaml"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    let time_lines = said.lines().filter(|l| l.trim_start().starts_with("time:"));
+    assert_eq!(time_lines.count(), 1, "{said}");
+    assert!(said.contains("time: DEF_EXP"), "{said}");
+}

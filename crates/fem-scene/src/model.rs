@@ -151,6 +151,10 @@ impl Model for SceneModel {
             s.polish_after
                 .map_or("never".to_string(), |p| format!("{p} sweeps"))
         ));
+        // A solid group already said how it steps (its scheme, dt and steps): one time line.
+        if lines.iter().any(|l| l.starts_with("  time:")) {
+            return lines;
+        }
         lines.push(format!(
             "  time: dt = {}, {} steps from {} to {}",
             shown(self.grid.dt()),
