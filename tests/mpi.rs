@@ -724,3 +724,61 @@ fn a_piece_that_cannot_be_written_stops_every_rank_with_exit_1_naming_the_rank()
         "{t}"
     );
 }
+
+#[test]
+fn the_hourglass_energy_of_one_point_cells_is_the_whole_bodys_on_2_and_3_processes() {
+    let base = scratch("hourglass");
+    std::fs::create_dir_all(&base).unwrap();
+    let input = variant(
+        &base,
+        "    auto_dt: 0.5\n",
+        "    auto_dt: 0.5\n    element: one_point\n",
+    );
+    let serial_dir = base.join("serial");
+    run_ok(
+        serial(&[
+            "run",
+            input.to_str().unwrap(),
+            "-o",
+            serial_dir.to_str().unwrap(),
+            "-q",
+        ]),
+        "serial",
+    );
+    let history = std::fs::read_to_string(serial_dir.join("history.csv")).unwrap();
+    let header = history.lines().next().unwrap();
+    let column = header.split(',').position(|c| c == "hourglass_energy");
+    let column = column.unwrap_or_else(|| panic!("no hourglass_energy in '{header}'"));
+    // The hourglass modes are excited (the twist and the traction): a column that is not zero.
+    let last: f64 = history
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .nth(column)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(last > 0.0, "{last}");
+    for p in [2, 3] {
+        let dir = base.join(format!("p{p}"));
+        run_ok(
+            mpirun(
+                p,
+                &[
+                    "run",
+                    input.to_str().unwrap(),
+                    "-o",
+                    dir.to_str().unwrap(),
+                    "-q",
+                ],
+            ),
+            &format!("P = {p}"),
+        );
+        let theirs = std::fs::read_to_string(dir.join("history.csv")).unwrap();
+        assert!(
+            theirs == history,
+            "P = {p}: history.csv differs from the serial one"
+        );
+    }
+}

@@ -16,7 +16,7 @@ use mpi::traits::*;
 use crate::collective::agree;
 use crate::partition::{centroids, recursive_bisection};
 use crate::subdomain::Subdomain;
-use crate::system::DistributedSolid;
+use crate::system::{DistributedSolid, RankSum};
 
 /// This process's part of a distributed solid: the model the run loop runs, and the size of its
 /// exchange.
@@ -120,7 +120,8 @@ pub fn distributed_solid_model(
     ];
     let output = SolidOutput::new(points, cells, Arc::clone(&operator))
         .with_global_numbers(&global_nodes, &global_cells)
-        .with_ghost_points(&owned);
+        .with_ghost_points(&owned)
+        .with_sum_over_processes(Box::new(RankSum(world.duplicate())));
     Ok(DistributedSolidModel {
         model: SolidModel::new(Box::new(stepper), grid, describe, output),
         values_sent_per_step,

@@ -324,22 +324,36 @@ impl DistributedSolid {
 
     /// The exact sum of `local` (this rank's terms) over all ranks.
     fn global_sum(&self, local: &ExactSum) -> f64 {
-        let mut parts = local.to_parts();
-        if parts.len() > SUM_PARTS - 1 {
-            // Not reached by f64 sums (at most ~40 partials); kept exact enough to stay safe.
-            parts = vec![parts[0], local.value()];
-        }
-        let mut send = [0.0; SUM_PARTS];
-        send[0] = parts.len() as f64;
-        send[1..=parts.len()].copy_from_slice(&parts);
-        let mut all = vec![0.0; SUM_PARTS * self.world.size() as usize];
-        self.world.all_gather_into(&send[..], &mut all[..]);
-        let mut total = ExactSum::new();
-        for block in all.chunks_exact(SUM_PARTS) {
-            let len = block[0] as usize;
-            total.merge(&ExactSum::from_parts(&block[1..=len]));
-        }
-        total.value()
+        exact_global_sum(&self.world, local)
+    }
+}
+
+/// The exact sum of `local` (this rank's terms) over the ranks of `world` (a collective).
+pub(crate) fn exact_global_sum(world: &SimpleCommunicator, local: &ExactSum) -> f64 {
+    let mut parts = local.to_parts();
+    if parts.len() > SUM_PARTS - 1 {
+        // Not reached by f64 sums (at most ~40 partials); kept exact enough to stay safe.
+        parts = vec![parts[0], local.value()];
+    }
+    let mut send = [0.0; SUM_PARTS];
+    send[0] = parts.len() as f64;
+    send[1..=parts.len()].copy_from_slice(&parts);
+    let mut all = vec![0.0; SUM_PARTS * world.size() as usize];
+    world.all_gather_into(&send[..], &mut all[..]);
+    let mut total = ExactSum::new();
+    for block in all.chunks_exact(SUM_PARTS) {
+        let len = block[0] as usize;
+        total.merge(&ExactSum::from_parts(&block[1..=len]));
+    }
+    total.value()
+}
+
+/// The sum over the ranks a distributed solid's history needs (its hourglass energy).
+pub(crate) struct RankSum(pub(crate) SimpleCommunicator);
+
+impl fem_solid::model::SumOverProcesses for RankSum {
+    fn sum(&self, local: &ExactSum) -> f64 {
+        exact_global_sum(&self.0, local)
     }
 }
 

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use fem_assembly::SolidOperator;
+use fem_assembly::{ExactSum, SolidOperator};
 use fem_elements::solid::CellStress;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::Model;
@@ -37,9 +37,15 @@ pub const HISTORY_COLUMNS: [&str; 5] = [
     "iterations",
 ];
 
+/// The sum of a value over the processes of a distributed run, each holding its own cells'
+/// terms. A collective: every process calls it at the same point of the run (a history row).
+pub trait SumOverProcesses: Send + Sync {
+    /// The exact sum of every process's `local` terms.
+    fn sum(&self, local: &ExactSum) -> f64;
+}
+
 /// What a frame shows, and its buffers: the whole body's, or — in a distributed run — one
 /// process's part of it, with the global numbers of its nodes and cells.
-#[derive(Debug)]
 pub struct SolidOutput {
     points: Vec<[f64; 3]>,
     cells: VtkCells,
@@ -48,6 +54,11 @@ pub struct SolidOutput {
     global: Option<(Vec<f64>, Vec<f64>)>,
     /// `vtkGhostType` of a process's points: 1 where another process owns the node.
     ghost_points: Option<Vec<u8>>,
+    /// The sum over the processes of a distributed run (`None`: the whole body is here).
+    processes: Option<Box<dyn SumOverProcesses>>,
+    /// Some cell of the body is `one_point` (on any process): the history has
+    /// [`HOURGLASS_COLUMN`].
+    has_hourglass: bool,
     displacement: Vec<f64>,
     velocity: Vec<f64>,
     stresses: Vec<CellStress>,
@@ -62,12 +73,15 @@ impl SolidOutput {
     pub fn new(points: Vec<[f64; 3]>, cells: VtkCells, operator: Arc<SolidOperator>) -> Self {
         let n_cells = operator.n_cells();
         let n_dofs = 3 * points.len();
+        let has_hourglass = operator.has_hourglass_control();
         Self {
             points,
             cells,
             operator,
             global: None,
             ghost_points: None,
+            processes: None,
+            has_hourglass,
             displacement: vec![0.0; n_dofs],
             velocity: vec![0.0; n_dofs],
             stresses: vec![CellStress::default(); n_cells],
@@ -94,19 +108,34 @@ impl SolidOutput {
         self
     }
 
-    /// Whether the history has [`HOURGLASS_COLUMN`]: some cell is `one_point`, and the body is
-    /// whole (not a process's part).
+    /// Sums the history's body-wide values (the hourglass energy) over the processes of a
+    /// distributed run with `processes`: this output is one process's part. A collective
+    /// (whether any process has `one_point` cells is agreed here).
+    pub fn with_sum_over_processes(mut self, processes: Box<dyn SumOverProcesses>) -> Self {
+        let mut mine = ExactSum::new();
+        mine.add(f64::from(u8::from(self.operator.has_hourglass_control())));
+        self.has_hourglass = processes.sum(&mine) > 0.0;
+        self.processes = Some(processes);
+        self
+    }
+
+    /// Whether the history has [`HOURGLASS_COLUMN`]: some cell of the body is `one_point`.
     fn has_hourglass_column(&self) -> bool {
-        self.global.is_none() && self.operator.has_hourglass_control()
+        self.has_hourglass
     }
 
     /// The energy the hourglass control of the `one_point` cells stores at the free-dof
-    /// position `position` (part of the strain energy).
+    /// position `position` (part of the strain energy), of the whole body: in a distributed
+    /// run the sum over the processes (a collective).
     fn hourglass_energy(&self, position: &[f64]) -> f64 {
         let dofmap = self.operator.dofmap();
         let mut u = vec![0.0; dofmap.n_dofs()];
         dofmap.scatter(position, 0.0, &mut u);
-        self.operator.hourglass_energy_sum(&u).value()
+        let local = self.operator.hourglass_energy_sum(&u);
+        match &self.processes {
+            Some(p) => p.sum(&local),
+            None => local.value(),
+        }
     }
 
     /// The frame of the solid at the free-dof `position` and `velocity` (the model's frame;
@@ -149,6 +178,17 @@ impl SolidOutput {
             self.jacobian[c] = s.jacobian;
             self.energy_density[c] = s.energy_density;
         }
+    }
+}
+
+impl std::fmt::Debug for SolidOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SolidOutput")
+            .field("points", &self.points.len())
+            .field("cells", &self.operator.n_cells())
+            .field("distributed", &self.processes.is_some())
+            .field("hourglass", &self.has_hourglass)
+            .finish_non_exhaustive()
     }
 }
 
