@@ -232,16 +232,27 @@ impl Shape {
         (points.into_iter().map(nv).collect(), triangles)
     }
 
-    /// The radius of the smallest sphere about the frame's origin holding the shape.
+    /// The radius of a sphere about the frame's origin holding the shape: the smaller of the
+    /// distance to the farthest corner of its box and the reach of parry's bounding sphere
+    /// (`|centre| + radius`), so that a ball's is its radius, not `√3` times it.
     pub fn bounding_radius(&self) -> f64 {
         let aabb = self.inner.compute_local_aabb();
         let far = |a: f64, b: f64| a.abs().max(b.abs());
-        Vector3::new(
+        let corner = Vector3::new(
             far(aabb.mins.x, aabb.maxs.x),
             far(aabb.mins.y, aabb.maxs.y),
             far(aabb.mins.z, aabb.maxs.z),
         )
-        .norm()
+        .norm();
+        let sphere = self.inner.compute_local_bounding_sphere();
+        let reach = sphere.center().length() + sphere.radius();
+        // The sphere where it is tighter by more than rounding (a ball); the corner otherwise
+        // (a box's two values agree but for the last bits).
+        if reach < corner * (1.0 - 1e-9) {
+            reach
+        } else {
+            corner
+        }
     }
 }
 

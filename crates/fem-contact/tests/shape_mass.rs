@@ -50,6 +50,8 @@ fn sphere_box_and_hull_have_their_closed_form_mass_properties() {
     assert_eq!((points.len(), triangles.len()), (8, 12));
     let far = corners.iter().map(|p| p.norm()).fold(0.0, f64::max);
     assert!(hull.bounding_radius() >= far - 1e-12);
+    // A ball's is its radius (not the corner of its box, √3 times it).
+    assert!((Shape::sphere(0.05).unwrap().bounding_radius() - 0.05).abs() < 1e-15);
     let (p, t) = Shape::sphere(1.0).unwrap().triangles(6);
     assert!(!t.is_empty() && p.iter().all(|x| (x.norm() - 1.0).abs() < 1e-12));
 }
