@@ -29,7 +29,7 @@ use fem_io::{Field, Frame};
 use fem_mesh::{CellKind, Mesh};
 use fem_solid::SolidSystem;
 use fem_solid::model::SolidOutput;
-use fem_time::{Clock, DefExp, DefLim, Energy, StateField, StepError, Stepper};
+use fem_time::{Clock, DefExp, DefLim, Energy, SecondOrderSystem, StateField, StepError, Stepper};
 use nalgebra::Vector3;
 
 use crate::group::{BodyGroup, GroupStep};
@@ -171,6 +171,9 @@ pub struct SolidBody {
     free_dofs: Vec<usize>,
     /// Free dof → its index among DEF_LIM's solved dofs (`None`: prescribed).
     solved_index: Vec<Option<usize>>,
+    /// Whether each contact node carries no mass (a redistributed mass): it takes the
+    /// position-level law ([`BodyGroup::position_level`]).
+    massless: Vec<bool>,
     /// Positions of the contact nodes (mid-step inside a step).
     placed: Vec<Vector3<f64>>,
     /// Contact node by the bits of its placed position.
@@ -250,6 +253,19 @@ impl SolidBody {
             .sqrt()
             .max(f64::MIN_POSITIVE);
         let ball = Shape::sphere(NODE_RADIUS * size).map_err(|_| SolidGroupError::NoContactNode)?;
+        let massless = {
+            let mass = match &stepper {
+                SolidStepper::Exp(s) => s.system().mass(),
+                SolidStepper::Lim(s) => s.system().mass(),
+            };
+            node_dofs
+                .iter()
+                .map(|dofs| match mass {
+                    fem_time::Mass::Lumped(m) => dofs.iter().flatten().all(|&d| m[d] == 0.0),
+                    fem_time::Mass::Consistent(_) => false,
+                })
+                .collect()
+        };
         let n_points = points.len();
         let mut body = Self {
             stepper,
@@ -258,6 +274,7 @@ impl SolidBody {
             node_dofs,
             free_dofs,
             solved_index,
+            massless,
             placed: Vec::new(),
             by_position: HashMap::new(),
             ball,
@@ -493,6 +510,17 @@ impl BodyGroup for SolidGroup {
 
     fn point_contacts(&self) -> bool {
         true
+    }
+
+    fn position_level(&self, shape: usize) -> bool {
+        let mut k = shape;
+        for b in &self.bodies {
+            if k < b.massless.len() {
+                return b.massless[k];
+            }
+            k -= b.massless.len();
+        }
+        false
     }
 
     fn mid_step_point(&self, _i: usize, body_point: &Vector3<f64>) -> Vector3<f64> {
