@@ -80,7 +80,7 @@ pub fn redistributed_mass(
                 .filter(|(_, w)| *w > 0.0)
                 .collect();
             let total: f64 = takers.iter().map(|(_, w)| w).sum();
-            if takers.is_empty() || !(total > 0.0) {
+            if takers.is_empty() {
                 return Err(RedistributionError::NoNeighbour { node });
             }
             for (e, w) in takers {
