@@ -156,6 +156,17 @@ impl Problem {
         Ok(())
     }
 
+    /// Adds `shift` to the normal entry of `q` at point `i` (the caller's law: a position-level
+    /// Signorini condition `g(t+h) ≥ 0` enters as `q_N += 2 g/h` whatever the sign of the
+    /// mid-step gap `g`, which the assembly's `gap_rate` takes for positive gaps only).
+    ///
+    /// # Panics
+    /// If `i` is not a point of the problem.
+    pub fn shift_normal(&mut self, i: usize, shift: f64) {
+        self.q[i].x += shift;
+        self.norm_q = self.q.iter().map(|v| v.norm_squared()).sum::<f64>().sqrt();
+    }
+
     /// Number of points.
     pub fn len(&self) -> usize {
         self.laws.len()

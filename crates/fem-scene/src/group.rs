@@ -60,6 +60,15 @@ pub trait BodyGroup: Send + Sync {
         let _ = (shape, point);
         None
     }
+    /// Whether the contact detected on the group's shape `shape` (group numbering) takes the
+    /// position-level law: a massless node (a mass redistributed off the contact surface,
+    /// [`crate::redistribute`]) is held by `g(t+h) ≥ 0`, `q_N += 2g/h` for either sign of the
+    /// mid-step gap `g`, with no restitution (docs/theory/contact.md §9.1). Default: no (the
+    /// velocity law and rule (R) of §8).
+    fn position_level(&self, shape: usize) -> bool {
+        let _ = shape;
+        false
+    }
     /// Whether the group's shapes are points of its bodies (a solid's nodes): two such
     /// shapes of two bodies are not paired (node to node is no contact; solid–solid contact
     /// needs node-to-face, not built).

@@ -16,6 +16,7 @@
 //! | [`scene`] | [`SceneStepper`], links, settings, contact records, the energy bookkeeping |
 //! | [`rigid`] | [`rigid::RigidGroup`]: fem-rigid's bodies with shapes and materials |
 //! | [`solid`] | [`solid::SolidGroup`]: a total-Lagrangian solid (DEF_EXP, DEF_LIM) whose surface nodes touch |
+//! | [`redistribute`] | a solid's lumped mass moved off its contact surface (massless contact nodes) |
 //! | [`section`] | the `model.scene` input section ([`SceneSection`]) |
 //! | [`generate`] | generators of many bodies and the CSV table |
 //! | [`model`] | [`SceneModel`]: frames, the contact points' frames, the history |
@@ -23,6 +24,7 @@
 pub mod generate;
 pub mod group;
 pub mod model;
+pub mod redistribute;
 pub mod rigid;
 pub mod scene;
 pub mod section;

@@ -700,10 +700,29 @@ impl SceneStepper {
             .map(|(k, c)| self.warm.find(k, &c.point, moved))
             .collect();
         let mut impacts = vec![false; n_contacts];
+        // Contacts of massless nodes take the position-level law (§9.1): no rule (R).
+        let position_level: Vec<bool> = kept
+            .iter()
+            .map(|&j| {
+                let d = &detected[j];
+                let level = |shape: usize| {
+                    let (g, k) = of_group[shape];
+                    self.groups[g].position_level(k)
+                };
+                level(d.first) || matches!(d.second, Other::Body(s) if level(s))
+            })
+            .collect();
         for (i, c) in constraints.iter_mut().take(n_contacts).enumerate() {
             let Law::Contact { friction, .. } = c.law else {
                 continue;
             };
+            if position_level[i] {
+                c.law = Law::Contact {
+                    friction,
+                    restitution: 0.0,
+                };
+                continue;
+            }
             let persistent = previous[i].is_some_and(|k| self.warm.normal[k] > 0.0);
             let (start, free) = (start_local[i].x, free_normal[i]);
             let closing = c.gap <= 0.0 || c.gap + h * free < 0.0;
@@ -732,14 +751,24 @@ impl SceneStepper {
             }
         }
         let gap_rate = 1.0 / h;
-        let assembly =
-            assemble(&constraints, &bodies, &AssemblySettings { gap_rate }).map_err(|e| {
+        let mut assembly = assemble(&constraints, &bodies, &AssemblySettings { gap_rate })
+            .map_err(|e| {
                 fail(SceneError::Assembly {
                     step,
                     t,
                     message: e.to_string(),
                 })
             })?;
+        // The position-level law: q_N += 2g/h for either sign of g (eq. C17), in place of
+        // the assembly's g/h for g > 0.
+        for (i, c) in constraints.iter().take(n_contacts).enumerate() {
+            if position_level[i] {
+                let assembled = if c.gap > 0.0 { gap_rate * c.gap } else { 0.0 };
+                assembly
+                    .problem
+                    .shift_normal(i, 2.0 * gap_rate * c.gap - assembled);
+            }
+        }
         let mut r: Vec<Vector3<f64>> = constraints
             .iter()
             .enumerate()
@@ -780,6 +809,9 @@ impl SceneStepper {
         let tolerance = self.settings.solver.tolerance;
         for (i, c) in constraints.iter().enumerate() {
             let shift = match c.law {
+                Law::Contact { .. } if position_level.get(i) == Some(&true) => {
+                    2.0 * gap_rate * c.gap
+                }
                 Law::Contact { restitution, .. } => {
                     if c.gap > 0.0 {
                         gap_rate * c.gap

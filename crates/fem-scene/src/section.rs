@@ -85,7 +85,7 @@ pub struct SolidInput {
     #[serde(default)]
     pub surface: Option<String>,
     /// The boundary physical group (dimension 2) whose nodes touch; default the whole
-    /// boundary (tet4 and hex8 cells).
+    /// boundary (tet4, hex8 and tet10 cells).
     #[serde(default)]
     pub contact_group: Option<String>,
 }

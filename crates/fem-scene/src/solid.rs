@@ -29,7 +29,7 @@ use fem_io::{Field, Frame};
 use fem_mesh::{CellKind, Mesh};
 use fem_solid::SolidSystem;
 use fem_solid::model::SolidOutput;
-use fem_time::{Clock, DefExp, DefLim, Energy, StateField, StepError, Stepper};
+use fem_time::{Clock, DefExp, DefLim, Energy, SecondOrderSystem, StateField, StepError, Stepper};
 use nalgebra::Vector3;
 
 use crate::group::{BodyGroup, GroupStep};
@@ -118,8 +118,9 @@ pub enum SolidGroupError {
     BoundaryOf(&'static str),
 }
 
-/// The nodes on the boundary of the volume cells `connectivity` of `kind` (tet4, hex8): the
-/// corners of the faces that belong to one cell only. Sorted.
+/// The nodes on the boundary of the volume cells `connectivity` of `kind` (tet4, hex8, tet10):
+/// the nodes of the faces that belong to one cell only (a face is known by its corners; a
+/// tet10's boundary tri6 brings its three mid-side nodes). Sorted.
 pub fn boundary_nodes(
     kind: CellKind,
     connectivity: &[usize],
@@ -133,24 +134,35 @@ pub fn boundary_nodes(
         &[2, 3, 7, 6],
         &[3, 0, 4, 7],
     ];
-    let faces: &[&[usize]] = match kind {
-        CellKind::Tet4 => &TET4,
-        CellKind::Hex8 => &HEX8,
+    // Gmsh's tet10: mid-edge nodes 4..=9 on (0,1), (1,2), (2,0), (3,0), (3,2), (3,1)
+    // (fem_elements::solid::shape::TET10_EDGES); each face's corners, then its mid-sides.
+    const TET10: [&[usize]; 4] = [
+        &[0, 2, 1, 6, 5, 4],
+        &[0, 1, 3, 4, 9, 7],
+        &[0, 3, 2, 7, 8, 6],
+        &[1, 2, 3, 5, 8, 9],
+    ];
+    let (faces, corners): (&[&[usize]], usize) = match kind {
+        CellKind::Tet4 => (&TET4, 3),
+        CellKind::Hex8 => (&HEX8, 4),
+        CellKind::Tet10 => (&TET10, 3),
         other => return Err(SolidGroupError::BoundaryOf(other.name())),
     };
     let n = kind.n_nodes();
-    let mut count: HashMap<Vec<usize>, u32> = HashMap::new();
+    // Per face (its sorted corners): how many cells hold it, and its nodes.
+    let mut count: HashMap<Vec<usize>, (u32, Vec<usize>)> = HashMap::new();
     for cell in connectivity.chunks_exact(n) {
         for f in faces {
-            let mut key: Vec<usize> = f.iter().map(|&k| cell[k]).collect();
+            let all: Vec<usize> = f.iter().map(|&k| cell[k]).collect();
+            let mut key = all[..corners].to_vec();
             key.sort_unstable();
-            *count.entry(key).or_insert(0) += 1;
+            count.entry(key).or_insert((0, all)).0 += 1;
         }
     }
     let mut nodes: Vec<usize> = count
-        .into_iter()
-        .filter(|(_, c)| *c == 1)
-        .flat_map(|(k, _)| k)
+        .into_values()
+        .filter(|(c, _)| *c == 1)
+        .flat_map(|(_, all)| all)
         .collect();
     nodes.sort_unstable();
     nodes.dedup();
@@ -171,6 +183,9 @@ pub struct SolidBody {
     free_dofs: Vec<usize>,
     /// Free dof → its index among DEF_LIM's solved dofs (`None`: prescribed).
     solved_index: Vec<Option<usize>>,
+    /// Whether each contact node carries no mass (a redistributed mass): it takes the
+    /// position-level law ([`BodyGroup::position_level`]).
+    massless: Vec<bool>,
     /// Positions of the contact nodes (mid-step inside a step).
     placed: Vec<Vector3<f64>>,
     /// Contact node by the bits of its placed position.
@@ -250,6 +265,19 @@ impl SolidBody {
             .sqrt()
             .max(f64::MIN_POSITIVE);
         let ball = Shape::sphere(NODE_RADIUS * size).map_err(|_| SolidGroupError::NoContactNode)?;
+        let massless = {
+            let mass = match &stepper {
+                SolidStepper::Exp(s) => s.system().mass(),
+                SolidStepper::Lim(s) => s.system().mass(),
+            };
+            node_dofs
+                .iter()
+                .map(|dofs| match mass {
+                    fem_time::Mass::Lumped(m) => dofs.iter().flatten().all(|&d| m[d] == 0.0),
+                    fem_time::Mass::Consistent(_) => false,
+                })
+                .collect()
+        };
         let n_points = points.len();
         let mut body = Self {
             stepper,
@@ -258,6 +286,7 @@ impl SolidBody {
             node_dofs,
             free_dofs,
             solved_index,
+            massless,
             placed: Vec::new(),
             by_position: HashMap::new(),
             ball,
@@ -495,6 +524,17 @@ impl BodyGroup for SolidGroup {
         true
     }
 
+    fn position_level(&self, shape: usize) -> bool {
+        let mut k = shape;
+        for b in &self.bodies {
+            if k < b.massless.len() {
+                return b.massless[k];
+            }
+            k -= b.massless.len();
+        }
+        false
+    }
+
     fn mid_step_point(&self, _i: usize, body_point: &Vector3<f64>) -> Vector3<f64> {
         *body_point
     }
@@ -602,4 +642,33 @@ pub fn group_nodes(mesh: &Mesh, group: &str) -> Option<Vec<usize>> {
         .iter()
         .find(|g| g.name == group && g.dim == 2)
         .map(|g| g.nodes.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The boundary of a box of tet10: every node on a face of the box, and no other (the
+    /// mid-side nodes of the boundary faces included; an interior node is none).
+    #[test]
+    fn the_boundary_of_tet10_cells_holds_the_mid_side_nodes_of_its_faces() {
+        for cells in [
+            fem_mesh::generate::BoxCells::Tet10,
+            fem_mesh::generate::BoxCells::Tet4,
+            fem_mesh::generate::BoxCells::Hex8,
+        ] {
+            let mesh = fem_mesh::generate::box_mesh([1.0, 2.0, 3.0], [2, 2, 3], cells).unwrap();
+            let kind = mesh.blocks[0].kind;
+            let found = boundary_nodes(kind, &mesh.blocks[0].connectivity).unwrap();
+            let on_face = |p: &[f64; 3]| {
+                let size = [1.0, 2.0, 3.0];
+                (0..3).any(|k| p[k].abs() < 1e-12 || (p[k] - size[k]).abs() < 1e-12)
+            };
+            let expected: Vec<usize> = (0..mesh.n_nodes())
+                .filter(|&k| on_face(&mesh.points[k]))
+                .collect();
+            assert_eq!(found, expected, "{cells:?}");
+            assert!(expected.len() < mesh.n_nodes());
+        }
+    }
 }

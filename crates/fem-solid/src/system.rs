@@ -65,6 +65,23 @@ impl SolidSystem {
         })
     }
 
+    /// The same system with the lumped mass `mass` (one entry per free dof, each finite and
+    /// `≥ 0`) in place of its own: a redistributed mass with no mass on a contact surface's
+    /// nodes (Khenous, Laborde & Renard 2008; `fem_scene::redistribute`). Only DEF_LIM can
+    /// step a mass with zero entries (`M + (ηh/2 + h²/4) K` stays positive definite). Call it
+    /// before [`Self::with_gravity`], which weighs the lumped mass. `None` when the system's
+    /// mass is consistent, `mass` has another length, or an entry is negative or not finite.
+    pub fn with_lumped_mass(mut self, mass: Vec<f64>) -> Option<Self> {
+        let Mass::Lumped(own) = &self.mass else {
+            return None;
+        };
+        if own.len() != mass.len() || !mass.iter().all(|m| m.is_finite() && *m >= 0.0) {
+            return None;
+        }
+        self.mass = Mass::Lumped(mass);
+        Some(self)
+    }
+
     /// Adds gravity `g` (an acceleration): `ρ g` per unit reference volume, consistently
     /// integrated with a consistent mass, and `m_i g` on the lumped mass (its consistent
     /// partner, so a free body falls at exactly `g`).

@@ -98,7 +98,8 @@ pub fn dense_to_csr(d: &DMatrix<f64>) -> CsrMatrix<f64> {
 /// A mass matrix: lumped (diagonal) or consistent (sparse, symmetric).
 #[derive(Clone, Debug)]
 pub enum Mass {
-    /// Diagonal entries of a lumped mass, all positive.
+    /// Diagonal entries of a lumped mass, all positive (zero entries — a mass redistributed
+    /// off a contact surface — only for schemes whose step matrix adds a stiffness, DEF_LIM).
     Lumped(Vec<f64>),
     /// A consistent mass matrix.
     Consistent(CsrMatrix<f64>),

@@ -240,7 +240,18 @@ impl<S: LeapFrogSystem> DefExp<S> {
         let n = system.n_dofs();
         let state = LeapFrog::new(n, settings, x0, v0)?;
         let inverse_mass = match system.mass() {
-            Mass::Lumped(m) => m.iter().map(|m| 1.0 / m).collect(),
+            Mass::Lumped(m) => {
+                // A zero entry (a redistributed mass, fem_scene::redistribute) has no inverse:
+                // DEF_LIM steps it, DEF_EXP cannot.
+                if let Some(&bad) = m.iter().find(|m| !(**m > 0.0 && m.is_finite())) {
+                    return Err(StepError::InvalidParameter {
+                        name: "lumped mass",
+                        value: bad,
+                        expected: "a positive lumped mass on every dof (DEF_EXP divides by it)",
+                    });
+                }
+                m.iter().map(|m| 1.0 / m).collect()
+            }
             Mass::Consistent(_) => {
                 return Err(StepError::NeedsLumpedMass { scheme: "DEF_EXP" });
             }

@@ -21,7 +21,7 @@ use fem_assembly::CsrMatrix;
 
 use super::{LeapFrog, LeapFrogSystem};
 use crate::{
-    Clock, Coefficients, Energy, Invariant, NodalStepper, StateField, StepError, StepMatrix,
+    Clock, Coefficients, Energy, Invariant, Mass, NodalStepper, StateField, StepError, StepMatrix,
     StepReport, StepSettings, Stepper, Terms,
 };
 
@@ -45,6 +45,8 @@ pub struct DefLim<S> {
     /// `K u` scratch.
     ku: Vec<f64>,
     reactions: Vec<f64>,
+    /// Dofs of zero lumped mass (a mass redistributed off a contact surface).
+    massless: Vec<usize>,
 }
 
 impl<S: LeapFrogSystem> DefLim<S> {
@@ -92,6 +94,10 @@ impl<S: LeapFrogSystem> DefLim<S> {
         )?;
         let free = state.control.free().to_vec();
         let n_prescribed = state.control.dofs().len();
+        let massless = match system.mass() {
+            Mass::Lumped(m) => (0..m.len()).filter(|&d| m[d] == 0.0).collect(),
+            Mass::Consistent(_) => Vec::new(),
+        };
         Ok(Self {
             system,
             state,
@@ -102,6 +108,7 @@ impl<S: LeapFrogSystem> DefLim<S> {
             free,
             ku: vec![0.0; n],
             reactions: vec![0.0; n_prescribed],
+            massless,
         })
     }
 
@@ -229,6 +236,16 @@ impl<S: LeapFrogSystem> DefLim<S> {
             s.dissipated += h * eta * power;
         }
         s.finish(&self.system, &self.reactions);
+        // A massless dof has no velocity of its own: its rows of the step only ask the mean
+        // of its positions, `K_c·(q^t + q^{t+h})/2 = …`, and the energy `½uᵀMu + ½qᵀKq` does
+        // not see its `u`, so `u^{t+h}` alone alternates from step to step and grows without
+        // bound while `q` stays put; the next half drift would then evaluate the tangent far
+        // from the body. Its velocity is the step's mean rate `(q^{t+h} − q^t)/h =
+        // (u^t + u^{t+h})/2` (docs/theory/contact.md §9.1), which changes neither the
+        // positions nor the energy. (After `finish`, `u_new` holds `u^t`.)
+        for &d in &self.massless {
+            s.u[d] = 0.5 * (s.u[d] + s.u_new[d]);
+        }
         s.check_state(&self.system)?;
         Ok(StepReport {
             iterations: 1,
