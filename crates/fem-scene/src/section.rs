@@ -88,6 +88,11 @@ pub struct SolidInput {
     /// boundary (tet4, hex8 and tet10 cells).
     #[serde(default)]
     pub contact_group: Option<String>,
+    /// Move the lumped mass of the contact nodes to their neighbours off the surface
+    /// (massless contact nodes held at position level, docs/theory/contact.md §9.1); DEF_LIM
+    /// only (default false).
+    #[serde(default)]
+    pub mass_redistribution: bool,
 }
 
 /// The materials of pairs of surfaces.
@@ -897,8 +902,25 @@ impl SceneSection {
             None => boundary_nodes(prepared.mesh_kind, &prepared.connectivity)
                 .map_err(|e| InputError::invalid(format!("{key}.contact_group"), e.to_string()))?,
         };
+        let system = if entry.mass_redistribution {
+            let at = format!("{key}.mass_redistribution");
+            if input.scheme_name() != fem_time::leapfrog::def_lim::NAME {
+                return Err(InputError::invalid(
+                    at,
+                    "the mass can be moved off the contact nodes with time.scheme def_lim only (def_exp divides by every node's mass)",
+                ));
+            }
+            crate::redistribute::redistribute(
+                prepared.system,
+                prepared.mesh_kind.n_nodes(),
+                &prepared.connectivity,
+                &nodes,
+            )
+            .map_err(|e| InputError::invalid(at, e.to_string()))?
+        } else {
+            prepared.system
+        };
         let fem_solid::PreparedSolid {
-            system,
             x0,
             v0,
             settings,

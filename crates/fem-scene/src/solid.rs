@@ -622,10 +622,15 @@ impl BodyGroup for SolidGroup {
     fn describe(&self) -> Vec<String> {
         let mut lines = self.descriptions.clone();
         for b in &self.bodies {
+            let massless = b.massless.iter().filter(|&&m| m).count();
             lines.push(format!(
-                "  contact: {} nodes of the solid's surface (node to surface, balls of radius {})",
+                "  contact: {} nodes of the solid's surface (node to surface){}",
                 b.nodes.len(),
-                fem_model::number::shown(NODE_RADIUS * b.size)
+                if massless > 0 {
+                    ", their mass moved to their neighbours off the surface (held at position level)"
+                } else {
+                    ""
+                }
             ));
         }
         lines
