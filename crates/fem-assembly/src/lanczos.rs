@@ -1,6 +1,6 @@
 //! A thick-restarted Lanczos iteration for the eigenvalues of largest magnitude of an operator
 //! self-adjoint in an inner product `⟨x, y⟩ = xᵀ M y`, with full reorthogonalization, locking
-//! of converged pairs and a hard cap on its work (docs/theory/modes.md, (M6)–(M9)).
+//! of converged pairs and a hard cap on its work (docs/theory/modes.md, (L1)–(L4)).
 //!
 //! Written for the shift-invert operator `A = (K − σ M)⁻¹ M` of [`crate::modes`], which is
 //! self-adjoint in the M inner product; the method is that of Wu & Simon (SIAM J. Matrix Anal.
@@ -10,13 +10,13 @@
 //!   vectors and the whole basis by two passes of classical Gram–Schmidt (Daniel–Gragg–
 //!   Kaufman–Stewart), so the basis stays M-orthonormal to working precision and no spurious
 //!   copies of converged eigenvalues appear;
-//! * **the projected matrix `T = Vᵀ M A V` in full** (M7): its entries are the Gram–Schmidt
+//! * **the projected matrix `T = Vᵀ M A V` in full** (L2): its entries are the Gram–Schmidt
 //!   coefficients, so after a thick restart (an arrow matrix) and with reorthogonalization
 //!   nothing is assumed tridiagonal;
-//! * **locking** (M8): a Ritz pair whose residual `|β_m s_{m,i}|` (the M-norm of
+//! * **locking** (L3): a Ritz pair whose residual `|β_m s_{m,i}|` (the M-norm of
 //!   `A y − θ y`) is below the tolerance leaves the basis for the locked set, and every later
 //!   vector is M-orthogonalized against it — the operator is deflated by it;
-//! * **passes** (M9): a single Krylov space holds one vector of each eigenspace (in exact
+//! * **passes** (L4): a single Krylov space holds one vector of each eigenspace (in exact
 //!   arithmetic), so repeated eigenvalues — the six rigid modes of a free body, the two bending
 //!   modes of a square beam — need a fresh start. After the first pass has the wanted pairs,
 //!   a check pass starts from a new vector M-orthogonal to the locked ones and converges the
@@ -239,7 +239,7 @@ pub fn largest_magnitude<O: MetricOperator>(
             break;
         };
         let mut basis: Vec<Vec<f64>> = vec![v0];
-        // T = Vᵀ M A V (M7), `m × m`, row-major.
+        // T = Vᵀ M A V (L2), `m × m`, row-major.
         let mut t = vec![0.0; m * m];
         let mut restarts = 0;
         loop {
@@ -291,7 +291,7 @@ pub fn largest_magnitude<O: MetricOperator>(
             let mut order: Vec<usize> = (0..k).collect();
             order.sort_by(|&a, &b| vals[b].abs().total_cmp(&vals[a].abs()));
             // Relative to the pair's own |θ|, not below the round-off of the operator on the
-            // basis (the largest Ritz value of the deflated operator, (M8)).
+            // basis (the largest Ritz value of the deflated operator, (L3)).
             let floor = ROUND_OFF * vals[order[0]].abs();
             let tol_of = |i: usize| (settings.tolerance * vals[i].abs()).max(floor);
             let residual = |i: usize| (beta * vecs[(k - 1, i)]).abs();
@@ -302,7 +302,7 @@ pub fn largest_magnitude<O: MetricOperator>(
                 }
                 y
             };
-            // Lock the converged pairs (M8).
+            // Lock the converged pairs (L3).
             let mut kept: Vec<usize> = Vec::new();
             for &i in &order {
                 if residual(i) <= tol_of(i) {
@@ -337,7 +337,7 @@ pub fn largest_magnitude<O: MetricOperator>(
                 // Keep what this pass converged; a new pass searches the rest.
                 continue 'passes;
             }
-            // Thick restart (M6): the largest unconverged Ritz vectors, then the residual
+            // Thick restart (L1): the largest unconverged Ritz vectors, then the residual
             // direction, the arrow coupling `β s_{m,i}`.
             let keep = kept
                 .len()

@@ -12,20 +12,25 @@
 //! has the eigenpairs `(θ, y)` with `θ = 1 / (λ − σ)` and `φ = B⁻ᵀ y` (M2): the eigenvalues
 //! of the pencil nearest `σ` are the largest `|θ|`. `K − σ M` is factored once (sparse
 //! Cholesky when it is positive definite — always for `σ` below the spectrum —, sparse LU
-//! otherwise); each application of `C` is one forward and backward solve. The largest `|θ|`
-//! are found by faer's Krylov–Schur iteration for self-adjoint operators (a thick-restarted
-//! Lanczos with full reorthogonalization and locking,
-//! [`faer::matrix_free::eigen::partial_self_adjoint_eigen`]); because a single Krylov space
-//! holds one vector of each eigenspace, the search is repeated on `C` deflated by the pairs
-//! found (`(I − Y Yᵀ) C (I − Y Yᵀ)`, (M3)) until a pass finds nothing that belongs among the
-//! `k` wanted: repeated eigenvalues (the six rigid modes of a free body, the two bending
-//! modes of a square beam) all come out. Small problems (order ≤ [`DENSE_ORDER`]) take
-//! `C`'s dense symmetric eigendecomposition instead.
+//! otherwise: an indefinite shift); each application of the operator is one forward and
+//! backward solve. Small problems (order ≤ [`DENSE_ORDER`]) take `C`'s dense symmetric
+//! eigendecomposition. Above, the largest `|θ|` of `A = (K − σ M)⁻¹ M` — self-adjoint in the M
+//! inner product, the same eigenvalues as `C` and the shapes directly, no root of `M` needed —
+//! are found by the project's own thick-restarted Lanczos search ([`crate::lanczos`], (L1)–(L4):
+//! full M-reorthogonalization, locking of converged pairs, fresh-start check passes on the
+//! operator deflated by them (M3) so that repeated eigenvalues — the six rigid modes of a free
+//! body, the two bending modes of a square beam — all come out, and a cap on its solves: it
+//! ends, with an error naming how many pairs it had when it must). It replaced faer's
+//! Krylov–Schur search, whose reorthogonalization loop could not be bounded from outside and
+//! hung (issue 27).
 //!
-//! Each shape is computed as `φ = (K − σ M)⁻¹ B y / θ` (one more solve, (M4)) and the shapes
-//! are made M-orthonormal by two passes of Gram–Schmidt in the M inner product; the eigenvalue
-//! returned is the Rayleigh quotient `λ = φᵀ K φ` (M5), more accurate than `σ + 1/θ` when
-//! `K − σ M` is ill-conditioned (fine meshes).
+//! The shapes then take one step of subspace iteration `(K − σ M)⁻¹ M Φ` (M4; for the dense
+//! path this is `φ = (K − σ M)⁻¹ B y / θ`), are made M-orthonormal by two passes of
+//! Gram–Schmidt, and a Rayleigh–Ritz projection of `K` on their span (M5) gives the
+//! eigenvalues (Rayleigh quotients: more accurate than `σ + 1/θ` when `K − σ M` is
+//! ill-conditioned) and separates close ones. Every pair must pass the residual check (M7)
+//! `‖K φ − λ M φ‖∞ ≤ RESIDUAL_TOLERANCE ‖K‖∞ ‖φ‖∞`; if one does not, the step is repeated
+//! (at most three rounds), and then refused ([`ModesError::Residual`]).
 //!
 //! The default shift is `σ = −10⁻⁹ maxᵢ Kᵢᵢ/Mᵢᵢ` ([`DEFAULT_SHIFT_FRACTION`]): below every
 //! eigenvalue of a positive semidefinite `K`, so the wanted eigenvalues are the lowest and the
@@ -68,7 +73,7 @@ pub const DEFAULT_TOLERANCE: f64 = 1e-12;
 /// Restarts of one Lanczos pass, by default ([`ModeSettings::max_restarts`]).
 pub const DEFAULT_RESTARTS: usize = 40;
 
-/// Every returned pair satisfies `‖K φ − λ M φ‖∞ ≤ RESIDUAL_TOLERANCE ‖K‖∞ ‖φ‖∞` (M10), or the
+/// Every returned pair satisfies `‖K φ − λ M φ‖∞ ≤ RESIDUAL_TOLERANCE ‖K‖∞ ‖φ‖∞` (M7), or the
 /// solve is refused ([`ModesError::Residual`]). What is attainable is about the unit round-off
 /// times the condition number of `K − σ M`: 2.6e-8 for the dense path and 2.1e-8 for the
 /// Lanczos path on a 2 304-dof hex8 cantilever (60 modes, `λ_max/λ₁ ≈ 10⁷`), so the check
@@ -243,7 +248,7 @@ pub enum ModesError {
     /// The factorization of `K − σ M` failed for another reason.
     #[error("factoring K - shift M: {0}")]
     Factor(FactorError),
-    /// A returned pair failed the residual check (M10).
+    /// A returned pair failed the residual check (M7).
     #[error(
         "mode {mode} failed the residual check: |K phi - omega^2 M phi| = {residual:e} |K| |phi|"
     )]
@@ -332,8 +337,8 @@ impl Modes {
         self.solves
     }
 
-    /// Krylov–Schur passes (M3) the search ran: 1 for the search, one more for each check of
-    /// the deflated operator; 0 when the problem was small enough for the dense path.
+    /// Lanczos passes (M3) the search ran: 1 for the search, one more for each check of the
+    /// deflated operator; 0 when the problem took the dense path.
     pub fn passes(&self) -> usize {
         self.passes
     }
@@ -526,7 +531,7 @@ impl ShiftInvert<'_> {
     }
 }
 
-/// The shift-invert operator `A = (K − σ M)⁻¹ M`, self-adjoint in the M inner product (M6),
+/// The shift-invert operator `A = (K − σ M)⁻¹ M`, self-adjoint in the M inner product (L1),
 /// for the Lanczos path.
 struct ShiftInvertM<'a> {
     factor: &'a Factorization,
@@ -714,14 +719,14 @@ pub fn lowest_modes(
     })
 }
 
-/// Rounds of (M4)–(M5) at most before the residual check (M10) refuses the pairs.
+/// Rounds of (M4)–(M5) at most before the residual check (M7) refuses the pairs.
 const REFINEMENTS: usize = 3;
 
 /// The shapes from the pairs' right-hand sides (`B y` or `M φ`, whose solve is `θ φ`; or `θ φ`
 /// itself when `solve_first` is false, the Lanczos path): one step of subspace iteration (M4) — all in one solve with many right-hand sides, the factor
 /// read once —, M-orthonormalization, and a Rayleigh–Ritz projection of `K` on their span (M5)
 /// that gives the eigenvalues and separates close ones; repeated (at most [`REFINEMENTS`]
-/// rounds) until every pair passes the residual check (M10). Returns `(λ, residual, φ)`,
+/// rounds) until every pair passes the residual check (M7). Returns `(λ, residual, φ)`,
 /// ascending.
 #[allow(clippy::type_complexity)]
 fn refine(
@@ -815,7 +820,7 @@ fn refine(
                     eigenvalue: Some(lambda),
                 });
             }
-            // The acceptance check (M10): ‖Kφ − λMφ‖∞ ≤ tol ‖K‖∞ ‖φ‖∞.
+            // The acceptance check (M7): ‖Kφ − λMφ‖∞ ≤ tol ‖K‖∞ ‖φ‖∞.
             let relative = inf(&r) / (k_norm * inf(&phi)).max(f64::MIN_POSITIVE);
             if relative > worst.1 {
                 worst = (j + 1, relative);

@@ -3,7 +3,7 @@
 
 use fem_assembly::modes::{EigenMethod, MassMatrix, ModeSettings, lowest_modes};
 use fem_assembly::{DofMap, SolidOperator};
-use fem_elements::solid::{Material, MaterialModel, SolidKind};
+use fem_elements::solid::{Formulation, Material, MaterialModel, SolidKind};
 use fem_mesh::generate::{BoxCells, box_mesh};
 
 fn kind_of(cells: BoxCells) -> SolidKind {
@@ -22,6 +22,18 @@ fn body(
     n: [usize; 3],
     cells: BoxCells,
     clamped: Option<&str>,
+    material: (f64, f64, f64),
+) -> SolidOperator {
+    body_with(lengths, n, cells, Formulation::Full, clamped, material)
+}
+
+/// [`body`] with every cell of the formulation `formulation`.
+fn body_with(
+    lengths: [f64; 3],
+    n: [usize; 3],
+    cells: BoxCells,
+    formulation: Formulation,
+    clamped: Option<&str>,
     (young, poisson, density): (f64, f64, f64),
 ) -> SolidOperator {
     let mesh = box_mesh(lengths, n, cells).unwrap();
@@ -37,10 +49,12 @@ fn body(
         .unwrap_or_default();
     let dofmap = DofMap::with_fixed(mesh.n_nodes(), 3, fixed);
     let kind = kind_of(cells);
-    SolidOperator::new(
+    let n_cells = mesh.blocks[0].connectivity.len() / kind.n_nodes();
+    SolidOperator::with_formulations(
         kind,
         &mesh.points,
         &mesh.blocks[0].connectivity,
+        &vec![formulation; n_cells],
         Material::new(MaterialModel::SaintVenantKirchhoff, young, poisson).unwrap(),
         density,
         kind.default_lumping(),
@@ -104,8 +118,25 @@ const BETA_L: [f64; 3] = [
 /// A cantilever of square section `h × h` and length `L = 1` along x, clamped at x = 0, ν = 0:
 /// the lowest six modes are the three bending pairs (one in each plane, equal by symmetry).
 fn cantilever_errors(cells: BoxCells, n: [usize; 3], h: f64) -> [f64; 3] {
+    cantilever_errors_with(cells, Formulation::Full, n, h)
+}
+
+/// [`cantilever_errors`] with every cell of the formulation `formulation`.
+fn cantilever_errors_with(
+    cells: BoxCells,
+    formulation: Formulation,
+    n: [usize; 3],
+    h: f64,
+) -> [f64; 3] {
     let (young, density) = (1.0, 1.0);
-    let op = body([1.0, h, h], n, cells, Some("xmin"), (young, 0.0, density));
+    let op = body_with(
+        [1.0, h, h],
+        n,
+        cells,
+        formulation,
+        Some("xmin"),
+        (young, 0.0, density),
+    );
     let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
     let modes = lowest_modes(
         &k,
@@ -388,6 +419,35 @@ fn probe_residuals() {
                     m.passes()
                 );
             }
+        }
+    }
+}
+
+/// The non-locking elements on main (hex8 eas, fbar, one_point; hex20, hex27) on the slender
+/// cantilever of [`a_cantilever_converges_to_euler_bernoulli`], printed (docs/validation.md).
+#[test]
+#[ignore = "a table: cargo test -p fem-assembly --test modes -- --ignored --nocapture non_locking_table"]
+fn non_locking_table() {
+    let h = 0.02;
+    let cases = [
+        (BoxCells::Hex8, Formulation::Eas),
+        (BoxCells::Hex8, Formulation::FBar),
+        (BoxCells::Hex8, Formulation::OnePoint),
+        (BoxCells::Hex20, Formulation::Full),
+        (BoxCells::Hex27, Formulation::Full),
+    ];
+    for (cells, f) in cases {
+        for n in [[10, 1, 1], [20, 1, 1], [40, 2, 2], [80, 2, 2]] {
+            let t = std::time::Instant::now();
+            let e = cantilever_errors_with(cells, f, n, h);
+            println!(
+                "{cells:?} {} {n:?}: {:+.1e} {:+.1e} {:+.1e} ({:.1} s)",
+                f.name(),
+                e[0],
+                e[1],
+                e[2],
+                t.elapsed().as_secs_f64()
+            );
         }
     }
 }
