@@ -451,3 +451,30 @@ fn non_locking_table() {
         }
     }
 }
+
+/// Issue 27's 0.5 % goal for the non-locking elements on main (docs/validation.md, "Cantilever
+/// bending frequencies"): hex8 eas and one_point (80 × 2 × 2), hex20 (80 × 2 × 2) and hex27
+/// (40 × 2 × 2) within 0.5 % of Euler–Bernoulli for the first three bending pairs; hex8 fbar,
+/// which treats volumetric locking and not shear locking, is not (ν = 0 here): above 1 %.
+#[test]
+fn the_non_locking_elements_are_within_half_a_percent() {
+    let h = 0.02;
+    for (cells, f, n) in [
+        (BoxCells::Hex8, Formulation::Eas, [80, 2, 2]),
+        (BoxCells::Hex8, Formulation::OnePoint, [80, 2, 2]),
+        (BoxCells::Hex20, Formulation::Full, [80, 2, 2]),
+        (BoxCells::Hex27, Formulation::Full, [40, 2, 2]),
+    ] {
+        let e = cantilever_errors_with(cells, f, n, h);
+        for (i, ei) in e.iter().enumerate() {
+            assert!(
+                ei.abs() < 5e-3,
+                "{cells:?} {} {n:?} mode {}: {ei:e}",
+                f.name(),
+                i + 1
+            );
+        }
+    }
+    let fbar = cantilever_errors_with(BoxCells::Hex8, Formulation::FBar, [80, 2, 2], h);
+    assert!(fbar.iter().all(|e| *e > 1e-2), "{fbar:?}");
+}
