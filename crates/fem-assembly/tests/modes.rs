@@ -1,9 +1,9 @@
 //! The eigen-solver on assembled solids: a free cube's six rigid modes, M-orthonormality, and a
 //! clamped cantilever's bending frequencies against Euler–Bernoulli under refinement.
 
-use fem_assembly::modes::{MassMatrix, ModeSettings, lowest_modes};
+use fem_assembly::modes::{EigenMethod, MassMatrix, ModeSettings, lowest_modes};
 use fem_assembly::{DofMap, SolidOperator};
-use fem_elements::solid::{Material, MaterialModel, SolidKind};
+use fem_elements::solid::{Formulation, Material, MaterialModel, SolidKind};
 use fem_mesh::generate::{BoxCells, box_mesh};
 
 fn kind_of(cells: BoxCells) -> SolidKind {
@@ -22,6 +22,18 @@ fn body(
     n: [usize; 3],
     cells: BoxCells,
     clamped: Option<&str>,
+    material: (f64, f64, f64),
+) -> SolidOperator {
+    body_with(lengths, n, cells, Formulation::Full, clamped, material)
+}
+
+/// [`body`] with every cell of the formulation `formulation`.
+fn body_with(
+    lengths: [f64; 3],
+    n: [usize; 3],
+    cells: BoxCells,
+    formulation: Formulation,
+    clamped: Option<&str>,
     (young, poisson, density): (f64, f64, f64),
 ) -> SolidOperator {
     let mesh = box_mesh(lengths, n, cells).unwrap();
@@ -37,10 +49,12 @@ fn body(
         .unwrap_or_default();
     let dofmap = DofMap::with_fixed(mesh.n_nodes(), 3, fixed);
     let kind = kind_of(cells);
-    SolidOperator::new(
+    let n_cells = mesh.blocks[0].connectivity.len() / kind.n_nodes();
+    SolidOperator::with_formulations(
         kind,
         &mesh.points,
         &mesh.blocks[0].connectivity,
+        &vec![formulation; n_cells],
         Material::new(MaterialModel::SaintVenantKirchhoff, young, poisson).unwrap(),
         density,
         kind.default_lumping(),
@@ -59,19 +73,23 @@ fn a_free_cube_has_exactly_six_zero_modes() {
     ] {
         let op = body([1.0; 3], [n; 3], cells, None, (200e9, 0.3, 7800.0));
         let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
-        for consistent in [false, true] {
+        for (consistent, method) in [false, true]
+            .into_iter()
+            .flat_map(|c| [(c, EigenMethod::Auto), (c, EigenMethod::Lanczos)])
+        {
             let m = op.consistent_mass().unwrap();
             let mass = if consistent {
                 MassMatrix::Consistent(&m)
             } else {
                 MassMatrix::Lumped(op.lumped_mass())
             };
-            let modes = lowest_modes(&k, mass, &ModeSettings::lowest(10)).unwrap();
+            let modes =
+                lowest_modes(&k, mass, &ModeSettings::lowest(10).with_method(method)).unwrap();
             let omega7 = modes.omega(6);
             for j in 0..6 {
                 assert!(
                     modes.omega(j).abs() < 1e-6 * omega7,
-                    "{cells:?} consistent {consistent}: mode {} omega {:e} against omega_7 {omega7:e}",
+                    "{cells:?} consistent {consistent} {method:?}: mode {} omega {:e} against omega_7 {omega7:e}",
                     j + 1,
                     modes.omega(j)
                 );
@@ -100,8 +118,25 @@ const BETA_L: [f64; 3] = [
 /// A cantilever of square section `h × h` and length `L = 1` along x, clamped at x = 0, ν = 0:
 /// the lowest six modes are the three bending pairs (one in each plane, equal by symmetry).
 fn cantilever_errors(cells: BoxCells, n: [usize; 3], h: f64) -> [f64; 3] {
+    cantilever_errors_with(cells, Formulation::Full, n, h)
+}
+
+/// [`cantilever_errors`] with every cell of the formulation `formulation`.
+fn cantilever_errors_with(
+    cells: BoxCells,
+    formulation: Formulation,
+    n: [usize; 3],
+    h: f64,
+) -> [f64; 3] {
     let (young, density) = (1.0, 1.0);
-    let op = body([1.0, h, h], n, cells, Some("xmin"), (young, 0.0, density));
+    let op = body_with(
+        [1.0, h, h],
+        n,
+        cells,
+        formulation,
+        Some("xmin"),
+        (young, 0.0, density),
+    );
     let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
     let modes = lowest_modes(
         &k,
@@ -277,10 +312,17 @@ fn many_modes_of_a_small_cantilever_agree_with_the_dense_solver() {
     let reference = dense_eigenvalues(&k, op.lumped_mass());
     let mass = MassMatrix::Lumped(op.lumped_mass());
     for count in [32, 33, 40, 48, 59, 60, n / 4 - 1, n / 4, n - 1, n] {
-        let modes = lowest_modes(&k, mass, &ModeSettings::lowest(count))
-            .unwrap_or_else(|e| panic!("{count} modes of {n}: {e}"));
-        assert_eq!(modes.len(), count);
-        check_against_dense(&modes, &reference, mass, &format!("{count} of {n}"));
+        for method in [EigenMethod::Auto, EigenMethod::Lanczos] {
+            let modes = lowest_modes(&k, mass, &ModeSettings::lowest(count).with_method(method))
+                .unwrap_or_else(|e| panic!("{count} modes of {n} ({method:?}): {e}"));
+            assert_eq!(modes.len(), count);
+            check_against_dense(
+                &modes,
+                &reference,
+                mass,
+                &format!("{count} of {n} {method:?}"),
+            );
+        }
     }
 }
 
@@ -303,4 +345,136 @@ fn every_mode_of_a_tiny_model() {
         let modes = lowest_modes(&k, mass, &ModeSettings::lowest(count)).unwrap();
         check_against_dense(&modes, &reference, mass, &format!("{count} of {n}"));
     }
+}
+
+/// A model above DENSE_ORDER that made faer's Krylov–Schur search hang (issue 27): the steel
+/// cantilever 1 × 0.1 × 0.1 of 48 × 3 × 3 hex8 (2 304 free dofs) asked for 60 modes — `fem
+/// modes` on main f3aa926 was still running after 40 s. The restarted Lanczos search must
+/// finish, with the eigenvalues of the dense path (the same operator's full
+/// eigendecomposition) to 1e-9 of the largest and M-orthonormal shapes.
+#[test]
+fn a_model_that_hung_the_krylov_schur_search_finishes() {
+    let op = body(
+        [1.0, 0.1, 0.1],
+        [48, 3, 3],
+        BoxCells::Hex8,
+        Some("xmin"),
+        (210e9, 0.3, 7850.0),
+    );
+    let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
+    let n = k.nrows();
+    assert_eq!(n, 2304);
+    let mass = MassMatrix::Lumped(op.lumped_mass());
+    let count = 60;
+    let lanczos = lowest_modes(&k, mass, &ModeSettings::lowest(count)).unwrap();
+    assert!(lanczos.passes() >= 2, "the Lanczos path ran");
+    let dense = lowest_modes(
+        &k,
+        mass,
+        &ModeSettings::lowest(count).with_method(EigenMethod::Dense),
+    )
+    .unwrap();
+    check_against_dense(&lanczos, dense.eigenvalues(), mass, "60 of 2304");
+}
+
+/// The worst residual `‖Kφ − λMφ‖∞ / (‖K‖∞ ‖φ‖∞)` of both paths on the 2 304-dof cantilever
+/// (the numbers in `RESIDUAL_TOLERANCE`'s documentation), printed.
+#[test]
+#[ignore = "a probe: cargo test -p fem-assembly --test modes -- --ignored --nocapture probe"]
+fn probe_residuals() {
+    let op = body(
+        [1.0, 0.1, 0.1],
+        [48, 3, 3],
+        BoxCells::Hex8,
+        Some("xmin"),
+        (210e9, 0.3, 7850.0),
+    );
+    let k = op.tangent(&vec![0.0; op.dofmap().n_dofs()]).unwrap();
+    let mass = MassMatrix::Lumped(op.lumped_mass());
+    let knorm = (0..k.nrows())
+        .map(|r| k.row(r).values().iter().map(|v| v.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    for method in [EigenMethod::Dense, EigenMethod::Lanczos] {
+        let r = lowest_modes(&k, mass, &ModeSettings::lowest(60).with_method(method));
+        match r {
+            Err(e) => println!("{method:?}: {e}"),
+            Ok(m) => {
+                let mut worst = 0.0f64;
+                for j in 0..60 {
+                    let phi = m.shape(j);
+                    let kp = fem_assembly::sparse::mul(&k, phi);
+                    let mp = mass.apply(phi);
+                    let l = m.eigenvalues()[j];
+                    let r = kp
+                        .iter()
+                        .zip(&mp)
+                        .map(|(a, b)| (a - l * b).abs())
+                        .fold(0.0, f64::max);
+                    let pn = phi.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+                    worst = worst.max(r / (knorm * pn));
+                }
+                println!(
+                    "{method:?}: worst {worst:e} solves {} passes {}",
+                    m.solves(),
+                    m.passes()
+                );
+            }
+        }
+    }
+}
+
+/// The non-locking elements on main (hex8 eas, fbar, one_point; hex20, hex27) on the slender
+/// cantilever of [`a_cantilever_converges_to_euler_bernoulli`], printed (docs/validation.md).
+#[test]
+#[ignore = "a table: cargo test -p fem-assembly --test modes -- --ignored --nocapture non_locking_table"]
+fn non_locking_table() {
+    let h = 0.02;
+    let cases = [
+        (BoxCells::Hex8, Formulation::Eas),
+        (BoxCells::Hex8, Formulation::FBar),
+        (BoxCells::Hex8, Formulation::OnePoint),
+        (BoxCells::Hex20, Formulation::Full),
+        (BoxCells::Hex27, Formulation::Full),
+    ];
+    for (cells, f) in cases {
+        for n in [[10, 1, 1], [20, 1, 1], [40, 2, 2], [80, 2, 2]] {
+            let t = std::time::Instant::now();
+            let e = cantilever_errors_with(cells, f, n, h);
+            println!(
+                "{cells:?} {} {n:?}: {:+.1e} {:+.1e} {:+.1e} ({:.1} s)",
+                f.name(),
+                e[0],
+                e[1],
+                e[2],
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+/// Issue 27's 0.5 % goal for the non-locking elements on main (docs/validation.md, "Cantilever
+/// bending frequencies"): hex8 eas and one_point (80 × 2 × 2), hex20 (80 × 2 × 2) and hex27
+/// (40 × 2 × 2) within 0.5 % of Euler–Bernoulli for the first three bending pairs; hex8 fbar,
+/// which treats volumetric locking and not shear locking, is not (ν = 0 here): above 1 %.
+#[test]
+fn the_non_locking_elements_are_within_half_a_percent() {
+    let h = 0.02;
+    for (cells, f, n) in [
+        (BoxCells::Hex8, Formulation::Eas, [80, 2, 2]),
+        (BoxCells::Hex8, Formulation::OnePoint, [80, 2, 2]),
+        (BoxCells::Hex20, Formulation::Full, [80, 2, 2]),
+        (BoxCells::Hex27, Formulation::Full, [40, 2, 2]),
+    ] {
+        let e = cantilever_errors_with(cells, f, n, h);
+        for (i, ei) in e.iter().enumerate() {
+            assert!(
+                ei.abs() < 5e-3,
+                "{cells:?} {} {n:?} mode {}: {ei:e}",
+                f.name(),
+                i + 1
+            );
+        }
+    }
+    let fbar = cantilever_errors_with(BoxCells::Hex8, Formulation::FBar, [80, 2, 2], h);
+    assert!(fbar.iter().all(|e| *e > 1e-2), "{fbar:?}");
 }
