@@ -77,6 +77,9 @@ const MAGIC: i64 = 0x4645_4d48_4446_0001; // "FEMHDF" 1
 const LAYOUT_ATTRIBUTE: &str = "fem_layout";
 /// Page size the commit block is aligned to.
 const PAGE: u64 = 4096;
+/// Most fields a file compresses: each adds a chunk of at most 51 bytes to the commit block,
+/// which stays within a page (beyond, the fields are written raw).
+const MAX_CHUNKED_FIELDS: usize = 64;
 
 /// The sizes of one part of a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -307,6 +310,7 @@ impl Layout {
         // their own but the two copies of their index.
         let slab = |c: usize, n: u64| value.size() as u64 * c as u64 * n;
         let chunked = plan.deflate.is_some()
+            && shape.point_fields.len() + shape.cell_fields.len() <= MAX_CHUNKED_FIELDS
             && shape
                 .point_fields
                 .iter()
@@ -518,6 +522,7 @@ impl Layout {
         // regions, each 8-byte aligned.
         let commit_lens = commit_chunk_lens(f, &chunk_fields, page_bits);
         let commit_len: u64 = commit_lens.iter().sum();
+        debug_assert!(commit_len <= PAGE, "the commit block fits in a page");
         let dummy = vec![Region::default(); sizes.len()];
         let zeros = vec![0u64; objects.len()];
         let first = headers(&objects, &zeros, &dummy, 0, &commit_lens, &chunk_fields);
