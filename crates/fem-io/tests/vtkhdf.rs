@@ -326,13 +326,18 @@ fn a_resume_refuses_a_file_of_other_times_or_precision() {
 /// state, and the publication (one write of less than a page) either done or not. Here the
 /// file after step `k − 1` and after step `k` are compared: every byte that differs, but the
 /// publication's, is overwritten with garbage, and the file must still read as its `k` first
-/// steps, exactly.
+/// steps, exactly (compressed: the step's chunks and the index copy it rewrites are among the
+/// bytes torn).
 #[test]
 fn a_killed_writer_leaves_the_published_steps_readable() {
-    for moving in [false, true] {
-        let dir = scratch(&format!("killed-{moving}"));
+    // Compressed: in the caller's thread, so that the file can be read between two steps.
+    for (moving, storage) in [false, true]
+        .into_iter()
+        .flat_map(|m| [(m, (None, false)), (m, (Some(1), false))])
+    {
+        let dir = scratch(&format!("killed-{moving}-{storage:?}"));
         let (_, cells) = block();
-        let mut series = VtkHdfSeries::create(&dir, "x", Precision::Double, 6).unwrap();
+        let mut series = create(&dir, Precision::Double, 6, storage);
         // Step 0 and 1 first: a moving series is laid out anew at step 1.
         for k in 0..2 {
             write(&mut series, &cells, k, moving);
