@@ -10,7 +10,10 @@ the serial run's. Every point and cell array of the serial frame (read with
 vtkXMLUnstructuredGridReader) is found in the parallel frame, and every value is bitwise equal
 at the same global node (point array `global_node`; a node shared by several pieces appears
 in each, all copies equal) and global cell (cell array `global_cell`; each cell in exactly one
-piece); the points too. Prints one line per collection; exits 1 on any difference.
+piece); the points too. The copies of a shared node are marked: the reader's point data has
+VTK's ghost array (`vtkGhostType`, found by the reader as the point ghost array), and the
+points it does not mark are the serial run's nodes, each once (what ParaView keeps when it
+drops the ghosts: no seam). Prints one line per collection; exits 1 on any difference.
 Needs the `vtk` and `numpy` packages.
 """
 
@@ -58,6 +61,7 @@ def compare(serial_pvd, parallel_pvd):
     if [t for t, _ in s_frames] != [t for t, _ in p_frames]:
         raise SystemExit(f"{parallel_pvd}: frame times differ from {serial_pvd}")
     n_values = 0
+    n_ghosts = 0
     for (t, s_path), (_, p_path) in zip(s_frames, p_frames):
         if not p_path.endswith(".pvtu"):
             raise SystemExit(f"{p_path}: expected a .pvtu")
@@ -71,6 +75,16 @@ def compare(serial_pvd, parallel_pvd):
             raise SystemExit(f"{p_path}: the pieces' cells are not the serial cells, each once")
         if sorted(set(node.tolist())) != list(range(s.GetNumberOfPoints())):
             raise SystemExit(f"{p_path}: the pieces' nodes are not the serial nodes")
+        ghost_array = p.GetPointData().GetGhostArray()
+        if ghost_array is None or ghost_array.GetName() != "vtkGhostType":
+            raise SystemExit(f"{p_path}: VTK's reader finds no point ghost array vtkGhostType")
+        ghost = vtk_to_numpy(ghost_array)
+        kept = node[ghost == 0]
+        if sorted(kept.tolist()) != list(range(s.GetNumberOfPoints())):
+            raise SystemExit(
+                f"{p_path}: without the ghosts the pieces hold {kept.size} points, "
+                f"not the serial {s.GetNumberOfPoints()} nodes each once")
+        n_ghosts += int((ghost != 0).sum())
         s_points = vtk_to_numpy(s.GetPoints().GetData())
         p_points = vtk_to_numpy(p.GetPoints().GetData())
         checks = [("points", s_points[node], p_points)]
@@ -83,7 +97,8 @@ def compare(serial_pvd, parallel_pvd):
                 diff = np.abs(np.asarray(want, float) - np.asarray(got, float)).max()
                 raise SystemExit(f"{p_path}: {what} differs from {s_path} (max |difference| {diff:e})")
             n_values += want.size
-    print(f"{parallel_pvd}: {len(p_frames)} frames, {n_values} values bitwise equal to {serial_pvd}")
+    print(f"{parallel_pvd}: {len(p_frames)} frames, {n_values} values bitwise equal to {serial_pvd}; "
+          f"{n_ghosts // max(len(p_frames), 1)} ghost points a frame, the others the serial nodes each once")
 
 
 def main():

@@ -7,7 +7,7 @@ set -euo pipefail
 sample="$1"
 out="$2"
 rm -rf "$out"
-for case in static moving; do
+for case in static moving deflate deflate_moving; do
   for delay in 0.4 0.9 1.3 2.1 2.9; do
     dir="$out/vtkhdf_sample_${case}_$delay"
     # A 40^3 hex8 block (68921 points), 400 frames, no pause: the kill lands mid-step.

@@ -1,7 +1,9 @@
 //! Output of a large run (issue 26): a DEF_EXP hex8 box of `n³` cells (default `n = 100`,
 //! 10⁶ cells) stepped `every × (frames − 1)` steps, writing a frame every `every` steps, in
 //! each format at the same steps: `.vtu` with LZ4 (the default) and uncompressed, and one
-//! `.vtkhdf` in double and in single precision. A plain timing program:
+//! `.vtkhdf` in double and in single precision, raw, and in double precision with its fields
+//! shuffled and deflated (level 1), once on the series' own thread (what `fem run` does) and
+//! once in the writing call (the compression's whole cost). A plain timing program:
 //!
 //! ```text
 //! cargo bench --bench output_formats -- [n] [frames] [every] [dir]
@@ -10,7 +12,9 @@
 //! It prints the time of the steps, for each format the time spent writing its frames (the
 //! model's frame is built once per frame, outside the writes, and timed on its own) and the
 //! bytes on disk, and each format's writes as a fraction of the run (steps + frame building +
-//! that format's writes). Results: `docs/performance.md`, "Output of a large run".
+//! that format's writes). A format's write time is the time its calls take in the loop, the
+//! final flush included (for the background variant: encoding the fields, and waiting for the
+//! previous step when it is not done). Results: `docs/performance.md`, "Output of a large run".
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -50,22 +54,47 @@ fn main() {
         setup.elapsed().as_secs_f64()
     );
     let formats = [
-        ("vtu, LZ4", SeriesFormat::Pvd(Compression::Lz4)),
-        ("vtu, uncompressed", SeriesFormat::Pvd(Compression::None)),
-        ("vtkhdf, double", SeriesFormat::VtkHdf(Precision::Double)),
-        ("vtkhdf, single", SeriesFormat::VtkHdf(Precision::Single)),
+        ("vtu, LZ4", SeriesFormat::Pvd(Compression::Lz4), true),
+        (
+            "vtu, uncompressed",
+            SeriesFormat::Pvd(Compression::None),
+            true,
+        ),
+        (
+            "vtkhdf, double",
+            SeriesFormat::VtkHdf(Precision::Double, None),
+            true,
+        ),
+        (
+            "vtkhdf, single",
+            SeriesFormat::VtkHdf(Precision::Single, None),
+            true,
+        ),
+        (
+            "vtkhdf, double, shuffle + deflate 1, own thread",
+            SeriesFormat::VtkHdf(Precision::Double, Some(1)),
+            true,
+        ),
+        (
+            "vtkhdf, double, shuffle + deflate 1, in the call",
+            SeriesFormat::VtkHdf(Precision::Double, Some(1)),
+            false,
+        ),
     ];
     let mut series: Vec<Box<dyn FrameSink>> = formats
         .iter()
         .enumerate()
-        .map(|(i, (_, f))| -> Box<dyn FrameSink> {
+        .map(|(i, (_, f, background))| -> Box<dyn FrameSink> {
             let dir = dir.join(format!("f{i}"));
             match *f {
                 SeriesFormat::Pvd(c) => {
                     Box::new(FrameSeries::create(dir, "box", c).expect("a series"))
                 }
-                SeriesFormat::VtkHdf(p) => {
-                    Box::new(VtkHdfSeries::create(dir, "box", p, frames).expect("a series"))
+                SeriesFormat::VtkHdf(p, deflate) => {
+                    let mut s = VtkHdfSeries::create(dir, "box", p, frames).expect("a series");
+                    s.set_deflate(deflate);
+                    s.set_background(*background);
+                    Box::new(s)
                 }
             }
         })
@@ -90,6 +119,11 @@ fn main() {
             *w += t.elapsed().as_secs_f64();
         }
     }
+    for (s, w) in series.iter_mut().zip(&mut write_time) {
+        let t = Instant::now();
+        s.flush().expect("the last frame");
+        *w += t.elapsed().as_secs_f64();
+    }
     let steps = every * (frames - 1);
     println!(
         "steps: {steps} in {step_time:.1} s ({:.3} s a step); frames built in {frame_time:.1} s",
@@ -107,7 +141,7 @@ fn main() {
         "| format | write time (s) | per frame (s) | share of the run | bytes | against vtu LZ4 |"
     );
     println!("|---|---|---|---|---|---|");
-    for (i, (name, _)) in formats.iter().enumerate() {
+    for (i, (name, _, _)) in formats.iter().enumerate() {
         let b = bytes(i);
         let run = step_time + frame_time + write_time[i];
         println!(

@@ -419,7 +419,7 @@ fn cmd_run<M: ModelRegistry>(
         Err(e) if e.exit_code() == 1 => {
             let ext = match options.format {
                 fem::io::SeriesFormat::Pvd(_) => "pvd",
-                fem::io::SeriesFormat::VtkHdf(_) => "vtkhdf",
+                fem::io::SeriesFormat::VtkHdf(..) => "vtkhdf",
             };
             Some(options.out_dir.join(format!("{}.{ext}", options.base)))
         }

@@ -97,7 +97,11 @@ pub fn run<M: ModelRegistry>(
         let mut model = fem_mpi::distributed_solid_model(&world, section, &sections)
             .map_err(input_error)?
             .model;
-        Ok(Some(fem_drive::drive_on(&mut model, &options, &processes)?))
+        let result = fem_drive::drive_on(&mut model, &options, &processes);
+        if rank == 0 {
+            write_view(&options, &result, &model);
+        }
+        Ok(Some(result?))
     })();
     match result {
         Ok(None) => Outcome::Serial,
@@ -109,6 +113,32 @@ pub fn run<M: ModelRegistry>(
             rank,
             result: Err(e),
         },
+    }
+}
+
+/// Rank 0 writes the view beside the series as a serial run does (`NAME_view.py`), once the
+/// series exists: after the run, also after one that failed or was interrupted (exit 1), whose
+/// frames stay valid. The solid's view needs nothing of the global mesh.
+fn write_view(
+    options: &RunOptions,
+    result: &Result<RunSummary, fem_drive::RunError>,
+    model: &dyn fem_model::Model,
+) {
+    let series = match result {
+        Ok(summary) => summary.pvd.clone(),
+        Err(e) if e.exit_code() == 1 => {
+            let ext = match options.format {
+                fem_io::SeriesFormat::Pvd(_) => "pvd",
+                fem_io::SeriesFormat::VtkHdf(..) => "vtkhdf",
+            };
+            options.out_dir.join(format!("{}.{ext}", options.base))
+        }
+        Err(_) => return,
+    };
+    if series.is_file()
+        && let Err(e) = fem_io::write_view(&options.out_dir, &options.base, &series, &model.view())
+    {
+        log::warn!("the ParaView view was not written: {e}");
     }
 }
 

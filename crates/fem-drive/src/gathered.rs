@@ -31,8 +31,9 @@ pub(crate) struct GatheredSeries {
 }
 
 /// Bytes process 0 holds at once per byte of the gathered records (the records, the receive
-/// buffer of a round, the decoded parts).
-const GATHER_FACTOR: f64 = 3.0;
+/// buffer of a round, the decoded parts, and the encoded fields of the step being compressed
+/// in the background).
+const GATHER_FACTOR: f64 = 4.0;
 
 impl GatheredSeries {
     /// Opens the series (`times`: a resumed run's frames) on every process; process 0 creates
@@ -41,17 +42,20 @@ impl GatheredSeries {
         dir: &Path,
         base: &str,
         precision: Precision,
+        deflate: Option<u32>,
         capacity: usize,
         times: Option<&[f64]>,
         processes: &dyn Processes,
     ) -> Result<Self, RunError> {
         let series = if processes.rank() == 0 {
-            Some(match times {
+            let mut series = match times {
                 None => VtkHdfSeries::create(dir, base, precision, capacity)
                     .map_err(RunError::OutputLocation)?,
                 Some(times) => VtkHdfSeries::resume(dir, base, precision, capacity, times)
                     .map_err(|e| RunError::Checkpoint(fem_io::CheckpointError::Output(e)))?,
-            })
+            };
+            series.set_deflate(deflate);
+            Some(series)
         } else {
             None
         };
@@ -71,6 +75,16 @@ impl GatheredSeries {
     /// The `.vtkhdf` file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Waits until every step given is written and published (process 0's file). Collective
+    /// (failures agreed).
+    pub fn flush(&mut self, processes: &dyn Processes) -> Result<(), RunError> {
+        let flushed = match self.series.as_mut() {
+            Some(s) => s.flush().map_err(RunError::Output),
+            None => Ok(()),
+        };
+        agree(processes, flushed)
     }
 
     /// What an older run left (process 0, for every process's files).
@@ -241,9 +255,16 @@ mod tests {
                 };
                 let dir = dir.to_path_buf();
                 std::thread::spawn(move || {
-                    let mut series =
-                        GatheredSeries::open(&dir, "x", Precision::Double, steps, None, &processes)
-                            .unwrap();
+                    let mut series = GatheredSeries::open(
+                        &dir,
+                        "x",
+                        Precision::Double,
+                        None,
+                        steps,
+                        None,
+                        &processes,
+                    )
+                    .unwrap();
                     for k in 0..steps {
                         let (points, cells, u, c) = part(rank, k, bad_rank == Some(rank) && k == 1);
                         let frame = Frame::new(&points, &cells)

@@ -70,6 +70,15 @@ impl Frames {
         }
     }
 
+    /// Waits until every frame given is written and listed ([`FrameSink::flush`]).
+    /// Collective for a gathered series (failures agreed).
+    pub fn flush(&mut self, processes: &dyn Processes) -> Result<(), RunError> {
+        match self {
+            Frames::Own(sink) => sink.flush().map_err(RunError::Output),
+            Frames::Gathered(g) => g.flush(processes),
+        }
+    }
+
     /// What an older run of the same name left ([`FrameSink::remove_stale`]).
     pub fn remove_stale(&self) -> Result<(), OutputError> {
         match self {
@@ -150,7 +159,7 @@ impl Outputs {
         let dir: &Path = &options.out_dir;
         let (rank, size) = (processes.rank(), processes.size());
         let frames: Box<dyn FrameSink> = match (options.format, processes.is_distributed()) {
-            (SeriesFormat::VtkHdf(precision), true) => {
+            (SeriesFormat::VtkHdf(precision, deflate), true) => {
                 let times = match opening {
                     Opening::Fresh => None,
                     Opening::Resume { times, .. } => Some(*times),
@@ -164,6 +173,7 @@ impl Outputs {
                         dir,
                         &options.base,
                         precision,
+                        deflate,
                         options.frame_capacity(model),
                         times,
                         processes,
@@ -190,18 +200,18 @@ impl Outputs {
                         .map_err(resume_error)?,
                 ),
             },
-            (SeriesFormat::VtkHdf(precision), false) => {
+            (SeriesFormat::VtkHdf(precision, deflate), false) => {
                 let capacity = options.frame_capacity(model);
-                match opening {
-                    Opening::Fresh => Box::new(
-                        VtkHdfSeries::create(dir, &options.base, precision, capacity)
-                            .map_err(RunError::OutputLocation)?,
-                    ),
-                    Opening::Resume { times, .. } => Box::new(
+                let mut series = match opening {
+                    Opening::Fresh => VtkHdfSeries::create(dir, &options.base, precision, capacity)
+                        .map_err(RunError::OutputLocation)?,
+                    Opening::Resume { times, .. } => {
                         VtkHdfSeries::resume(dir, &options.base, precision, capacity, times)
-                            .map_err(resume_error)?,
-                    ),
-                }
+                            .map_err(resume_error)?
+                    }
+                };
+                series.set_deflate(deflate);
+                Box::new(series)
             }
         };
         Self::with_frames(model, options, processes, opening, Frames::Own(frames))

@@ -139,6 +139,11 @@ fn run(
         };
         let cut_short = n == n_steps && n_steps < grid.n_steps();
         if interrupted || (due && n < n_steps) || cut_short {
+            // The checkpoint lists the frames: they must be in the file first.
+            if let Err(e) = outputs.frames.flush(processes) {
+                bar.abandon();
+                return Err(e);
+            }
             let saved = checkpoint::save(model, options, &outputs, &energy, processes);
             written_checkpoint = Some(saved.inspect_err(|_| bar.abandon())?);
             last_checkpoint = Instant::now();
@@ -151,6 +156,11 @@ fn run(
                 checkpoint: checkpoint_shown(options, processes),
             });
         }
+    }
+    // The last frames, compressed in the background, are in the file before the run reports.
+    if let Err(e) = outputs.frames.flush(processes) {
+        bar.abandon();
+        return Err(e);
     }
     bar.finish();
     if written_checkpoint.is_none() && n_steps == grid.n_steps() {

@@ -1,12 +1,13 @@
 //! Writes small VTKHDF series (and the same frames as `.pvd`/`.vtu`) for VTK to read in CI:
 //! `cargo run -p fem-io --example vtkhdf_sample -- OUT_DIR [FRAMES [DELAY_MS [NX [CASES]]]]`
 //! (`NX` cells along an edge of the block, default 3; `CASES` a comma-separated subset of
-//! `static,moving,single,parts`).
+//! `static,moving,single,parts,deflate,deflate_moving`).
 //!
 //! `OUT_DIR/static` holds a hex8 block whose points stay (the mesh stored once),
 //! `OUT_DIR/moving` one whose points move (the points stored per step), `OUT_DIR/single` the
 //! static block in single precision, and `OUT_DIR/parts` the block in two parts with ghost
-//! flags. With `DELAY_MS`, each step waits that long after it is published, so that a test can
+//! flags; `OUT_DIR/deflate` and `OUT_DIR/deflate_moving` are `static` and `moving` with the
+//! fields shuffled and deflated, written on the series' own thread. With `DELAY_MS`, each step waits that long after it is published, so that a test can
 //! kill the process between (or during) steps.
 
 use fem_io::{Compression, Field, Frame, FrameSeries, Precision, VtkCells, VtkHdfSeries};
@@ -53,7 +54,7 @@ fn main() -> Result<(), fem_io::OutputError> {
     let nx: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(3);
     let cases = args
         .next()
-        .unwrap_or_else(|| "static,moving,single,parts".into());
+        .unwrap_or_else(|| "static,moving,single,parts,deflate,deflate_moving".into());
     for case in cases.split(',') {
         let dir = out.join(case);
         let precision = if case == "single" {
@@ -62,6 +63,9 @@ fn main() -> Result<(), fem_io::OutputError> {
             Precision::Double
         };
         let mut hdf = VtkHdfSeries::create(&dir, case, precision, frames)?;
+        if case.starts_with("deflate") {
+            hdf.set_deflate(Some(1));
+        }
         let mut pvd = FrameSeries::create(&dir, case, Compression::Lz4)?;
         let pieces: Vec<(Vec<[f64; 3]>, VtkCells)> = if case == "parts" {
             vec![
@@ -78,7 +82,7 @@ fn main() -> Result<(), fem_io::OutputError> {
                 let moved: Vec<[f64; 3]> = points
                     .iter()
                     .map(|q| {
-                        if case == "moving" {
+                        if case.ends_with("moving") {
                             [q[0] + t, q[1], q[2] + 0.1 * t * q[0]]
                         } else {
                             *q
@@ -119,6 +123,7 @@ fn main() -> Result<(), fem_io::OutputError> {
                 std::thread::sleep(std::time::Duration::from_millis(delay));
             }
         }
+        hdf.flush()?;
         println!("{}: {} steps", hdf.path().display(), hdf.n_frames());
     }
     Ok(())

@@ -216,6 +216,52 @@ impl Message {
         Self { kind: 0x08, body }
     }
 
+    /// Fill value (type 0x05, version 3) of a chunked dataset: storage allocated
+    /// incrementally (a chunk when it is written), no fill value written.
+    pub(crate) fn fill_value_incremental() -> Self {
+        Self {
+            kind: 0x05,
+            body: vec![3, 0x03 | (1 << 2)],
+        }
+    }
+
+    /// Filter pipeline (type 0x0B, IV.A.2.l, version 2): byte shuffle (id 2, its client
+    /// value the element size) then deflate (id 1, the level), both optional (flag 1), as
+    /// `H5Pset_shuffle` and `H5Pset_deflate` record them.
+    pub(crate) fn shuffle_deflate(element_size: usize, level: u32) -> Self {
+        let mut body = vec![2, 2];
+        for (id, value) in [(2u16, element_size as u32), (1u16, level)] {
+            body.extend(id.to_le_bytes());
+            body.extend(1u16.to_le_bytes()); // optional
+            body.extend(1u16.to_le_bytes()); // one client value
+            body.extend(value.to_le_bytes());
+        }
+        Self { kind: 0x0B, body }
+    }
+
+    /// Chunked data layout (type 0x08, IV.A.2.i, version 4) indexed by a fixed array
+    /// (index type 3) whose header is at `index`: `chunk` the chunk's dimensions, then the
+    /// element size as the last one; `page_bits` the fixed array's data block page bits.
+    pub(crate) fn chunked_fixed_array(
+        chunk: &[u64],
+        element_size: usize,
+        page_bits: u8,
+        index: u64,
+    ) -> Self {
+        let mut dims = chunk.to_vec();
+        dims.push(element_size as u64);
+        let largest = dims.iter().copied().max().unwrap_or(1);
+        let width = (((64 - largest.leading_zeros()) as usize).div_ceil(8)).max(1);
+        let mut body = vec![4, 2, 0, dims.len() as u8, width as u8];
+        for d in &dims {
+            body.extend(&d.to_le_bytes()[..width]);
+        }
+        body.push(3);
+        body.push(page_bits);
+        body.extend(index.to_le_bytes());
+        Self { kind: 0x08, body }
+    }
+
     /// Group info (type 0x0A, IV.A.2.k): defaults.
     pub(crate) fn group_info() -> Self {
         Self {
@@ -296,6 +342,99 @@ pub(crate) fn continuation_chunk(messages: &[Message]) -> Vec<u8> {
     let sum = lookup3(&out);
     out.extend(sum.to_le_bytes());
     out
+}
+
+/// One entry of a fixed array of filtered chunks: the chunk's address, its stored size and
+/// the mask of the filters it skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ChunkEntry {
+    pub address: u64,
+    pub size: u64,
+    pub mask: u32,
+}
+
+/// Bytes of the "chunk size" of a fixed-array entry for chunks of `raw` bytes before the
+/// filters: `1 + (⌊log2 raw⌋ + 8) / 8`, at most 8 (what libhdf5 derives from the chunk's
+/// dimensions; it is not read from the file).
+pub(crate) fn chunk_size_width(raw: u64) -> usize {
+    let log2 = 63 - raw.max(1).leading_zeros() as usize;
+    (1 + (log2 + 8) / 8).min(8)
+}
+
+/// Bytes of a [`fixed_array`] of `n` entries for chunks of `raw` bytes.
+pub(crate) fn fixed_array_len(n: u64, raw: u64) -> u64 {
+    let entry = (8 + chunk_size_width(raw) + 4) as u64;
+    FIXED_ARRAY_HEADER_LEN + 18 + n * entry
+}
+
+/// Bytes of a fixed array's header.
+const FIXED_ARRAY_HEADER_LEN: u64 = 28;
+
+/// A fixed array of filtered chunks (III.I, "Fixed Array Index", class 1) at `address`:
+/// the header ("FAHD") followed by its data block ("FADB", not paged: `page_bits` is at least
+/// ⌈log2 n⌉) holding `n` entries, the first of them `entries`, the others unallocated.
+pub(crate) fn fixed_array(
+    address: u64,
+    n: u64,
+    raw: u64,
+    page_bits: u8,
+    entries: &[ChunkEntry],
+) -> Vec<u8> {
+    let width = chunk_size_width(raw);
+    let entry = 8 + width + 4;
+    let mut out = Vec::with_capacity(fixed_array_len(n, raw) as usize);
+    out.extend(b"FAHD");
+    out.extend([0, 1, entry as u8, page_bits]);
+    out.extend(n.to_le_bytes());
+    out.extend((address + FIXED_ARRAY_HEADER_LEN).to_le_bytes());
+    let sum = lookup3(&out);
+    out.extend(sum.to_le_bytes());
+    let block = out.len();
+    out.extend(b"FADB");
+    out.extend([0, 1]);
+    out.extend(address.to_le_bytes());
+    for k in 0..n as usize {
+        let e = entries.get(k).copied().unwrap_or(ChunkEntry {
+            address: UNDEF,
+            size: 0,
+            mask: 0,
+        });
+        out.extend(e.address.to_le_bytes());
+        out.extend(&e.size.to_le_bytes()[..width]);
+        out.extend(e.mask.to_le_bytes());
+    }
+    let sum = lookup3(&out[block..]);
+    out.extend(sum.to_le_bytes());
+    out
+}
+
+/// The entries of a [`fixed_array`] (its bytes), checked; `None` if they are not one.
+pub(crate) fn read_fixed_array(bytes: &[u8], raw: u64) -> Option<Vec<ChunkEntry>> {
+    let h = FIXED_ARRAY_HEADER_LEN as usize;
+    if bytes.len() < h + 18 || &bytes[..4] != b"FAHD" || &bytes[h..h + 4] != b"FADB" {
+        return None;
+    }
+    if lookup3(&bytes[..h - 4]).to_le_bytes() != bytes[h - 4..h] {
+        return None;
+    }
+    let n = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
+    let width = chunk_size_width(raw);
+    let entry = 8 + width + 4;
+    let end = h + 14 + (n as usize).checked_mul(entry)?;
+    if bytes.len() < end + 4 || lookup3(&bytes[h..end]).to_le_bytes() != bytes[end..end + 4] {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for e in bytes[h + 14..end].chunks_exact(entry) {
+        let mut size = [0u8; 8];
+        size[..width].copy_from_slice(&e[8..8 + width]);
+        out.push(ChunkEntry {
+            address: u64::from_le_bytes(e[..8].try_into().ok()?),
+            size: u64::from_le_bytes(size),
+            mask: u32::from_le_bytes(e[8 + width..].try_into().ok()?),
+        });
+    }
+    Some(out)
 }
 
 /// A version-2 superblock (II.A, 48 bytes): offsets and lengths of 8 bytes, no extension.

@@ -174,8 +174,10 @@ pub enum SeriesFormat {
     /// `DIR/X.pvd` and one `DIR/X_NNNNNN.vtu` per frame ([`FrameSeries`]; on several
     /// processes, a piece per process and frame: [`PartitionedSeries`](crate::PartitionedSeries)).
     Pvd(Compression),
-    /// One `DIR/X.vtkhdf` ([`VtkHdfSeries`](crate::VtkHdfSeries)).
-    VtkHdf(crate::Precision),
+    /// One `DIR/X.vtkhdf` ([`VtkHdfSeries`](crate::VtkHdfSeries)): the precision of the
+    /// fields, and the deflate level of their chunks (`None`: raw, contiguous fields;
+    /// [`VtkHdfSeries::set_deflate`](crate::VtkHdfSeries::set_deflate)).
+    VtkHdf(crate::Precision, Option<u32>),
 }
 
 impl Default for SeriesFormat {

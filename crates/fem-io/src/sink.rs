@@ -22,6 +22,12 @@ pub trait FrameSink {
     /// frames, and the frames of an older run in the other format (called once, after the
     /// first frame of a fresh run).
     fn remove_stale(&self) -> Result<(), OutputError>;
+    /// Waits until every frame given is written and listed (a series that writes in the
+    /// background; called before a checkpoint and at the end of a run). Default: nothing to
+    /// wait for.
+    fn flush(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
 }
 
 impl FrameSink for FrameSeries {
@@ -50,6 +56,9 @@ impl FrameSink for VtkHdfSeries {
     }
     fn path(&self) -> &Path {
         VtkHdfSeries::path(self)
+    }
+    fn flush(&mut self) -> Result<(), OutputError> {
+        VtkHdfSeries::flush(self)
     }
     /// An older run's `X.pvd` and its frames: `X_NNNNNN.vtu`, and a distributed run's
     /// `X_NNNNNN.pvtu` and pieces `X_NNNNNN_R.vtu`.

@@ -41,7 +41,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::OutputError;
-use crate::hdf5::{self, Dtype, Message, UNDEF};
+use crate::hdf5::{self, ChunkEntry, Dtype, Message, UNDEF};
 use crate::vtu::{Field, Frame};
 
 /// Precision of the point and cell fields in a VTKHDF file.
@@ -77,6 +77,9 @@ const MAGIC: i64 = 0x4645_4d48_4446_0001; // "FEMHDF" 1
 const LAYOUT_ATTRIBUTE: &str = "fem_layout";
 /// Page size the commit block is aligned to.
 const PAGE: u64 = 4096;
+/// Most fields a file compresses: each adds a chunk of at most 51 bytes to the commit block,
+/// which stays within a page (beyond, the fields are written raw).
+const MAX_CHUNKED_FIELDS: usize = 64;
 
 /// The sizes of one part of a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -175,6 +178,8 @@ struct Plan {
     capacity: u64,
     moving: bool,
     precision: Precision,
+    /// Deflate level of the fields (after a byte shuffle), `None` for raw fields.
+    deflate: Option<u32>,
     shape: Shape,
 }
 
@@ -199,7 +204,25 @@ enum Object {
         region: usize,
         /// `Steps/Values`: its dataspace is in the commit block.
         commit: bool,
+        /// A chunked field (its index in [`Layout::chunked`]): its layout is in the commit
+        /// block.
+        chunked: Option<usize>,
     },
+}
+
+/// A field stored in chunks, one a step, shuffled and deflated.
+#[derive(Clone, Debug)]
+struct ChunkedField {
+    /// The chunk's dimensions (`[n]` or `[n, c]`).
+    chunk: Vec<u64>,
+    /// Bytes of an element.
+    element: usize,
+    /// Bytes of a chunk before the filters.
+    raw: u64,
+    /// The regions of the two copies of its fixed-array index.
+    index: [usize; 2],
+    /// The deflate level.
+    level: u32,
 }
 
 /// Indices of the regions of a layout.
@@ -228,6 +251,15 @@ struct Regions {
 /// The byte layout of a file.
 struct Layout {
     plan: Plan,
+    /// The fields stored in chunks (point fields, then cell fields), empty when the fields
+    /// are raw.
+    chunked: Vec<ChunkedField>,
+    /// Where the chunks start (they follow one another, step by step, field by field).
+    chunks_at: u64,
+    /// Page bits of the fixed arrays (at least ⌈log2 capacity⌉: not paged).
+    page_bits: u8,
+    /// Address of the root group's header.
+    root: u64,
     /// Superblock and object headers, from byte 0.
     metadata: Vec<u8>,
     /// Address of the commit block (the two continuation chunks).
@@ -274,15 +306,46 @@ impl Layout {
         for _ in &shape.cell_fields {
             ix.cell_data_offsets.push(region(8 * f));
         }
+        // Chunked fields (one chunk a step, below 4 GiB as HDF5 requires) have no region of
+        // their own but the two copies of their index.
+        let slab = |c: usize, n: u64| value.size() as u64 * c as u64 * n;
+        let chunked = plan.deflate.is_some()
+            && shape.point_fields.len() + shape.cell_fields.len() <= MAX_CHUNKED_FIELDS
+            && shape
+                .point_fields
+                .iter()
+                .map(|(_, c)| slab(*c, total.points))
+                .chain(shape.cell_fields.iter().map(|(_, c)| slab(*c, total.cells)))
+                .all(|b| b > 0 && b < u32::MAX as u64);
+        let data_slots = if chunked { 0 } else { f };
+        let mut chunk_fields = Vec::new();
+        for (c, n) in shape
+            .point_fields
+            .iter()
+            .map(|(_, c)| (*c, total.points))
+            .chain(shape.cell_fields.iter().map(|(_, c)| (*c, total.cells)))
+            .filter(|_| chunked)
+        {
+            let raw = slab(c, n);
+            let len = hdf5::fixed_array_len(f, raw);
+            chunk_fields.push(ChunkedField {
+                chunk: if c == 1 { vec![n] } else { vec![n, c as u64] },
+                element: value.size(),
+                raw,
+                index: [region(len), region(len)],
+                level: plan.deflate.unwrap_or(0),
+            });
+        }
         for (_, c) in &shape.point_fields {
             ix.point_data
-                .push(region(value.size() as u64 * *c as u64 * total.points * f));
+                .push(region(slab(*c, total.points) * data_slots));
         }
         ix.ghost = shape.ghost.then(|| region(total.points));
         for (_, c) in &shape.cell_fields {
             ix.cell_data
-                .push(region(value.size() as u64 * *c as u64 * total.cells * f));
+                .push(region(slab(*c, total.cells) * data_slots));
         }
+        let page_bits = (64 - (f.max(2) - 1).leading_zeros()) as u8;
 
         // The object headers, children after their group.
         let i64s = |n: u64| (Dtype::I64, vec![n]);
@@ -293,9 +356,11 @@ impl Layout {
                 dims,
                 region,
                 commit: false,
+                chunked: None,
             });
             objects.len() - 1
         };
+        let mut next_chunked = 0;
         // 0: /VTKHDF (first, at a fixed address: its first attribute is `fem_layout`).
         objects.push(Object::Group {
             attributes: Vec::new(),
@@ -352,10 +417,14 @@ impl Layout {
             });
             let mut children = Vec::new();
             for ((name, c), &r) in fields.iter().zip(regions) {
-                children.push((
-                    name.clone(),
-                    dataset(&mut objects, (value, field_dims(n, *c)), r),
-                ));
+                let at = dataset(&mut objects, (value, field_dims(n, *c)), r);
+                if chunked {
+                    if let Object::Dataset { chunked, .. } = &mut objects[at] {
+                        *chunked = Some(next_chunked);
+                    }
+                    next_chunked += 1;
+                }
+                children.push((name.clone(), at));
             }
             if group == "PointData"
                 && let Some(r) = ix.ghost
@@ -380,6 +449,7 @@ impl Layout {
             dims: vec![f],
             region: ix.values,
             commit: true,
+            chunked: None,
         });
         let mut step_links = vec![("Values".to_string(), steps + 1)];
         for (name, spec, r) in [
@@ -428,13 +498,19 @@ impl Layout {
             i64::from(plan.moving),
             plan.precision.code(),
             shape.fingerprint(),
+            plan.deflate.map_or(-1, i64::from),
         ] {
             layout_values.extend(v.to_le_bytes());
         }
         let version: Vec<u8> = [2i64, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
         objects[0] = Object::Group {
             attributes: vec![
-                Message::attribute(LAYOUT_ATTRIBUTE, Dtype::I64, &[5], &layout_values),
+                Message::attribute(
+                    LAYOUT_ATTRIBUTE,
+                    Dtype::I64,
+                    &[LAYOUT_VALUES as u64],
+                    &layout_values,
+                ),
                 Message::attribute("Version", Dtype::I64, &[2], &version),
                 Message::attribute("Type", Dtype::Str(16), &[], b"UnstructuredGrid"),
             ],
@@ -444,10 +520,12 @@ impl Layout {
 
         // Addresses: headers from byte 48, the commit block on the next page, then the
         // regions, each 8-byte aligned.
-        let commit_len = commit_block(0, f, 0).len() as u64;
+        let commit_lens = commit_chunk_lens(f, &chunk_fields, page_bits);
+        let commit_len: u64 = commit_lens.iter().sum();
+        debug_assert!(commit_len <= PAGE, "the commit block fits in a page");
         let dummy = vec![Region::default(); sizes.len()];
         let zeros = vec![0u64; objects.len()];
-        let first = headers(&objects, &zeros, &dummy, 0, f);
+        let first = headers(&objects, &zeros, &dummy, 0, &commit_lens, &chunk_fields);
         let mut addresses = Vec::with_capacity(objects.len());
         let mut at = hdf5::SUPERBLOCK_LEN as u64;
         for len in first.iter().map(|h| h.len() as u64) {
@@ -462,14 +540,30 @@ impl Layout {
             regions.push(Region { address: at, size });
             at += size;
         }
-        let end = at;
-        let built = headers(&objects, &addresses, &regions, commit_at, f);
+        let chunks_at = at.div_ceil(8) * 8;
+        let end = chunks_at
+            + f * chunk_fields
+                .iter()
+                .map(|c: &ChunkedField| c.raw)
+                .sum::<u64>();
+        let built = headers(
+            &objects,
+            &addresses,
+            &regions,
+            commit_at,
+            &commit_lens,
+            &chunk_fields,
+        );
         let mut metadata = hdf5::superblock(end, addresses[1]);
         for h in built {
             metadata.extend(h);
         }
         Layout {
             plan,
+            chunked: chunk_fields,
+            chunks_at,
+            page_bits,
+            root: addresses[1],
             metadata,
             commit_at,
             regions,
@@ -494,12 +588,76 @@ fn set_links(object: &mut Object, children: Vec<(String, usize)>) {
     }
 }
 
-/// The commit block: the continuation chunks of `Steps` (the attribute `NSteps = n`) and of
-/// `Steps/Values` (its dataspace, `n` of at most `capacity` times).
-fn commit_block(n: u64, capacity: u64, values_at: u64) -> Vec<u8> {
-    let mut out = steps_chunk(n);
-    out.extend(values_chunk(n, capacity, values_at));
-    out
+impl Layout {
+    /// The commit block publishing `n` steps: the continuation chunks of `Steps` (the
+    /// attribute `NSteps = n`), of `Steps/Values` (its dataspace, `n` of at most `capacity`
+    /// times) and of every chunked field (its layout, pointing at index copy
+    /// [`published_copy`]`(n)`).
+    fn commit_block(&self, n: u64) -> Vec<u8> {
+        self.commit_block_at(n, published_copy(n))
+    }
+
+    /// The commit block of `n` steps pointing at index copy `copy`.
+    fn commit_block_at(&self, n: u64, copy: usize) -> Vec<u8> {
+        let f = self.plan.capacity;
+        let mut out = steps_chunk(n);
+        out.extend(values_chunk(n, f, self.region(self.index.values).address));
+        for c in &self.chunked {
+            out.extend(field_chunk(
+                c,
+                self.page_bits,
+                self.region(c.index[copy]).address,
+            ));
+        }
+        out
+    }
+
+    /// The bytes of index copy `copy` of chunked field `i` when `n` steps are published
+    /// and `entries` are the field's chunks: the published copy lists the `n` chunks, the
+    /// other one the `n − 1` before (what it held when it was last written).
+    fn index_copy(&self, i: usize, copy: usize, n: u64, entries: &[ChunkEntry]) -> Vec<u8> {
+        let c = &self.chunked[i];
+        let listed = if copy == published_copy(n) {
+            n
+        } else {
+            n.saturating_sub(1)
+        };
+        hdf5::fixed_array(
+            self.region(c.index[copy]).address,
+            self.plan.capacity,
+            c.raw,
+            self.page_bits,
+            &entries[..listed as usize],
+        )
+    }
+}
+
+/// The index copy a commit block of `n` steps points at: step `k` rewrites copy `k mod 2`
+/// and publishes it, so the other copy, which the file's readers may be using, is never
+/// written while it is published.
+fn published_copy(n: u64) -> usize {
+    ((n + 1) % 2) as usize
+}
+
+/// The continuation chunk holding a chunked field's layout.
+fn field_chunk(c: &ChunkedField, page_bits: u8, index: u64) -> Vec<u8> {
+    hdf5::continuation_chunk(&[Message::chunked_fixed_array(
+        &c.chunk, c.element, page_bits, index,
+    )])
+}
+
+/// Bytes of the commit block's chunks: `Steps`, `Steps/Values`, then one per chunked field.
+fn commit_chunk_lens(capacity: u64, chunked: &[ChunkedField], page_bits: u8) -> Vec<u64> {
+    let mut lens = vec![
+        steps_chunk(0).len() as u64,
+        values_chunk(0, capacity, 0).len() as u64,
+    ];
+    lens.extend(
+        chunked
+            .iter()
+            .map(|c| field_chunk(c, page_bits, 0).len() as u64),
+    );
+    lens
 }
 
 fn steps_chunk(n: u64) -> Vec<u8> {
@@ -528,10 +686,18 @@ fn headers(
     addresses: &[u64],
     regions: &[Region],
     commit_at: u64,
-    capacity: u64,
+    commit_lens: &[u64],
+    chunked_fields: &[ChunkedField],
 ) -> Vec<Vec<u8>> {
-    let steps_len = steps_chunk(0).len() as u64;
-    let values_len = values_chunk(0, capacity, 0).len() as u64;
+    let steps_len = commit_lens[0];
+    let values_len = commit_lens[1];
+    // Where each commit chunk starts.
+    let mut starts = Vec::with_capacity(commit_lens.len());
+    let mut at = commit_at;
+    for len in commit_lens {
+        starts.push(at);
+        at += len;
+    }
     objects
         .iter()
         .map(|o| match o {
@@ -554,8 +720,24 @@ fn headers(
             Object::Dataset {
                 dtype,
                 dims,
+                chunked: Some(i),
+                ..
+            } => {
+                let c = &chunked_fields[*i];
+                hdf5::object_header(&[
+                    Message::dataspace(dims, None),
+                    Message::datatype(*dtype),
+                    Message::fill_value_incremental(),
+                    Message::shuffle_deflate(c.element, c.level),
+                    Message::continuation(starts[2 + i], commit_lens[2 + i]),
+                ])
+            }
+            Object::Dataset {
+                dtype,
+                dims,
                 region,
                 commit,
+                chunked: None,
             } => {
                 let r = regions[*region];
                 let mut m = Vec::new();
@@ -579,9 +761,19 @@ fn headers(
 /// The position of the `fem_layout` values in a file: inside the first header, after the
 /// superblock.
 fn layout_attribute_offset() -> u64 {
-    let m = Message::attribute(LAYOUT_ATTRIBUTE, Dtype::I64, &[5], &[0u8; 40]);
-    (hdf5::SUPERBLOCK_LEN + hdf5::OBJECT_HEADER_PREFIX + 4 + m.body().len() - 40) as u64
+    let bytes = 8 * LAYOUT_VALUES;
+    let m = Message::attribute(
+        LAYOUT_ATTRIBUTE,
+        Dtype::I64,
+        &[LAYOUT_VALUES as u64],
+        &vec![0u8; bytes],
+    );
+    (hdf5::SUPERBLOCK_LEN + hdf5::OBJECT_HEADER_PREFIX + 4 + m.body().len() - bytes) as u64
 }
+
+/// Values of the `fem_layout` attribute: magic, capacity, moving, precision, fingerprint,
+/// deflate level (−1 for none).
+const LAYOUT_VALUES: usize = 6;
 
 /// What a resumed series found in its file.
 #[derive(Clone, Debug)]
@@ -590,8 +782,31 @@ struct Found {
     moving: bool,
     precision: i64,
     fingerprint: i64,
+    deflate: i64,
     times: Vec<f64>,
 }
+
+/// Where the chunks of a chunked file are: every field's chunks so far and the end of the
+/// last one.
+#[derive(Clone, Debug, Default)]
+struct Chunks {
+    entries: Vec<Vec<ChunkEntry>>,
+    end: u64,
+    /// The file is cut at `end` (and the superblock says so): it is extended to the layout's
+    /// size before the next step.
+    trimmed: bool,
+}
+
+/// A step of a chunked file, its fields encoded, for the compressing thread.
+struct ChunkJob {
+    k: u64,
+    time: f64,
+    points: Option<Vec<u8>>,
+    fields: Vec<Vec<u8>>,
+}
+
+/// What the compressing thread gives back: the file, the chunks, and how the step went.
+type Pending = std::thread::JoinHandle<(File, Chunks, Result<(), OutputError>)>;
 
 /// Writes `DIR/X.vtkhdf`: every frame a time step of one VTKHDF file (see the
 /// [module docs](self)). The same shape as [`FrameSeries`](crate::FrameSeries): create or
@@ -609,6 +824,13 @@ pub struct VtkHdfSeries {
     found: Option<Found>,
     fsync: bool,
     scratch: Vec<u8>,
+    /// Deflate level of the fields, `None` for raw fields.
+    deflate: Option<u32>,
+    /// Compress and write each step on a thread of its own while the caller goes on.
+    background: bool,
+    chunks: Chunks,
+    /// The step being compressed and written.
+    pending: Option<Pending>,
 }
 
 /// The layout in use and what is checked against it at every frame.
@@ -717,6 +939,10 @@ impl VtkHdfSeries {
             found: None,
             fsync: false,
             scratch: Vec::new(),
+            deflate: None,
+            background: true,
+            chunks: Chunks::default(),
+            pending: None,
         })
     }
 
@@ -752,6 +978,65 @@ impl VtkHdfSeries {
         self.fsync = fsync;
     }
 
+    /// Compresses the fields: each field of each step one HDF5 chunk, its bytes shuffled
+    /// (grouped by significance) then deflated at `level` (1–9; HDF5's filters 2 and 1, which
+    /// every HDF5 reader has), stored raw when that does not make it smaller. `None` (the
+    /// default of a series) writes the fields raw and contiguous. Set before the first frame;
+    /// a resumed series must be set as the run that wrote the file was.
+    pub fn set_deflate(&mut self, level: Option<u32>) {
+        self.deflate = level.map(|l| l.clamp(1, 9));
+    }
+
+    /// Whether a compressed step is written by a thread of its own while the caller goes on
+    /// (default `true`); the next frame, [`flush`](Self::flush) and drop wait for it.
+    pub fn set_background(&mut self, background: bool) {
+        self.background = background;
+    }
+
+    /// Waits until every frame given is written and published, and cuts a compressed file to
+    /// its end (the chunks are placed within a sparse file laid out for the raw size).
+    ///
+    /// # Errors
+    /// The error of a step written in the background (that step is not published), or
+    /// [`OutputError::Io`] on a file error.
+    pub fn flush(&mut self) -> Result<(), OutputError> {
+        self.wait()?;
+        let Some(state) = &self.layout else {
+            return Ok(());
+        };
+        let layout = Layout::new(state.plan.clone());
+        if layout.chunked.is_empty() || self.chunks.trimmed {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let end = self.chunks.end;
+        let file = self.file.as_mut().expect("the file is open");
+        // The superblock first: a file longer than its end-of-file address reads, a
+        // shorter one does not.
+        write_at(file, &path, 0, &hdf5::superblock(end, layout.root))?;
+        file.set_len(end)
+            .map_err(|e| OutputError::io("truncate", &path, e))?;
+        self.chunks.trimmed = true;
+        Ok(())
+    }
+
+    /// Waits for the step written in the background, if any.
+    fn wait(&mut self) -> Result<(), OutputError> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(());
+        };
+        let (file, chunks, result) = pending
+            .join()
+            .unwrap_or_else(|_| panic!("the thread writing {} panicked", self.path.display()));
+        self.file = Some(file);
+        self.chunks = chunks;
+        if result.is_err() {
+            // The step was not published.
+            self.times.pop();
+        }
+        result
+    }
+
     /// Writes the next frame (one part). Returns the path of the file.
     ///
     /// # Errors
@@ -769,6 +1054,7 @@ impl VtkHdfSeries {
     /// [`OutputError::Io`] on a file error. On error the step is not published, so the file
     /// still reads up to the previous step.
     pub fn write_parts(&mut self, time: f64, parts: &[Frame<'_>]) -> Result<PathBuf, OutputError> {
+        self.wait()?;
         let path = self.path.clone();
         if parts.is_empty() {
             return Err(OutputError::invalid(
@@ -849,11 +1135,25 @@ impl VtkHdfSeries {
                 capacity: self.capacity,
                 moving: false,
                 precision: self.precision,
+                deflate: self.deflate,
                 shape: shape.clone(),
             };
             let layout = Layout::new(plan.clone());
+            self.chunks = Chunks {
+                entries: vec![Vec::new(); layout.chunked.len()],
+                end: layout.chunks_at,
+                trimmed: false,
+            };
             let mut file = self.file.take().expect("the file is open");
-            write_new(&mut file, &path, &layout, parts, &static_points, None)?;
+            write_new(
+                &mut file,
+                &path,
+                &layout,
+                parts,
+                &static_points,
+                None,
+                &self.chunks.entries,
+            )?;
             self.file = Some(file);
             self.layout = Some(LayoutState {
                 plan,
@@ -873,6 +1173,23 @@ impl VtkHdfSeries {
                 ),
             ));
         }
+        if found.deflate != self.deflate.map_or(-1, i64::from) {
+            let shown = |d: i64| {
+                if d < 0 {
+                    "raw fields".to_string()
+                } else {
+                    format!("fields compressed at deflate level {d}")
+                }
+            };
+            return Err(OutputError::invalid(
+                &path,
+                format!(
+                    "it holds {} and this run writes {}: the run cannot resume",
+                    shown(found.deflate),
+                    shown(self.deflate.map_or(-1, i64::from))
+                ),
+            ));
+        }
         if found.fingerprint != shape.fingerprint() {
             return Err(OutputError::invalid(
                 &path,
@@ -883,6 +1200,7 @@ impl VtkHdfSeries {
             capacity: found.capacity,
             moving: found.moving,
             precision: self.precision,
+            deflate: self.deflate,
             shape: shape.clone(),
         };
         // The stored points (they were static, or the first step's).
@@ -902,16 +1220,23 @@ impl VtkHdfSeries {
             static_points,
             cells,
         });
+        let n = self.times.len() as u64;
+        if !layout.chunked.is_empty() {
+            self.chunks = read_chunks(self.file(), &path, &layout, found.times.len() as u64, n)?;
+        }
         if plan.capacity < self.capacity {
             let mut grown = plan;
             grown.capacity = self.capacity;
             self.relay(grown)?;
-        } else {
+        } else if layout.chunked.is_empty() {
             // Drop the steps past the checkpoint.
-            let n = self.times.len() as u64;
-            let block = commit_block(n, plan.capacity, layout.region(layout.index.values).address);
+            let block = layout.commit_block(n);
             let at = layout.commit_at;
             write_at(self.file(), &path, at, &block)?;
+        } else {
+            let published = published_copy(found.times.len() as u64);
+            let file = self.file.as_mut().expect("the file is open");
+            republish(file, &path, &layout, &self.chunks, n, published)?;
         }
         Ok(())
     }
@@ -925,10 +1250,11 @@ impl VtkHdfSeries {
         let new = Layout::new(plan.clone());
         let n = self.times.len() as u64;
         let tmp = crate::atomic::tmp_path(&path);
+        let mut chunks = self.chunks.clone();
         let result = (|| {
             let mut out = create_rw(&tmp)?;
             let file = self.file.as_mut().expect("the file is open");
-            copy_layout(file, &path, &old, &mut out, &tmp, &new, n)?;
+            copy_layout(file, &path, &old, &mut out, &tmp, &new, n, &mut chunks)?;
             if self.fsync {
                 out.sync_all()
                     .map_err(|e| OutputError::io("fsync", &tmp, e))?;
@@ -940,6 +1266,7 @@ impl VtkHdfSeries {
         match result {
             Ok(out) => {
                 self.file = Some(out);
+                self.chunks = chunks;
                 self.layout.as_mut().expect("laid out").plan = plan;
                 Ok(())
             }
@@ -957,6 +1284,9 @@ impl VtkHdfSeries {
         let layout = Layout::new(plan.clone());
         let total = plan.shape.total();
         let value = plan.precision.dtype();
+        if !layout.chunked.is_empty() {
+            return self.write_chunked(k, time, parts, layout);
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         let file = self.file.as_mut().expect("the file is open");
         if plan.moving {
@@ -1003,22 +1333,261 @@ impl VtkHdfSeries {
                 .map_err(|e| OutputError::io("fsync", &path, e))?;
         }
         // The publication: one write inside one page.
-        write_at(
-            file,
-            &path,
-            layout.commit_at,
-            &commit_block(
-                k + 1,
-                plan.capacity,
-                layout.region(layout.index.values).address,
-            ),
-        )?;
+        write_at(file, &path, layout.commit_at, &layout.commit_block(k + 1))?;
         if self.fsync {
             file.sync_data()
                 .map_err(|e| OutputError::io("fsync", &path, e))?;
         }
         Ok(())
     }
+
+    /// Encodes step `k` of a chunked file and compresses, writes and publishes it, on a
+    /// thread of its own when [`set_background`](Self::set_background) says so.
+    fn write_chunked(
+        &mut self,
+        k: u64,
+        time: f64,
+        parts: &[Frame<'_>],
+        layout: Layout,
+    ) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        let plan = &layout.plan;
+        let value = plan.precision.dtype();
+        let points = plan.moving.then(|| {
+            parts
+                .iter()
+                .flat_map(|p| p.points.iter().flatten().flat_map(|v| v.to_le_bytes()))
+                .collect()
+        });
+        let mut fields = Vec::with_capacity(layout.chunked.len());
+        for (name, point) in plan
+            .shape
+            .point_fields
+            .iter()
+            .map(|(n, _)| (n, true))
+            .chain(plan.shape.cell_fields.iter().map(|(n, _)| (n, false)))
+        {
+            let mut bytes = Vec::new();
+            encode_field(&mut bytes, parts, name, point, value, &path)?;
+            fields.push(bytes);
+        }
+        let job = ChunkJob {
+            k,
+            time,
+            points,
+            fields,
+        };
+        let mut file = self.file.take().expect("the file is open");
+        let mut chunks = std::mem::take(&mut self.chunks);
+        let fsync = self.fsync;
+        if !self.background {
+            let result = write_chunked_step(&mut file, &path, &layout, &mut chunks, &job, fsync);
+            self.file = Some(file);
+            self.chunks = chunks;
+            return result;
+        }
+        let spawned = std::thread::Builder::new()
+            .name("vtkhdf".into())
+            .spawn(move || {
+                let result =
+                    write_chunked_step(&mut file, &path, &layout, &mut chunks, &job, fsync);
+                (file, chunks, result)
+            })
+            .map_err(|e| OutputError::io("start the thread writing", &self.path, e))?;
+        self.pending = Some(spawned);
+        Ok(())
+    }
+}
+
+impl Drop for VtkHdfSeries {
+    /// Waits for the step written in the background and cuts the file to its end (errors
+    /// are the caller's to see through [`VtkHdfSeries::flush`]).
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+/// Shuffles the bytes of `raw` (elements of `element` bytes: every element's first byte,
+/// then every second byte, …; HDF5's filter 2) and deflates them (zlib format, HDF5's filter
+/// 1). Returns the bytes to store and the filter mask: raw bytes with both filters skipped
+/// (mask 3) when compressing does not make them smaller.
+fn filter(raw: &[u8], element: usize, level: u32) -> (Vec<u8>, u32) {
+    let n = raw.len() / element;
+    let mut shuffled = vec![0u8; raw.len()];
+    if element > 1 && n > 1 {
+        for (b, out) in shuffled.chunks_exact_mut(n).enumerate().take(element) {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = raw[i * element + b];
+            }
+        }
+    } else {
+        shuffled.copy_from_slice(raw);
+    }
+    let mut encoder = flate2::write::ZlibEncoder::new(
+        Vec::with_capacity(raw.len() / 2),
+        flate2::Compression::new(level),
+    );
+    let packed = encoder
+        .write_all(&shuffled)
+        .and_then(|()| encoder.finish())
+        .ok();
+    match packed {
+        Some(p) if p.len() < raw.len() => (p, 0),
+        _ => (raw.to_vec(), 0b11),
+    }
+}
+
+/// Compresses and writes step `job.k` of a chunked file after the chunks in `chunks`, lists
+/// the chunks in the index copy the step publishes, and publishes it (one write inside one
+/// page).
+fn write_chunked_step(
+    file: &mut File,
+    path: &Path,
+    layout: &Layout,
+    chunks: &mut Chunks,
+    job: &ChunkJob,
+    fsync: bool,
+) -> Result<(), OutputError> {
+    let k = job.k;
+    if chunks.trimmed {
+        extend(file, path, layout)?;
+        chunks.trimmed = false;
+    }
+    if let Some(points) = &job.points {
+        let at = layout.slot(layout.index.points, points.len() as u64, k);
+        write_at(file, path, at, points)?;
+    }
+    let mut at = chunks.end;
+    for (i, raw) in job.fields.iter().enumerate() {
+        let (bytes, mask) = filter(raw, layout.chunked[i].element, layout.chunked[i].level);
+        write_at(file, path, at, &bytes)?;
+        let entries = &mut chunks.entries[i];
+        entries.truncate(k as usize);
+        entries.push(ChunkEntry {
+            address: at,
+            size: bytes.len() as u64,
+            mask,
+        });
+        at += bytes.len() as u64;
+    }
+    write_at(
+        file,
+        path,
+        layout.slot(layout.index.values, 8, k),
+        &job.time.to_le_bytes(),
+    )?;
+    let n = k + 1;
+    let copy = published_copy(n);
+    for (i, c) in layout.chunked.iter().enumerate() {
+        write_at(
+            file,
+            path,
+            layout.region(c.index[copy]).address,
+            &layout.index_copy(i, copy, n, &chunks.entries[i]),
+        )?;
+    }
+    if fsync {
+        file.sync_data()
+            .map_err(|e| OutputError::io("fsync", path, e))?;
+    }
+    write_at(file, path, layout.commit_at, &layout.commit_block(n))?;
+    if fsync {
+        file.sync_data()
+            .map_err(|e| OutputError::io("fsync", path, e))?;
+    }
+    chunks.end = at;
+    Ok(())
+}
+
+/// Gives a trimmed chunked file its laid-out size again: the length first, then the
+/// superblock's end-of-file address.
+fn extend(file: &mut File, path: &Path, layout: &Layout) -> Result<(), OutputError> {
+    file.set_len(layout.end)
+        .map_err(|e| OutputError::io("allocate", path, e))?;
+    write_at(file, path, 0, &hdf5::superblock(layout.end, layout.root))
+}
+
+/// The chunks of the first `n` steps of a chunked file in which `published` steps are
+/// published (read from the index copy it publishes).
+fn read_chunks(
+    file: &mut File,
+    path: &Path,
+    layout: &Layout,
+    published: u64,
+    n: u64,
+) -> Result<Chunks, OutputError> {
+    let bad = || {
+        OutputError::invalid(
+            path,
+            "its index of compressed steps is damaged: the run cannot resume",
+        )
+    };
+    let copy = published_copy(published);
+    let mut entries = Vec::with_capacity(layout.chunked.len());
+    let mut end = layout.chunks_at;
+    for c in &layout.chunked {
+        let r = layout.region(c.index[copy]);
+        let mut bytes = vec![0u8; r.size as usize];
+        read_at(file, path, r.address, &mut bytes)?;
+        let mut listed = hdf5::read_fixed_array(&bytes, c.raw).ok_or_else(bad)?;
+        if (listed.len() as u64) < n {
+            return Err(bad());
+        }
+        listed.truncate(n as usize);
+        for e in &listed {
+            if e.address < layout.chunks_at || e.address.saturating_add(e.size) > layout.end {
+                return Err(bad());
+            }
+            end = end.max(e.address + e.size);
+        }
+        entries.push(listed);
+    }
+    Ok(Chunks {
+        entries,
+        end,
+        trimmed: false,
+    })
+}
+
+/// Publishes the first `n` steps of a chunked file whose commit block publishes index copy
+/// `published`, leaving both copies as an uninterrupted run leaves them after `n` steps, and
+/// never writing the copy a reader may be using.
+fn republish(
+    file: &mut File,
+    path: &Path,
+    layout: &Layout,
+    chunks: &Chunks,
+    n: u64,
+    published: usize,
+) -> Result<(), OutputError> {
+    extend(file, path, layout)?;
+    let target = published_copy(n);
+    let write_copy = |file: &mut File, copy: usize, listed: u64| -> Result<(), OutputError> {
+        for (i, c) in layout.chunked.iter().enumerate() {
+            let bytes = hdf5::fixed_array(
+                layout.region(c.index[copy]).address,
+                layout.plan.capacity,
+                c.raw,
+                layout.page_bits,
+                &chunks.entries[i][..listed as usize],
+            );
+            write_at(file, path, layout.region(c.index[copy]).address, &bytes)?;
+        }
+        Ok(())
+    };
+    if published == target {
+        // The other copy lists the `n` steps and is published for a moment.
+        write_copy(file, 1 - target, n)?;
+        write_at(
+            file,
+            path,
+            layout.commit_at,
+            &layout.commit_block_at(n, 1 - target),
+        )?;
+    }
+    write_copy(file, target, n)?;
+    write_at(file, path, layout.commit_at, &layout.commit_block(n))?;
+    write_copy(file, 1 - target, n.saturating_sub(1))
 }
 
 /// Writes a new file laid out by `layout` with the static data of `parts` (and `points`, the
@@ -1030,6 +1599,7 @@ fn write_new(
     parts: &[Frame<'_>],
     points: &[[f64; 3]],
     copy_steps: Option<u64>,
+    entries: &[Vec<ChunkEntry>],
 ) -> Result<(), OutputError> {
     let plan = &layout.plan;
     let ix = &layout.index;
@@ -1107,17 +1677,24 @@ fn write_new(
         write(r, &i64s(&mut (0..f).map(|k| k * total.cells)))?;
     }
     let n = copy_steps.unwrap_or(0);
-    write_at(
-        file,
-        path,
-        layout.commit_at,
-        &commit_block(n, plan.capacity, layout.region(layout.index.values).address),
-    )?;
+    for (i, c) in layout.chunked.iter().enumerate() {
+        for copy in 0..2 {
+            write_at(
+                file,
+                path,
+                layout.region(c.index[copy]).address,
+                &layout.index_copy(i, copy, n, &entries[i]),
+            )?;
+        }
+    }
+    write_at(file, path, layout.commit_at, &layout.commit_block(n))?;
     write_at(file, path, 0, &layout.metadata)?;
     Ok(())
 }
 
-/// Writes `new` into `out` with the static data and the first `n` steps of `old` (in `file`).
+/// Writes `new` into `out` with the static data and the first `n` steps of `old` (in `file`),
+/// whose chunks are `chunks` (made `new`'s).
+#[allow(clippy::too_many_arguments)]
 fn copy_layout(
     file: &mut File,
     path: &Path,
@@ -1126,8 +1703,28 @@ fn copy_layout(
     out_path: &Path,
     new: &Layout,
     n: u64,
+    chunks: &mut Chunks,
 ) -> Result<(), OutputError> {
-    write_new(out, out_path, new, &[], &[], Some(n))?;
+    // The chunks keep their order (step, then field) and sizes: only their addresses move.
+    let mut moved = Chunks {
+        entries: vec![Vec::new(); new.chunked.len()],
+        end: new.chunks_at,
+        trimmed: false,
+    };
+    let mut from = Vec::new();
+    for k in 0..n as usize {
+        for (i, entries) in chunks.entries.iter().enumerate() {
+            let e = entries[k];
+            from.push((e.address, moved.end, e.size));
+            moved.entries[i].push(ChunkEntry {
+                address: moved.end,
+                ..e
+            });
+            moved.end += e.size;
+        }
+    }
+    write_new(out, out_path, new, &[], &[], Some(n), &moved.entries)?;
+    *chunks = moved;
     let (o, w) = (&old.index, &new.index);
     let total = new.plan.shape.total();
     let mut buffer = Vec::new();
@@ -1175,6 +1772,12 @@ fn copy_layout(
         8 * n,
         &mut buffer,
     )?;
+    for (at, to, len) in from {
+        copy(at, to, len, &mut buffer)?;
+    }
+    if !new.chunked.is_empty() {
+        return Ok(());
+    }
     let value = new.plan.precision.dtype().size() as u64;
     for (i, (_, c)) in new.plan.shape.point_fields.iter().enumerate() {
         let len = value * *c as u64 * total.points * n;
@@ -1305,7 +1908,7 @@ fn read_found(file: &mut File, path: &Path) -> Result<Found, OutputError> {
     {
         return Err(not_ours());
     }
-    let mut values = [0u8; 40];
+    let mut values = [0u8; 8 * LAYOUT_VALUES];
     read_at(file, path, layout_attribute_offset(), &mut values).map_err(|_| not_ours())?;
     let v = |i: usize| i64::from_le_bytes(values[8 * i..8 * i + 8].try_into().unwrap());
     if v(0) != MAGIC || v(1) <= 0 || v(1) > 1 << 40 {
@@ -1319,6 +1922,7 @@ fn read_found(file: &mut File, path: &Path) -> Result<Found, OutputError> {
         moving: v(2) != 0,
         precision: v(3),
         fingerprint: v(4),
+        deflate: v(5),
         times: read_times(file, path).map_err(|_| not_ours())?,
     };
     Ok(found)

@@ -158,41 +158,115 @@ fn check(path: &Path, n: usize, moving: bool, precision: Precision) {
     }
 }
 
+/// The ways the fields are stored: raw; shuffled and deflated on the caller's thread; the
+/// same on a thread of its own.
+const STORAGE: [(Option<u32>, bool); 3] = [(None, false), (Some(1), false), (Some(1), true)];
+
+fn create(
+    dir: &Path,
+    precision: Precision,
+    capacity: usize,
+    storage: (Option<u32>, bool),
+) -> VtkHdfSeries {
+    let mut series = VtkHdfSeries::create(dir, "x", precision, capacity).unwrap();
+    series.set_deflate(storage.0);
+    series.set_background(storage.1);
+    series
+}
+
 #[test]
 fn every_step_reads_back_as_written() {
-    for (name, moving, precision) in [
-        ("static", false, Precision::Double),
-        ("moving", true, Precision::Double),
-        ("single", false, Precision::Single),
-    ] {
-        let dir = scratch(name);
-        let (_, cells) = block();
-        // Laid out for 3 frames, given 5: the file is laid out anew for more, and for points
-        // that move, keeping what was written.
-        let mut series = VtkHdfSeries::create(&dir, "x", precision, 3).unwrap();
-        for k in 0..5 {
-            write(&mut series, &cells, k, moving);
-            check(series.path(), k + 1, moving, precision);
+    for storage in STORAGE {
+        for (name, moving, precision) in [
+            ("static", false, Precision::Double),
+            ("moving", true, Precision::Double),
+            ("single", false, Precision::Single),
+        ] {
+            let dir = scratch(&format!("{name}-{storage:?}"));
+            let (_, cells) = block();
+            // Laid out for 3 frames, given 5: the file is laid out anew for more, and for
+            // points that move, keeping what was written.
+            let mut series = create(&dir, precision, 3, storage);
+            for k in 0..5 {
+                write(&mut series, &cells, k, moving);
+                series.flush().unwrap();
+                check(series.path(), k + 1, moving, precision);
+            }
+            let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+}
+
+/// A compressed file is smaller than the raw one when the fields compress (here a smooth
+/// field over a larger block), and its chunks really are filtered (mask 0).
+#[test]
+fn compressed_fields_take_fewer_bytes() {
+    let n = 40;
+    let points: Vec<[f64; 3]> = (0..n * n)
+        .map(|i| [(i % n) as f64, (i / n) as f64, 0.0])
+        .collect();
+    let mut conn = Vec::new();
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            let a = i + n * j;
+            conn.extend([a, a + 1, a + n + 1, a + n]);
+        }
+    }
+    let mut cells = VtkCells::new();
+    cells.push_block(CellKind::Quad4, &conn);
+    let mut sizes = Vec::new();
+    for storage in [(None, false), (Some(1), true)] {
+        let dir = scratch(&format!("size-{storage:?}"));
+        let mut series = create(&dir, Precision::Double, 4, storage);
+        for k in 0..4 {
+            let u: Vec<f64> = points
+                .iter()
+                .flat_map(|p| [(p[0] / 7.0 + k as f64).sin(), 1e-3 * p[1], 0.0])
+                .collect();
+            let frame =
+                Frame::new(&points, &cells).with_point_field(Field::vector("displacement", &u));
+            series.write_frame(k as f64, &frame).unwrap();
+        }
+        series.flush().unwrap();
+        sizes.push(std::fs::metadata(series.path()).unwrap().len());
+        let file = hdf5_pure::File::open(series.path()).unwrap();
+        let u = file
+            .dataset("VTKHDF/PointData/displacement")
+            .unwrap()
+            .read_f64()
+            .unwrap();
+        assert_eq!(u.len(), 4 * 3 * points.len());
+        assert_eq!(
+            u[3 * points.len() + 3].to_bits(),
+            (1.0f64 / 7.0 + 1.0).sin().to_bits()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
+    // Raw fields: 4 × 38 400 bytes; the displacement's third component is zero and its
+    // second a linear ramp: shuffle + deflate take over half of them away.
+    let raw_fields = (4 * 3 * 8 * points.len()) as u64;
+    assert!(sizes[0] - sizes[1] > raw_fields / 2, "{sizes:?}");
 }
 
 #[test]
 fn a_resumed_series_is_bitwise_the_uninterrupted_one() {
     let (_, cells) = block();
-    for moving in [false, true] {
-        let whole = scratch(&format!("whole-{moving}"));
-        let mut series = VtkHdfSeries::create(&whole, "x", Precision::Double, 8).unwrap();
+    for (moving, storage) in [false, true]
+        .into_iter()
+        .flat_map(|m| STORAGE.map(|s| (m, s)))
+    {
+        let whole = scratch(&format!("whole-{moving}-{storage:?}"));
+        let mut series = create(&whole, Precision::Double, 8, storage);
         for k in 0..8 {
             write(&mut series, &cells, k, moving);
         }
+        series.flush().unwrap();
         let reference = std::fs::read(series.path()).unwrap();
 
         // Cut short after 3 frames and a fourth one off the cadence, laid out for 4; resumed
         // from the checkpoint's 3 frames, laid out for 8.
-        let cut = scratch(&format!("cut-{moving}"));
-        let mut series = VtkHdfSeries::create(&cut, "x", Precision::Double, 4).unwrap();
+        let cut = scratch(&format!("cut-{moving}-{storage:?}"));
+        let mut series = create(&cut, Precision::Double, 4, storage);
         for k in 0..3 {
             write(&mut series, &cells, k, moving);
         }
@@ -204,13 +278,16 @@ fn a_resumed_series_is_bitwise_the_uninterrupted_one() {
         let times = series.times()[..3].to_vec();
         drop(series);
         let mut series = VtkHdfSeries::resume(&cut, "x", Precision::Double, 8, &times).unwrap();
+        series.set_deflate(storage.0);
+        series.set_background(storage.1);
         assert_eq!(series.n_frames(), 3);
         for k in 3..8 {
             write(&mut series, &cells, k, moving);
         }
+        series.flush().unwrap();
         assert!(
             std::fs::read(series.path()).unwrap() == reference,
-            "moving = {moving}: the resumed file differs"
+            "moving = {moving}, {storage:?}: the resumed file differs"
         );
         let _ = std::fs::remove_dir_all(&whole);
         let _ = std::fs::remove_dir_all(&cut);
@@ -249,13 +326,18 @@ fn a_resume_refuses_a_file_of_other_times_or_precision() {
 /// state, and the publication (one write of less than a page) either done or not. Here the
 /// file after step `k − 1` and after step `k` are compared: every byte that differs, but the
 /// publication's, is overwritten with garbage, and the file must still read as its `k` first
-/// steps, exactly.
+/// steps, exactly (compressed: the step's chunks and the index copy it rewrites are among the
+/// bytes torn).
 #[test]
 fn a_killed_writer_leaves_the_published_steps_readable() {
-    for moving in [false, true] {
-        let dir = scratch(&format!("killed-{moving}"));
+    // Compressed: in the caller's thread, so that the file can be read between two steps.
+    for (moving, storage) in [false, true]
+        .into_iter()
+        .flat_map(|m| [(m, (None, false)), (m, (Some(1), false))])
+    {
+        let dir = scratch(&format!("killed-{moving}-{storage:?}"));
         let (_, cells) = block();
-        let mut series = VtkHdfSeries::create(&dir, "x", Precision::Double, 6).unwrap();
+        let mut series = create(&dir, Precision::Double, 6, storage);
         // Step 0 and 1 first: a moving series is laid out anew at step 1.
         for k in 0..2 {
             write(&mut series, &cells, k, moving);

@@ -113,15 +113,26 @@ pub fn newton_settings(time: &TimeInput) -> Result<NewtonSettings, InputError> {
     })
 }
 
+/// Deflate level of a `vtkhdf` file's fields unless `output.compression: none`.
+pub const VTKHDF_DEFLATE_LEVEL: u32 = 1;
+
 /// How the frames of a run are written, as its `output` section asks.
 pub fn series_format(output: &crate::input::OutputInput) -> fem_io::SeriesFormat {
     use crate::input::{FormatKind, PrecisionKind};
     match output.format {
         FormatKind::Pvd => fem_io::SeriesFormat::Pvd(compression(output.compression)),
-        FormatKind::Vtkhdf => fem_io::SeriesFormat::VtkHdf(match output.precision {
-            Some(PrecisionKind::Single) => fem_io::Precision::Single,
-            _ => fem_io::Precision::Double,
-        }),
+        FormatKind::Vtkhdf => fem_io::SeriesFormat::VtkHdf(
+            match output.precision {
+                Some(PrecisionKind::Single) => fem_io::Precision::Single,
+                _ => fem_io::Precision::Double,
+            },
+            // The filters HDF5 readers have: shuffle + deflate at level 1 (LZ4 is not one of
+            // them; docs/performance.md: levels above 1 gain little and cost time).
+            match output.compression {
+                CompressionKind::None => None,
+                CompressionKind::Lz4 | CompressionKind::Zlib => Some(VTKHDF_DEFLATE_LEVEL),
+            },
+        ),
     }
 }
 
