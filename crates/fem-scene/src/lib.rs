@@ -23,10 +23,12 @@
 pub mod generate;
 pub mod group;
 pub mod model;
+pub mod pairs;
 pub mod rigid;
 pub mod scene;
 pub mod section;
 pub mod solid;
+pub mod solid_faces;
 
 pub use group::{BodyGroup, GroupStep};
 pub use model::SceneModel;
