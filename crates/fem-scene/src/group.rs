@@ -97,8 +97,8 @@ pub trait BodyGroup: Send + Sync {
         None
     }
     /// Whether the group's shapes are points of its bodies (a solid's nodes): two such
-    /// shapes of two bodies are not paired (node to node is no contact; solid–solid contact
-    /// needs node-to-face, not built).
+    /// shapes of two bodies are not paired (node to node is no contact; two solids meet node
+    /// to face, [`Self::surface_contacts`]).
     fn point_contacts(&self) -> bool {
         false
     }

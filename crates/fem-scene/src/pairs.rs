@@ -35,6 +35,9 @@ use crate::solid_faces::project;
 /// rounding of a node exactly on the face's edge.
 const ON_FACE: f64 = 1e-9;
 
+/// An axis-aligned box: lower and upper corners.
+type Bounds = (Vector3<f64>, Vector3<f64>);
+
 /// The boxes of a body's faces, grown by `grow` plus half the face's size (a point behind
 /// a face is found to that depth).
 fn face_boxes(b: &SolidBody, grow: f64) -> Vec<(Vector3<f64>, Vector3<f64>)> {
@@ -104,7 +107,7 @@ pub(crate) fn surface_contacts(
         }
     }
     // Shapes of other groups against every solid's faces.
-    let queries: Vec<(usize, (Vector3<f64>, Vector3<f64>))> = shapes
+    let queries: Vec<(usize, Bounds)> = shapes
         .iter()
         .enumerate()
         .filter(|(s, sh)| foreign.get(*s).copied().unwrap_or(false) && sh.shape.is_convex())

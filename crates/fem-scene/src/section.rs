@@ -104,6 +104,9 @@ pub struct SolidInput {
 /// [`SceneSection::solid_bodies`] makes.
 type SolidMaker = Box<dyn FnOnce(u32) -> Result<SolidBody, crate::solid::SolidGroupError>>;
 
+/// The solids' makers, their common time grid (none without solids) and description.
+type SolidMakers = (Vec<SolidMaker>, Option<fem_time::TimeGrid>, Vec<String>);
+
 /// The materials of pairs of surfaces.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -860,7 +863,7 @@ impl SceneSection {
         &self,
         input: &Sections<'_>,
         gravity: [f64; 3],
-    ) -> Result<(Vec<SolidMaker>, Option<fem_time::TimeGrid>, Vec<String>), InputError> {
+    ) -> Result<SolidMakers, InputError> {
         if self.solids.is_empty() {
             return Ok((Vec::new(), None, Vec::new()));
         }

@@ -18,8 +18,10 @@
 //!
 //! Why node-to-surface rather than Solfec's point contacts from pairs of faces: against planes
 //! and rigid shapes the node is exact (a node of the surface cannot pass the obstacle) and needs
-//! no face clipping; the face-pair points serve solid–solid contact, which is not built here.
-//! Two solids' nodes are not paired with each other ([`BodyGroup::point_contacts`]).
+//! no face clipping. Two solids' nodes are not paired with each other
+//! ([`BodyGroup::point_contacts`]): a solid's faces ([`SolidBody::with_faces`]) meet the other
+//! solids' nodes and the rigid shapes instead (node to face, [`crate::pairs`], eqs. C20–C22 of
+//! docs/theory/contact.md §10), and a group holds any number of solids, each its own body.
 
 use std::collections::HashMap;
 
@@ -190,6 +192,9 @@ pub struct SolidBody {
     cells: Option<(CellKind, Vec<usize>)>,
 }
 
+/// A point handed out on a face: the face and its shape functions there.
+type FacePoint = (usize, [f64; 4]);
+
 /// A solid's contact faces and where their nodes are (mid-step inside a step).
 #[derive(Debug, Default)]
 pub(crate) struct Surface {
@@ -206,7 +211,7 @@ pub(crate) struct Surface {
     /// The size of each face (its longest diagonal or edge, reference).
     pub(crate) face_size: Vec<f64>,
     /// The face points handed out this step: face and weights, by the bits of the point.
-    points: std::sync::Mutex<HashMap<[u64; 3], (usize, [f64; 4])>>,
+    points: std::sync::Mutex<HashMap<[u64; 3], FacePoint>>,
 }
 
 impl Surface {
@@ -246,7 +251,7 @@ impl Surface {
         }
     }
 
-    fn face_point(&self, point: &Vector3<f64>) -> Option<(usize, [f64; 4])> {
+    fn face_point(&self, point: &Vector3<f64>) -> Option<FacePoint> {
         self.points.lock().ok()?.get(&bits(point)).copied()
     }
 }
@@ -602,7 +607,8 @@ struct Merged {
 }
 
 impl SolidGroup {
-    /// A group of solids (one for now: the group draws the first).
+    /// A group of solids (their frame: the only one's, or all of them placed,
+    /// [`SolidBody::with_drawing`]).
     pub fn new(bodies: Vec<SolidBody>) -> Self {
         Self {
             bodies,

@@ -376,8 +376,8 @@ struct Drop {
 
 /// A hex8 cube 0.1 (2 × 2 × 2 cells, E = 1e7, ρ = 1000, ν = 0) dropped from `drop` above the
 /// plane z = 0 (or above a rigid box 0.3 × 0.3 × 0.05 resting on it), e = 0; 0.1 s.
-fn dropped_cube(on_box: bool) -> Drop {
-    let (side, drop, dt) = (0.1, 5e-3, 1e-4);
+fn dropped_cube(on_box: bool, dt: f64) -> Drop {
+    let (side, drop) = (0.1, 5e-3);
     let base = if on_box { 0.05 } else { 0.0 };
     let (cube, _) = box_solid_of(
         [side; 3],
@@ -419,7 +419,7 @@ fn dropped_cube(on_box: bool) -> Drop {
     let e0 = scene.scene_energy();
     let mass = DENSITY * side.powi(3);
     let mut depth: f64 = 0.0;
-    for _ in 0..1000 {
+    for _ in 0..(0.1 / dt).round() as usize {
         scene.step().unwrap();
         let g = scene.groups()[solid_group]
             .as_any()
@@ -458,12 +458,19 @@ fn dropped_cube(on_box: bool) -> Drop {
 
 #[test]
 fn a_cube_dropped_on_a_plane_comes_to_rest_with_its_energy_balance_closed() {
-    let d = dropped_cube(false);
+    let d = dropped_cube(false, 1e-4);
+    let fine = dropped_cube(false, 5e-5);
+    println!(
+        "cube on a plane, h = 5e-5: balance drift {:.3e}, dissipated {:.4}, deepest node {:.3e}",
+        fine.drift, fine.dissipated, fine.depth
+    );
     println!(
         "cube on a plane: balance drift {:.3e} (of m g d), dissipated {:.4} (of m g d), deepest node {:.3e}, largest node speed at the end {:.3e} of the impact's",
         d.drift, d.dissipated, d.depth, d.rest
     );
     assert!(d.drift.abs() < 1e-3, "{}", d.drift);
+    assert!(fine.drift.abs() < 1e-3, "{}", fine.drift);
+    assert!(fine.depth < 2.0 * G * 2.5e-9, "{}", fine.depth);
     // e = 0: the impact takes most of the drop's energy; the cube keeps some as vibration.
     assert!(
         d.dissipated > 0.5 && d.dissipated <= 1.0 + 1e-3,
@@ -477,7 +484,7 @@ fn a_cube_dropped_on_a_plane_comes_to_rest_with_its_energy_balance_closed() {
 
 #[test]
 fn a_cube_dropped_on_a_rigid_box_keeps_its_energy_balance() {
-    let d = dropped_cube(true);
+    let d = dropped_cube(true, 1e-4);
     println!(
         "cube on a rigid box: balance drift {:.3e} (of m g d), dissipated {:.4} (of m g d), deepest node into the box {:.3e}, largest node speed at the end {:.3e} of the impact's",
         d.drift, d.dissipated, d.depth, d.rest
