@@ -521,7 +521,7 @@ impl SceneStepper {
     /// The contact points of the configuration now (at a step boundary), within `prediction`:
     /// for the check of bodies that start interpenetrating.
     pub fn contacts_now(&self, prediction: f64) -> Result<Vec<Detected>, SceneError> {
-        let (shapes, owners) = self.placed_shapes();
+        let (shapes, owners, of_group) = self.placed_shapes_of_groups();
         let mut found = detect(&shapes, &self.obstacles, &DetectSettings { prediction })?;
         for d in &mut found {
             d.first = owners[d.first];
@@ -529,6 +529,26 @@ impl SceneStepper {
                 *j = owners[*j];
             }
         }
+        // And on the groups' own surfaces (a solid's faces).
+        let mut constraints = Vec::new();
+        let (mut keys, mut seconds) = (Vec::new(), Vec::new());
+        self.surface_constraints(
+            &shapes,
+            &owners,
+            &of_group,
+            prediction,
+            &mut constraints,
+            &mut keys,
+            &mut seconds,
+        );
+        found.extend(constraints.iter().zip(seconds).map(|(c, second)| Detected {
+            first: c.first,
+            second,
+            point: c.point,
+            normal: c.frame.row(0).transpose(),
+            gap: c.gap,
+            features: [0; 4],
+        }));
         Ok(found)
     }
 
