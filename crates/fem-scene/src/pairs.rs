@@ -90,11 +90,9 @@ pub(crate) fn surface_contacts(
     // Solid against solid.
     for a in 0..bodies.len() {
         for m in a + 1..bodies.len() {
-            let (slave, master) = if mean_face_size(&bodies[m]) < mean_face_size(&bodies[a]) {
-                (m, a)
-            } else {
-                (a, m)
-            };
+            // (Equal meshes placed apart differ in the rounding of their sizes: a tie.)
+            let finer = mean_face_size(&bodies[m]) < (1.0 - 1e-9) * mean_face_size(&bodies[a]);
+            let (slave, master) = if finer { (m, a) } else { (a, m) };
             nodes_on_faces(
                 bodies,
                 slave,
