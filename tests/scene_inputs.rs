@@ -290,4 +290,37 @@ fn a_bar_whose_struck_face_is_massless_keeps_its_energy_through_the_impact() {
     assert!(out.status.success(), "{}", text(&out));
     let (kept, lost) = energy_kept(&dir);
     assert!(kept < 0.97 && lost > 0.03, "{kept} {lost}");
+
+fn the_two_bars_meet_and_part_when_their_comment_says() {
+    let dir = run("inputs/scene_two_bars.yaml", "scene_two_bars");
+    let (h, rows) = history(&dir);
+    let (t, active, kinetic, total, impact) = (
+        column(&h, "t"),
+        column(&h, "active_contacts"),
+        column(&h, "kinetic"),
+        column(&h, "total"),
+        column(&h, "dissipated_impact"),
+    );
+    let touching: Vec<&Vec<f64>> = rows.iter().filter(|r| r[active] > 0.0).collect();
+    let (first, last) = (touching[0][t], touching[touching.len() - 1][t]);
+    // In contact from t = 0.0100 s to 0.0422 s: 2L/c = 0.0316 s and 4 steps of 2e-4 s.
+    assert!(
+        (first - 0.0100).abs() < 1e-9 && (last - 0.0422).abs() < 1e-9,
+        "{first} {last}"
+    );
+    assert!(((last - first + 2e-4) - 0.0316).abs() <= 4.0 * 2e-4 + 1e-3 * 0.0316);
+    // Of the 0.05 J: 0.0016 J in the impact, 0.0020 J of vibration, 0.0464 J of kinetic
+    // energy as they leave.
+    let end = &rows[rows.len() - 1];
+    assert!((rows[0][total] - 0.05).abs() < 1e-12);
+    assert!((end[impact] - 0.0016).abs() < 5e-5, "{}", end[impact]);
+    assert!(
+        (end[total] - end[kinetic] - 0.0020).abs() < 5e-5,
+        "{}",
+        end[total] - end[kinetic]
+    );
+    assert!((end[kinetic] - 0.0464).abs() < 5e-5, "{}", end[kinetic]);
+    // One frame holds both bars.
+    let frame = std::fs::read_to_string(dir.join("scene_two_bars_000010.vtu")).unwrap();
+    assert!(frame.contains("Name=\"solid\"") && frame.contains("Name=\"contact_force\""));
 }

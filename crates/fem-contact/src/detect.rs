@@ -643,3 +643,72 @@ pub fn constraints_of(
         })
         .collect()
 }
+
+/// Every pair (query, leaf) of axis-aligned boxes that overlap, each box given by its lower
+/// and upper corners, sorted: the broad phase of a caller's own narrow phase (a solid's
+/// faces against nodes or shapes, issue 24), over the same BVH as [`detect`].
+pub fn box_pairs(
+    leaves: &[(Vector3<f64>, Vector3<f64>)],
+    queries: &[(Vector3<f64>, Vector3<f64>)],
+) -> Vec<(usize, usize)> {
+    if leaves.is_empty() || queries.is_empty() {
+        return Vec::new();
+    }
+    let aabb = |(lo, hi): &(Vector3<f64>, Vector3<f64>)| Aabb::new(v(lo), v(hi));
+    let boxes: Vec<Aabb> = leaves.iter().map(aabb).collect();
+    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &boxes);
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (q, b) in queries.iter().enumerate() {
+        let a = aabb(b);
+        pairs.extend(bvh.intersect_aabb(&a).map(|j| (q, j as usize)));
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+/// The nearest points of a placed convex shape and a triangle, within `prediction`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriangleContact {
+    /// The point on the triangle.
+    pub on_triangle: Vector3<f64>,
+    /// The point on the shape.
+    pub on_shape: Vector3<f64>,
+    /// The unit normal out of the triangle towards the shape.
+    pub normal: Vector3<f64>,
+    /// The distance (`< 0` overlapping).
+    pub gap: f64,
+}
+
+/// The contact of a placed shape with the triangle `triangle` (world points), if they are
+/// closer than `prediction` (parry's `contact` query: GJK, EPA when overlapping). `None` for
+/// a shape that is not convex, or a triangle without area.
+pub fn shape_against_triangle(
+    shape: &PlacedShape,
+    triangle: &[Vector3<f64>; 3],
+    prediction: f64,
+) -> Option<TriangleContact> {
+    if !shape.shape.convex {
+        return None;
+    }
+    let [a, b, c] = triangle;
+    if (b - a).cross(&(c - a)).norm() == 0.0 {
+        return None;
+    }
+    let tri = parry3d_f64::shape::Triangle::new(v(a), v(b), v(c));
+    let pose = shape.placement.pose();
+    let found = parry3d_f64::query::contact(
+        &Pose::IDENTITY,
+        &tri,
+        &pose,
+        shape.shape.inner.as_ref(),
+        prediction.max(0.0),
+    )
+    .ok()??;
+    Some(TriangleContact {
+        on_triangle: nv(found.point1),
+        on_shape: nv(found.point2),
+        normal: nv(found.normal1).normalize(),
+        gap: found.dist,
+    })
+}

@@ -33,6 +33,42 @@ pub struct GroupStep {
     pub residual: f64,
 }
 
+/// Who meets a group's surface at a [`SurfaceContact`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfaceParty {
+    /// A contact point of one of the group's own bodies (a solid's node): the body (group
+    /// numbering) and its shape (group numbering, in the order of
+    /// [`BodyGroup::placed_shapes`]).
+    Own {
+        /// The body.
+        body: usize,
+        /// The shape.
+        shape: usize,
+    },
+    /// A shape of another group (scene numbering of the placed shapes).
+    Shape(usize),
+}
+
+/// A contact point a group finds on its own bodies' surfaces (a solid's faces, issue 24
+/// part B): the first party's point against a point of a face of the group's body `second`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfaceContact {
+    /// The first party.
+    pub first: SurfaceParty,
+    /// The body (group numbering) whose face holds `point_second`.
+    pub second: usize,
+    /// The first party's point (mid-step, world).
+    pub point: Vector3<f64>,
+    /// The point of the face (mid-step, world).
+    pub point_second: Vector3<f64>,
+    /// The unit normal out of the face, into the first party.
+    pub normal: Vector3<f64>,
+    /// The gap along the normal (`< 0` overlapping).
+    pub gap: f64,
+    /// The surface materials of the first party and of the face.
+    pub materials: (u32, u32),
+}
+
 /// A set of bodies of one kind in a scene (module documentation).
 pub trait BodyGroup: Send + Sync {
     /// What the group holds, for messages (`"rigid bodies"`).
@@ -70,10 +106,25 @@ pub trait BodyGroup: Send + Sync {
         false
     }
     /// Whether the group's shapes are points of its bodies (a solid's nodes): two such
-    /// shapes of two bodies are not paired (node to node is no contact; solid–solid contact
-    /// needs node-to-face, not built).
+    /// shapes of two bodies are not paired (node to node is no contact; two solids meet node
+    /// to face, [`Self::surface_contacts`]).
     fn point_contacts(&self) -> bool {
         false
+    }
+    /// The contact points the group finds itself between its bodies' surfaces and their own
+    /// contact points (one solid's nodes against another's faces) or the scene's shapes
+    /// `shapes` marked in `foreign` (other groups' shapes that are not points: a rigid sphere
+    /// against a solid's faces), within `prediction`, at mid-step (issue 24 part B). The
+    /// group must then map the `point_second` it returned to its face
+    /// ([`fem_contact::body::ContactBody::point_map`]). Default: none.
+    fn surface_contacts(
+        &self,
+        shapes: &[PlacedShape],
+        foreign: &[bool],
+        prediction: f64,
+    ) -> Vec<SurfaceContact> {
+        let _ = (shapes, foreign, prediction);
+        Vec::new()
     }
     /// The world position at mid-step of the point of body `i` at body coordinates
     /// `body_point` ([`Self::body_coordinates`]).

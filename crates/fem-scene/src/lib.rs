@@ -2,7 +2,7 @@
 //! docs/architecture.md "Bodies that meet").
 //!
 //! A scene holds bodies of any kind behind one interface ([`BodyGroup`]: rigid bodies now,
-//! [`rigid::RigidGroup`]; solids in issue 24), fixed obstacles, surface-pair materials and
+//! [`rigid::RigidGroup`]; [`solid::SolidGroup`], total-Lagrangian solids), fixed obstacles, surface-pair materials and
 //! links, and steps them together ([`SceneStepper`]): every group begins its step (mid-step
 //! configuration, free velocities), detection at mid-step, the constraint points, assembly of
 //! the local problem, fem-contact's NSGS warm-started by contact identity, the impulses back
@@ -15,8 +15,10 @@
 //! | [`group`] | [`BodyGroup`], the interface of a kind of body |
 //! | [`scene`] | [`SceneStepper`], links, settings, contact records, the energy bookkeeping |
 //! | [`rigid`] | [`rigid::RigidGroup`]: fem-rigid's bodies with shapes and materials |
-//! | [`solid`] | [`solid::SolidGroup`]: a total-Lagrangian solid (DEF_EXP, DEF_LIM) whose surface nodes touch |
+//! | [`solid`] | [`solid::SolidGroup`]: total-Lagrangian solids (DEF_EXP, DEF_LIM) whose surface nodes touch |
+//! | [`solid_faces`] | a solid's boundary faces, the projection of a point onto a face (C20) |
 //! | [`redistribute`] | a solid's lumped mass moved off its contact surface (massless contact nodes) |
+//! | [`pairs`] | contact on a solid's faces: another solid's nodes, a rigid shape (docs/theory/contact.md §10) |
 //! | [`section`] | the `model.scene` input section ([`SceneSection`]) |
 //! | [`generate`] | generators of many bodies and the CSV table |
 //! | [`model`] | [`SceneModel`]: frames, the contact points' frames, the history |
@@ -24,11 +26,13 @@
 pub mod generate;
 pub mod group;
 pub mod model;
+pub mod pairs;
 pub mod redistribute;
 pub mod rigid;
 pub mod scene;
 pub mod section;
 pub mod solid;
+pub mod solid_faces;
 
 pub use group::{BodyGroup, GroupStep};
 pub use model::SceneModel;

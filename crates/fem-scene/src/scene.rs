@@ -521,7 +521,7 @@ impl SceneStepper {
     /// The contact points of the configuration now (at a step boundary), within `prediction`:
     /// for the check of bodies that start interpenetrating.
     pub fn contacts_now(&self, prediction: f64) -> Result<Vec<Detected>, SceneError> {
-        let (shapes, owners) = self.placed_shapes();
+        let (shapes, owners, of_group) = self.placed_shapes_of_groups();
         let mut found = detect(&shapes, &self.obstacles, &DetectSettings { prediction })?;
         for d in &mut found {
             d.first = owners[d.first];
@@ -529,6 +529,26 @@ impl SceneStepper {
                 *j = owners[*j];
             }
         }
+        // And on the groups' own surfaces (a solid's faces).
+        let mut constraints = Vec::new();
+        let (mut keys, mut seconds) = (Vec::new(), Vec::new());
+        self.surface_constraints(
+            &shapes,
+            &owners,
+            &of_group,
+            prediction,
+            &mut constraints,
+            &mut keys,
+            &mut seconds,
+        );
+        found.extend(constraints.iter().zip(seconds).map(|(c, second)| Detected {
+            first: c.first,
+            second,
+            point: c.point,
+            normal: c.frame.row(0).transpose(),
+            gap: c.gap,
+            features: [0; 4],
+        }));
         Ok(found)
     }
 
@@ -613,6 +633,58 @@ impl SceneStepper {
             .collect()
     }
 
+    /// Appends the contacts every group finds on its own bodies' surfaces
+    /// ([`BodyGroup::surface_contacts`]) to `constraints`, with their identity (first: the
+    /// first party's shape; second: past the shapes, the face's body) and second party.
+    #[allow(clippy::too_many_arguments)]
+    fn surface_constraints(
+        &self,
+        shapes: &[PlacedShape],
+        owners: &[usize],
+        of_group: &[(usize, usize)],
+        prediction: f64,
+        constraints: &mut Vec<Constraint>,
+        keys: &mut Vec<ContactKey>,
+        seconds: &mut Vec<Other>,
+    ) {
+        use crate::group::SurfaceParty;
+        for (g, group) in self.groups.iter().enumerate() {
+            let foreign: Vec<bool> = of_group
+                .iter()
+                .map(|&(h, _)| h != g && !self.groups[h].point_contacts())
+                .collect();
+            let found = group.surface_contacts(shapes, &foreign, prediction);
+            if found.is_empty() {
+                continue;
+            }
+            let start = of_group.partition_point(|&(h, _)| h < g);
+            for sc in found {
+                let (first, shape) = match sc.first {
+                    SurfaceParty::Own { body, shape } => (self.offsets[g] + body, start + shape),
+                    SurfaceParty::Shape(s) => (owners[s], s),
+                };
+                let second = self.offsets[g] + sc.second;
+                if first == second {
+                    continue;
+                }
+                constraints.push(Constraint {
+                    first,
+                    second: Some(second),
+                    point: sc.point,
+                    point_second: sc.point_second,
+                    frame: frame_from_normal(&sc.normal),
+                    gap: sc.gap,
+                    law: self.materials.pair(sc.materials.0, sc.materials.1).law(),
+                });
+                keys.push(ContactKey {
+                    first: shape as u32,
+                    second: (shapes.len() + second) as i64,
+                });
+                seconds.push(Other::Body(second));
+            }
+        }
+    }
+
     /// One step (module documentation).
     pub fn step_scene(&mut self) -> Result<StepReport, StepError> {
         let step = self.clock.step() + 1;
@@ -668,7 +740,26 @@ impl SceneStepper {
         if kept.len() < constraints.len() {
             constraints = kept.iter().map(|&i| constraints[i].clone()).collect();
         }
-        let keys: Vec<ContactKey> = kept.iter().map(|&i| keys[i]).collect();
+        let mut keys: Vec<ContactKey> = kept.iter().map(|&i| keys[i]).collect();
+        let mut seconds: Vec<Other> = kept
+            .iter()
+            .zip(&constraints)
+            .map(|(&i, c)| match detected[i].second {
+                Other::Obstacle(k) => Other::Obstacle(k),
+                Other::Body(_) => Other::Body(c.second.unwrap_or(0)),
+            })
+            .collect();
+        // Contacts on the groups' own surfaces (a solid's faces met by another solid's nodes
+        // or by a rigid shape), after the detected ones.
+        self.surface_constraints(
+            &shapes,
+            &owners,
+            &of_group,
+            prediction,
+            &mut constraints,
+            &mut keys,
+            &mut seconds,
+        );
         let gaps: Vec<f64> = constraints.iter().map(|c| c.gap).collect();
         let n_contacts = constraints.len();
         constraints.extend(self.link_constraints());
@@ -841,7 +932,6 @@ impl SceneStepper {
                         ContactState::Stick
                     }
                 };
-                let d = &detected[kept[i]];
                 records.push(ContactRecord {
                     point: c.point,
                     normal: c.frame.row(0).transpose(),
@@ -850,10 +940,7 @@ impl SceneStepper {
                     gap: gaps[i],
                     state,
                     first: c.first,
-                    second: match d.second {
-                        Other::Obstacle(k) => Other::Obstacle(k),
-                        Other::Body(_) => Other::Body(c.second.unwrap_or(0)),
-                    },
+                    second: seconds[i],
                 });
             } else {
                 links += work.x + work.y + work.z;

@@ -33,6 +33,7 @@ use crate::model::{HISTORY_COLUMNS, SceneModel};
 use crate::rigid::{RigidGroup, body_of_mass};
 use crate::scene::{Link, LinkKind, Prediction, SceneSettings, SceneStepper};
 use crate::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes, group_nodes};
+use crate::solid_faces::{boundary_faces, faces_within};
 
 /// The key of the section, for messages.
 pub const SECTION: &str = "model.scene";
@@ -56,8 +57,9 @@ pub struct SceneSection {
     /// Bodies from a CSV file.
     #[serde(default)]
     pub table: Option<TableInput>,
-    /// Deformable solids (issue 24): one, on the `mesh` section's mesh, stepped by
-    /// `def_exp` or `def_lim`.
+    /// Deformable solids (issue 24), stepped by `def_exp` or `def_lim`: each on its own
+    /// `mesh` (default the `mesh` section's), placed by `position`; they meet each other
+    /// node to face.
     #[serde(default)]
     pub solids: Vec<SolidInput>,
     /// Fixed obstacles.
@@ -93,7 +95,22 @@ pub struct SolidInput {
     /// only (default false).
     #[serde(default)]
     pub mass_redistribution: bool,
+    /// The solid's own mesh (the keys of the `mesh` section: `file` or `box`); default the
+    /// `mesh` section's. The top-level `fixed` and `dirichlet` apply to solids on the `mesh`
+    /// section's mesh only.
+    #[serde(default)]
+    pub mesh: Option<fem_model::input::MeshInput>,
+    /// Where the mesh's origin is placed in the scene `[x, y, z]` (default the origin).
+    #[serde(default, deserialize_with = "strict")]
+    pub position: Option<Vec<f64>>,
 }
+
+/// A solid ready to join the scene but for its surface material: what
+/// [`SceneSection::solid_bodies`] makes.
+type SolidMaker = Box<dyn FnOnce(u32) -> Result<SolidBody, crate::solid::SolidGroupError>>;
+
+/// The solids' makers, their common time grid (none without solids) and description.
+type SolidMakers = (Vec<SolidMaker>, Option<fem_time::TimeGrid>, Vec<String>);
 
 /// The materials of pairs of surfaces.
 #[derive(Clone, Debug, Deserialize)]
@@ -315,7 +332,17 @@ impl ModelSection for SceneSection {
 
     fn uses(&self) -> Uses {
         if !self.solids.is_empty() {
+            // Solids that all have their own mesh read neither the `mesh` section nor the
+            // `fixed` and `dirichlet` on its groups.
+            let own = self.solids.iter().all(|s| s.mesh.is_some());
             return Uses {
+                mesh: if own {
+                    fem_model::model::MeshUse::Refused
+                } else {
+                    fem_model::model::MeshUse::Required
+                },
+                fixed: !own,
+                dirichlet: !own,
                 initial: false,
                 schemes: &[
                     OfferedScheme {
@@ -644,9 +671,9 @@ impl SceneSection {
             Scheme::RigPos
         };
         let gravity = vec3(&format!("{SECTION}.gravity"), &self.gravity)?;
-        let solid = self.solid_body(input, gravity)?;
-        if let Some((_, g, _)) = &solid {
-            grid = *g;
+        let (solids, solid_grid, solid_lines) = self.solid_bodies(input, gravity)?;
+        if let Some(g) = solid_grid {
+            grid = g;
         }
 
         // How many bodies, before any is made.
@@ -710,12 +737,11 @@ impl SceneSection {
             }
         };
         let body_surfaces: Vec<u32> = planned.iter().map(|b| surface_index(&b.surface)).collect();
-        let solid_surface = surface_index(
-            self.solids
-                .first()
-                .and_then(|s| s.surface.as_deref())
-                .unwrap_or("default"),
-        );
+        let solid_surfaces: Vec<u32> = self
+            .solids
+            .iter()
+            .map(|s| surface_index(s.surface.as_deref().unwrap_or("default")))
+            .collect();
         let obstacle_surfaces: Vec<u32> = self
             .obstacles
             .iter()
@@ -785,13 +811,20 @@ impl SceneSection {
             groups.push(Box::new(group));
         }
         let mut solid_size = None;
-        if let Some((body, _, lines)) = solid {
-            let key = format!("{SECTION}.solids[0]");
-            let body = body(solid_surface)
-                .map_err(|e| InputError::invalid(format!("{key}.contact_group"), e.to_string()))?;
-            solid_size = Some(body.size());
+        if !solids.is_empty() {
+            let mut bodies = Vec::with_capacity(solids.len());
+            for (i, (make, material)) in solids.into_iter().zip(solid_surfaces).enumerate() {
+                let body = make(material).map_err(|e| {
+                    InputError::invalid(
+                        format!("{SECTION}.solids[{i}].contact_group"),
+                        e.to_string(),
+                    )
+                })?;
+                solid_size = Some(body.size().min(solid_size.unwrap_or(f64::INFINITY)));
+                bodies.push(body);
+            }
             groups.push(Box::new(
-                SolidGroup::new(vec![body]).with_descriptions(lines),
+                SolidGroup::new(bodies).with_descriptions(solid_lines),
             ));
         }
         let links = self.links(&planned)?;
@@ -829,33 +862,15 @@ impl SceneSection {
         Ok(SceneModel::new(scene, grid))
     }
 
-    /// The solid of `solids` (at most one), its time grid and description: a maker of the
-    /// body for its surface material index.
-    #[allow(clippy::type_complexity)]
-    fn solid_body(
+    /// The solids of `solids`, their common time grid and description: a maker of each body
+    /// for its surface material index.
+    fn solid_bodies(
         &self,
         input: &Sections<'_>,
         gravity: [f64; 3],
-    ) -> Result<
-        Option<(
-            Box<dyn FnOnce(u32) -> Result<SolidBody, crate::solid::SolidGroupError>>,
-            fem_time::TimeGrid,
-            Vec<String>,
-        )>,
-        InputError,
-    > {
-        let Some(entry) = self.solids.first() else {
-            return Ok(None);
-        };
-        let key = format!("{SECTION}.solids[0]");
-        if self.solids.len() > 1 {
-            return Err(InputError::invalid(
-                format!("{SECTION}.solids"),
-                format!(
-                    "{} solids: a scene takes one solid for now (on the mesh of the 'mesh' section; solid–solid contact is not built)",
-                    self.solids.len()
-                ),
-            ));
+    ) -> Result<SolidMakers, InputError> {
+        if self.solids.is_empty() {
+            return Ok((Vec::new(), None, Vec::new()));
         }
         if !self.links.is_empty() {
             return Err(InputError::invalid(
@@ -863,19 +878,76 @@ impl SceneSection {
                 "links join rigid bodies of a scene without solids (links on a solid are not built)",
             ));
         }
+        let mut makers = Vec::with_capacity(self.solids.len());
+        let mut grid: Option<fem_time::TimeGrid> = None;
+        let mut lines = Vec::new();
+        for (i, entry) in self.solids.iter().enumerate() {
+            let key = format!("{SECTION}.solids[{i}]");
+            let (make, g, describe) = self.solid_body(input, gravity, entry, &key)?;
+            match grid {
+                None => grid = Some(g),
+                Some(first) if first != g => {
+                    return Err(InputError::invalid(
+                        format!("{key}.solid.auto_dt"),
+                        format!(
+                            "the solids of a scene step together, but this one's step is {} and solids[0]'s {}: give time.dt and no auto_dt",
+                            fem_model::number::shown(g.dt()),
+                            fem_model::number::shown(first.dt())
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+            if self.solids.len() > 1 {
+                lines.push(format!("  solid {i}:"));
+            }
+            lines.extend(describe);
+            makers.push(make);
+        }
+        Ok((makers, grid, lines))
+    }
+
+    /// One solid of `solids` at `key`, its time grid and description.
+    fn solid_body(
+        &self,
+        input: &Sections<'_>,
+        gravity: [f64; 3],
+        entry: &SolidInput,
+        key: &str,
+    ) -> Result<(SolidMaker, fem_time::TimeGrid, Vec<String>), InputError> {
+        let offset = optional3(format!("{key}.position"), &entry.position)?.unwrap_or([0.0; 3]);
+        // A solid on its own mesh: the top-level fixed and dirichlet name the `mesh`
+        // section's groups, not its.
+        let own = entry.mesh.as_ref().map(|mesh| Sections {
+            mesh: Some(mesh),
+            fixed: &[],
+            dirichlet: &[],
+            ..*input
+        });
+        let input = own.as_ref().unwrap_or(input);
         let mut section = entry.solid.clone();
         if section.gravity.is_none() {
             section.gravity = Some(gravity.to_vec());
         }
+        let own_mesh = entry.mesh.is_some();
+        let retarget = |field: String| -> String {
+            if let Some(rest) = field.strip_prefix("model.solid") {
+                format!("{key}.solid{rest}")
+            } else if own_mesh && let Some(rest) = field.strip_prefix("mesh") {
+                format!("{key}.mesh{rest}")
+            } else {
+                field
+            }
+        };
         let prefix = |e: InputError| match e {
             InputError::Invalid { field, message } => InputError::Invalid {
-                field: match field.strip_prefix("model.solid") {
-                    Some(rest) => format!("{key}.solid{rest}"),
-                    None => field,
-                },
+                field: retarget(field),
                 message,
             },
-            other => other,
+            InputError::Mesh { field, source } => InputError::Mesh {
+                field: retarget(field),
+                source,
+            },
         };
         let prepared = section.prepare(input).map_err(prefix)?;
         let nodes = match &entry.contact_group {
@@ -902,6 +974,18 @@ impl SceneSection {
             None => boundary_nodes(prepared.mesh_kind, &prepared.connectivity)
                 .map_err(|e| InputError::invalid(format!("{key}.contact_group"), e.to_string()))?,
         };
+        // The contact faces: the boundary faces on the contact nodes (tet4 and hex8 cells;
+        // other kinds touch by their nodes only).
+        let faces = match boundary_faces(prepared.mesh_kind, &prepared.connectivity) {
+            Ok(all) => {
+                let mut sorted = nodes.clone();
+                sorted.sort_unstable();
+                faces_within(&all, &sorted)
+            }
+            Err(_) => Vec::new(),
+        };
+        let mesh_kind = prepared.mesh_kind;
+        let connectivity = prepared.connectivity.clone();
         let system = if entry.mass_redistribution {
             let at = format!("{key}.mass_redistribution");
             if input.scheme_name() != fem_time::leapfrog::def_lim::NAME {
@@ -926,7 +1010,7 @@ impl SceneSection {
             settings,
             grid,
             critical,
-            describe,
+            mut describe,
             output,
             mesh,
             ..
@@ -954,9 +1038,24 @@ impl SceneSection {
                     .map_err(step_error)?,
             ),
         };
-        let points = mesh.points;
-        let make = move |material: u32| SolidBody::new(stepper, points, nodes, material, output);
-        Ok(Some((Box::new(make), grid, describe)))
+        if offset != [0.0; 3] {
+            describe.push(format!(
+                "  placed at [{}]",
+                offset.map(fem_model::number::shown).join(", ")
+            ));
+        }
+        let points: Vec<[f64; 3]> = mesh
+            .points
+            .iter()
+            .map(|p| std::array::from_fn(|k| p[k] + offset[k]))
+            .collect();
+        let make = move |material: u32| {
+            SolidBody::new(stepper, points, nodes, material, output).map(|b| {
+                b.with_faces(&faces)
+                    .with_drawing(offset, mesh_kind, connectivity)
+            })
+        };
+        Ok((Box::new(make), grid, describe))
     }
 
     fn material_table(
@@ -1156,9 +1255,10 @@ impl SceneSection {
             .chain(solid_size)
             .fold(f64::INFINITY, f64::min);
         let key_of = |b: usize| {
-            planned
-                .get(b)
-                .map_or_else(|| format!("{SECTION}.solids[0]"), |p| p.key.clone())
+            planned.get(b).map_or_else(
+                || format!("{SECTION}.solids[{}]", b - planned.len()),
+                |p| p.key.clone(),
+            )
         };
         let tolerance = match self.overlap_tolerance {
             Some(t) if t.is_finite() && t >= 0.0 => t,

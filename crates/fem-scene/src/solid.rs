@@ -18,8 +18,10 @@
 //!
 //! Why node-to-surface rather than Solfec's point contacts from pairs of faces: against planes
 //! and rigid shapes the node is exact (a node of the surface cannot pass the obstacle) and needs
-//! no face clipping; the face-pair points serve solid–solid contact, which is not built here.
-//! Two solids' nodes are not paired with each other ([`BodyGroup::point_contacts`]).
+//! no face clipping. Two solids' nodes are not paired with each other
+//! ([`BodyGroup::point_contacts`]): a solid's faces ([`SolidBody::with_faces`]) meet the other
+//! solids' nodes and the rigid shapes instead (node to face, [`crate::pairs`], eqs. C20–C22 of
+//! docs/theory/contact.md §10), and a group holds any number of solids, each its own body.
 
 use std::collections::HashMap;
 
@@ -197,6 +199,76 @@ pub struct SolidBody {
     contact_force: Vec<f64>,
     output: SolidOutput,
     size: f64,
+    /// The contact surface's faces (solid against solid, rigid shape against faces).
+    pub(crate) surface: Surface,
+    /// The translation of the mesh into the scene (frames of several solids).
+    offset: [f64; 3],
+    /// The solid's cells for a frame of several solids: kind and mesh connectivity.
+    cells: Option<(CellKind, Vec<usize>)>,
+}
+
+/// A point handed out on a face: the face and its shape functions there.
+type FacePoint = (usize, [f64; 4]);
+
+/// A solid's contact faces and where their nodes are (mid-step inside a step).
+#[derive(Debug, Default)]
+pub(crate) struct Surface {
+    /// Faces, by their corners' indices into `nodes`.
+    pub(crate) faces: Vec<([usize; 4], u8)>,
+    /// The faces' mesh nodes.
+    nodes: Vec<usize>,
+    /// Their free dofs.
+    node_dofs: Vec<[Option<usize>; 3]>,
+    /// Their index among the solid's contact nodes (`None`: held, not a contact node).
+    pub(crate) contact: Vec<Option<usize>>,
+    /// Their positions.
+    pub(crate) placed: Vec<Vector3<f64>>,
+    /// The size of each face (its longest diagonal or edge, reference).
+    pub(crate) face_size: Vec<f64>,
+    /// The face points handed out this step: face and weights, by the bits of the point.
+    points: std::sync::Mutex<HashMap<[u64; 3], FacePoint>>,
+}
+
+impl Surface {
+    /// The corner positions of face `f`.
+    pub(crate) fn corners(&self, f: usize) -> ([Vector3<f64>; 4], usize) {
+        let (c, n) = self.faces[f];
+        let mut x = [Vector3::zeros(); 4];
+        for k in 0..n as usize {
+            x[k] = self.placed[c[k]];
+        }
+        (x, n as usize)
+    }
+
+    /// The outward normal of each face node: the sum of its faces' area vectors, unit.
+    pub(crate) fn node_normals(&self) -> Vec<Vector3<f64>> {
+        let mut n = vec![Vector3::zeros(); self.nodes.len()];
+        for f in 0..self.faces.len() {
+            let (x, k) = self.corners(f);
+            let area = if k == 3 {
+                (x[1] - x[0]).cross(&(x[2] - x[0]))
+            } else {
+                (x[2] - x[0]).cross(&(x[3] - x[1]))
+            };
+            for &a in &self.faces[f].0[..k] {
+                n[a] += area;
+            }
+        }
+        n.iter()
+            .map(|v| v.try_normalize(0.0).unwrap_or_default())
+            .collect()
+    }
+
+    /// Records that `point` is on face `f` with the shape functions `weights`.
+    pub(crate) fn hand_out(&self, point: &Vector3<f64>, f: usize, weights: [f64; 4]) {
+        if let Ok(mut m) = self.points.lock() {
+            m.insert(bits(point), (f, weights));
+        }
+    }
+
+    fn face_point(&self, point: &Vector3<f64>) -> Option<FacePoint> {
+        self.points.lock().ok()?.get(&bits(point)).copied()
+    }
 }
 
 fn bits(p: &Vector3<f64>) -> [u64; 3] {
@@ -295,6 +367,9 @@ impl SolidBody {
             contact_force: vec![0.0; 3 * n_points],
             output,
             size,
+            surface: Surface::default(),
+            offset: [0.0; 3],
+            cells: None,
         };
         body.place(false);
         Ok(body)
@@ -315,6 +390,91 @@ impl SolidBody {
             self.by_position.entry(bits(&p)).or_insert(k);
             self.placed.push(p);
         }
+        let s = &mut self.surface;
+        for (k, (&n, dofs)) in s.nodes.iter().zip(&s.node_dofs).enumerate() {
+            let x = self.points[n];
+            s.placed[k] = Vector3::from_fn(|c, _| x[c] + dofs[c].map_or(0.0, |d| q[d]));
+        }
+        if let Ok(m) = s.points.get_mut() {
+            m.clear();
+        }
+    }
+
+    /// The same solid whose contact surface also has the faces `faces` (outward, of nodes
+    /// of the mesh): other solids' nodes and rigid shapes meet them (issue 24 part B).
+    pub fn with_faces(mut self, faces: &[crate::solid_faces::Face]) -> Self {
+        let dofmap = output_dofmap(&self.stepper);
+        let mut index: HashMap<usize, usize> = HashMap::new();
+        let mut surface = Surface::default();
+        for f in faces {
+            let mut c = [0; 4];
+            for (k, &n) in f.nodes().iter().enumerate() {
+                c[k] = *index.entry(n).or_insert_with(|| {
+                    surface.nodes.push(n);
+                    surface
+                        .node_dofs
+                        .push(std::array::from_fn(|j| dofmap.free(3 * n + j)));
+                    surface.nodes.len() - 1
+                });
+            }
+            let x: Vec<Vector3<f64>> = f
+                .nodes()
+                .iter()
+                .map(|&n| Vector3::from(self.points[n]))
+                .collect();
+            let mut size: f64 = 0.0;
+            for a in 0..x.len() {
+                for b in a + 1..x.len() {
+                    size = size.max((x[a] - x[b]).norm());
+                }
+            }
+            surface.faces.push((c, f.corners));
+            surface.face_size.push(size);
+        }
+        surface.placed = vec![Vector3::zeros(); surface.nodes.len()];
+        let contact: HashMap<usize, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| (n, k))
+            .collect();
+        surface.contact = surface
+            .nodes
+            .iter()
+            .map(|n| contact.get(n).copied())
+            .collect();
+        self.surface = surface;
+        self.place(false);
+        self
+    }
+
+    /// The same solid drawn translated by `offset` (its `points` are already placed) with its
+    /// cells `connectivity` of `kind`, for the frame of a scene of several solids.
+    pub fn with_drawing(
+        mut self,
+        offset: [f64; 3],
+        kind: CellKind,
+        connectivity: Vec<usize>,
+    ) -> Self {
+        self.offset = offset;
+        self.cells = Some((kind, connectivity));
+        self
+    }
+
+    /// The contact nodes' positions (mid-step inside a step), in the order of
+    /// [`Self::contact_nodes`].
+    pub fn placed_nodes(&self) -> &[Vector3<f64>] {
+        &self.placed
+    }
+
+    /// The surface material.
+    pub fn material(&self) -> u32 {
+        self.material
+    }
+
+    /// The number of contact faces.
+    pub fn n_faces(&self) -> usize {
+        self.surface.faces.len()
     }
 
     /// The contact node at `point`: the one placed exactly there, else the nearest.
@@ -392,6 +552,25 @@ impl ContactBody for SolidBody {
     }
 
     fn point_map(&self, point: &Vector3<f64>, out: &mut PointMap) {
+        if !self.by_position.contains_key(&bits(point))
+            && let Some((f, w)) = self.surface.face_point(point)
+        {
+            // A point of a face: H = [… N_a I₃ …] (C21).
+            let (c, n) = self.surface.faces[f];
+            let start = out.len();
+            for (k, &a) in c[..n as usize].iter().enumerate() {
+                if w[k] == 0.0 {
+                    continue;
+                }
+                for (j, d) in self.surface.node_dofs[a].iter().enumerate() {
+                    if let Some(d) = d {
+                        out.push((*d, Vector3::ith(j, w[k])));
+                    }
+                }
+            }
+            out[start..].sort_by_key(|(d, _)| *d);
+            return;
+        }
         let k = self.node_at(point);
         for (c, d) in self.node_dofs[k].iter().enumerate() {
             if let Some(d) = d {
@@ -443,15 +622,28 @@ pub struct SolidGroup {
     bodies: Vec<SolidBody>,
     descriptions: Vec<String>,
     in_step: bool,
+    /// The frame of several solids: their points, cells and fields, one after the other.
+    merged: Merged,
+}
+
+/// The buffers of the frame of several solids.
+#[derive(Debug, Default)]
+struct Merged {
+    points: Vec<[f64; 3]>,
+    cells: fem_io::VtkCells,
+    point_fields: Vec<(String, usize, Vec<f64>)>,
+    cell_fields: Vec<(String, usize, Vec<f64>)>,
 }
 
 impl SolidGroup {
-    /// A group of solids (one for now: the group draws the first).
+    /// A group of solids (their frame: the only one's, or all of them placed,
+    /// [`SolidBody::with_drawing`]).
     pub fn new(bodies: Vec<SolidBody>) -> Self {
         Self {
             bodies,
             descriptions: Vec::new(),
             in_step: false,
+            merged: Merged::default(),
         }
     }
 
@@ -599,24 +791,77 @@ impl BodyGroup for SolidGroup {
     }
 
     fn state(&self) -> Vec<StateField<'_>> {
-        self.bodies[0].stepper.stepper().state()
+        if self.bodies.len() == 1 {
+            return self.bodies[0].stepper.stepper().state();
+        }
+        // Several solids: each one's fields under `solidI.`.
+        let mut fields = Vec::new();
+        for (i, b) in self.bodies.iter().enumerate() {
+            for f in b.stepper.stepper().state() {
+                fields.push(StateField {
+                    name: std::borrow::Cow::Owned(format!("solid{i}.{}", f.name)),
+                    kind: f.kind,
+                    values: f.values,
+                });
+            }
+        }
+        fields
     }
 
     fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
-        let b = &mut self.bodies[0];
-        b.stepper.stepper_mut().restore(step_index, fields)?;
-        b.contact_force.fill(0.0);
-        b.place(false);
+        let several = self.bodies.len() > 1;
+        for (i, b) in self.bodies.iter_mut().enumerate() {
+            if several {
+                let prefix = format!("solid{i}.");
+                let own: Vec<StateField<'_>> = fields
+                    .iter()
+                    .filter_map(|f| {
+                        f.name.strip_prefix(&prefix).map(|name| StateField {
+                            name: std::borrow::Cow::Owned(name.to_string()),
+                            kind: f.kind,
+                            values: std::borrow::Cow::Borrowed(&f.values[..]),
+                        })
+                    })
+                    .collect();
+                b.stepper.stepper_mut().restore(step_index, &own)?;
+            } else {
+                b.stepper.stepper_mut().restore(step_index, fields)?;
+            }
+            b.contact_force.fill(0.0);
+            b.place(false);
+        }
         Ok(())
     }
 
     fn frame(&mut self) -> Frame<'_> {
-        let b = &mut self.bodies[0];
-        let position = b.stepper.position().to_vec();
-        let velocity = b.stepper.velocity().to_vec();
-        b.output
-            .frame(&position, &velocity)
-            .with_point_field(Field::vector("contact_force", &b.contact_force))
+        if self.bodies.len() == 1 && self.bodies[0].offset == [0.0; 3] {
+            let b = &mut self.bodies[0];
+            let position = b.stepper.position().to_vec();
+            let velocity = b.stepper.velocity().to_vec();
+            return b
+                .output
+                .frame(&position, &velocity)
+                .with_point_field(Field::vector("contact_force", &b.contact_force));
+        }
+        self.merge_frames();
+        let m = &self.merged;
+        let mut frame = Frame::new(&m.points, &m.cells);
+        for (name, n, values) in &m.point_fields {
+            frame = frame.with_point_field(Field::new(name, *n, values));
+        }
+        for (name, n, values) in &m.cell_fields {
+            frame = frame.with_cell_field(Field::new(name, *n, values));
+        }
+        frame
+    }
+
+    fn surface_contacts(
+        &self,
+        shapes: &[PlacedShape],
+        foreign: &[bool],
+        prediction: f64,
+    ) -> Vec<crate::group::SurfaceContact> {
+        crate::pairs::surface_contacts(&self.bodies, shapes, foreign, prediction)
     }
 
     fn describe(&self) -> Vec<String> {
@@ -638,6 +883,52 @@ impl BodyGroup for SolidGroup {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+impl SolidGroup {
+    /// Fills the frame of several solids: each solid's frame, its points translated into the
+    /// scene, its cells after the previous solids' (a cell field `solid` numbers them).
+    fn merge_frames(&mut self) {
+        let m = &mut self.merged;
+        m.points.clear();
+        m.cells = fem_io::VtkCells::new();
+        m.point_fields.clear();
+        m.cell_fields.clear();
+        let mut solid_index: Vec<f64> = Vec::new();
+        for (i, b) in self.bodies.iter_mut().enumerate() {
+            let position = b.stepper.position().to_vec();
+            let velocity = b.stepper.velocity().to_vec();
+            let offset = b.offset;
+            let start = m.points.len();
+            if let Some((kind, conn)) = &b.cells {
+                let shifted: Vec<usize> = conn.iter().map(|&n| n + start).collect();
+                m.cells.push_block(*kind, &shifted);
+                solid_index.extend(std::iter::repeat_n(i as f64, conn.len() / kind.n_nodes()));
+            }
+            let frame = b
+                .output
+                .frame(&position, &velocity)
+                .with_point_field(Field::vector("contact_force", &b.contact_force));
+            m.points.extend(
+                frame
+                    .points
+                    .iter()
+                    .map(|p| std::array::from_fn(|k| p[k] + offset[k])),
+            );
+            for (into, from) in [
+                (&mut m.point_fields, &frame.point_data),
+                (&mut m.cell_fields, &frame.cell_data),
+            ] {
+                for f in from {
+                    match into.iter_mut().find(|(name, _, _)| name == f.name) {
+                        Some((_, _, values)) => values.extend_from_slice(f.values),
+                        None => into.push((f.name.to_string(), f.n_components, f.values.to_vec())),
+                    }
+                }
+            }
+        }
+        m.cell_fields.push(("solid".to_string(), 1, solid_index));
     }
 }
 

@@ -1,0 +1,516 @@
+//! Solids that meet each other and rigid shapes on their faces (issue 24 part B;
+//! docs/validation.md "Bodies that meet (II)"): two equal bars head on (1D theory: they
+//! exchange their velocities, the contact force a plateau `ρ c v₀ A` during `2L/c`), a rigid
+//! sphere resting on a hex8 bar's top face between its corner nodes, a cube dropped on a
+//! plane and a solid hitting a rigid body.
+
+use fem_assembly::{DofMap, SolidOperator};
+use fem_contact::detect::{MaterialTable, Obstacle, Shape};
+use fem_contact::{NsgsSettings, SurfaceMaterial};
+use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
+use fem_io::VtkCells;
+use fem_mesh::CellKind;
+use fem_mesh::generate::{BoxCells, box_mesh};
+use fem_rigid::{RigidBodies, RigidBody, RigidStepper, Scheme};
+use fem_scene::rigid::{RigidGroup, body_of_shape};
+use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes};
+use fem_scene::solid_faces::boundary_faces;
+use fem_scene::{BodyGroup, Prediction, SceneSettings, SceneStepper};
+use fem_solid::model::SolidOutput;
+use fem_solid::{SolidMass, SolidSystem};
+use fem_time::{CriticalStepCheck, DefExp, DefLim, StepSettings, Stepper};
+use nalgebra::Vector3;
+
+const L: f64 = 1.0;
+const A_SIDE: f64 = 0.1;
+const E: f64 = 1.0;
+const RHO: f64 = 1.0;
+const V0: f64 = 1e-3;
+
+/// A hex8 box solid of `lengths` and `cells`, its reference placed at `offset`, moving at
+/// `velocity`, stepped by DEF_LIM (`implicit`) or DEF_EXP with `dt`, gravity `gravity`; and
+/// its lumped masses.
+fn box_solid(
+    lengths: [f64; 3],
+    cells: [usize; 3],
+    offset: [f64; 3],
+    velocity: [f64; 3],
+    dt: f64,
+    gravity: Option<[f64; 3]>,
+    implicit: bool,
+) -> (SolidBody, Vec<f64>) {
+    box_solid_of(
+        lengths, cells, offset, velocity, dt, gravity, 0, E, RHO, true, implicit,
+    )
+}
+
+/// [`box_solid`] of Young's modulus `young` and density `density`, with its faces or not.
+#[allow(clippy::too_many_arguments)]
+fn box_solid_of(
+    lengths: [f64; 3],
+    cells: [usize; 3],
+    offset: [f64; 3],
+    velocity: [f64; 3],
+    dt: f64,
+    gravity: Option<[f64; 3]>,
+    material: u32,
+    young: f64,
+    density: f64,
+    faces: bool,
+    implicit: bool,
+) -> (SolidBody, Vec<f64>) {
+    let mesh = box_mesh(lengths, cells, BoxCells::Hex8).unwrap();
+    let conn = mesh.blocks[0].connectivity.clone();
+    let dofmap = DofMap::new(mesh.n_nodes(), 3);
+    let material_law = Material::new(MaterialModel::SaintVenantKirchhoff, young, 0.0).unwrap();
+    let operator = SolidOperator::new(
+        SolidKind::Hex8,
+        &mesh.points,
+        &conn,
+        material_law,
+        density,
+        Lumping::RowSum,
+        &dofmap,
+    )
+    .unwrap();
+    let mass = operator.lumped_mass().to_vec();
+    let mut system = SolidSystem::new(operator, SolidMass::Lumped).unwrap();
+    if let Some(g) = gravity {
+        system = system.with_gravity(g);
+    }
+    let x0 = vec![0.0; dofmap.n_free()];
+    let v0: Vec<f64> = (0..dofmap.n_free()).map(|i| velocity[i % 3]).collect();
+    let output = SolidOutput::new(
+        mesh.points.clone(),
+        VtkCells::new(),
+        system.shared_operator(),
+    );
+    let stepper = if implicit {
+        SolidStepper::Lim(DefLim::new(system, 0.0, StepSettings::new(dt), &x0, &v0).unwrap())
+    } else {
+        SolidStepper::Exp(
+            DefExp::new(
+                system,
+                StepSettings::new(dt),
+                &x0,
+                &v0,
+                CriticalStepCheck::every(0),
+            )
+            .unwrap(),
+        )
+    };
+    let points: Vec<[f64; 3]> = mesh
+        .points
+        .iter()
+        .map(|p| std::array::from_fn(|k| p[k] + offset[k]))
+        .collect();
+    let nodes = boundary_nodes(CellKind::Hex8, &conn).unwrap();
+    let faces = if faces {
+        boundary_faces(CellKind::Hex8, &conn).unwrap()
+    } else {
+        Vec::new()
+    };
+    let body = SolidBody::new(stepper, points, nodes, material, output)
+        .unwrap()
+        .with_faces(&faces)
+        .with_drawing(offset, CellKind::Hex8, conn);
+    (body, mass)
+}
+
+fn settings() -> SceneSettings {
+    SceneSettings {
+        solver: NsgsSettings {
+            tolerance: 1e-12,
+            ..NsgsSettings::default()
+        },
+        prediction: Prediction::Auto,
+    }
+}
+
+fn materials(obstacles: usize) -> MaterialTable {
+    MaterialTable {
+        default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
+        pairs: vec![],
+        obstacle_materials: vec![0; obstacles],
+    }
+}
+
+/// Mean velocity (by lumped mass) of solid `i` along `axis`.
+fn mean_velocity(scene: &SceneStepper, group: usize, i: usize, mass: &[f64], axis: usize) -> f64 {
+    let g = scene.groups()[group]
+        .as_any()
+        .downcast_ref::<SolidGroup>()
+        .unwrap();
+    let b = &g.bodies()[i];
+    let (mut p, mut m) = (0.0, 0.0);
+    for (k, &d) in b.free_dofs().iter().enumerate() {
+        if d % 3 == axis {
+            p += mass[k] * b.velocity()[k];
+            m += mass[k];
+        }
+    }
+    p / m
+}
+
+fn balance(e: &fem_time::Energy) -> f64 {
+    e.total + e.dissipated - e.external_work
+}
+
+#[test]
+fn two_equal_bars_head_on_exchange_their_velocities_after_2l_over_c() {
+    two_bars(false, 2e-3);
+}
+
+#[test]
+fn two_equal_bars_head_on_def_lim() {
+    // DEF_LIM is the midpoint rule: the balance is kept to the solve's tolerance.
+    two_bars(true, 1e-5);
+}
+
+/// Two equal bars head on, DEF_LIM (`implicit`) or DEF_EXP, the balance asserted to
+/// `balance_off` of the start's energy.
+fn two_bars(implicit: bool, balance_off: f64) {
+    let n = 40;
+    let c = (E / RHO).sqrt();
+    let dt = 0.5 * (L / n as f64) / c;
+    // Bar 0 below, moving up; bar 1 above, moving down; 2 g0 apart (0.1 s of closing).
+    let g0 = 0.05 * V0;
+    let (lower, m0) = box_solid(
+        [A_SIDE, A_SIDE, L],
+        [1, 1, n],
+        [0.0, 0.0, -L - g0],
+        [0.0, 0.0, V0],
+        dt,
+        None,
+        implicit,
+    );
+    let (upper, m1) = box_solid(
+        [A_SIDE, A_SIDE, L],
+        [1, 1, n],
+        [0.0, 0.0, g0],
+        [0.0, 0.0, -V0],
+        dt,
+        None,
+        implicit,
+    );
+    let group = SolidGroup::new(vec![lower, upper]);
+    let mut scene = SceneStepper::new(
+        vec![Box::new(group) as Box<dyn BodyGroup>],
+        vec![],
+        materials(0),
+        &[],
+        settings(),
+    )
+    .unwrap();
+    let e0 = scene.scene_energy();
+    let t_end = 0.1 + 2.0 * L / c + 0.4;
+    let n_steps = (t_end / dt).ceil() as u64;
+    let (mut first, mut last) = (0, 0);
+    let mut impulse = 0.0;
+    let mut overlap: f64 = 0.0;
+    for k in 1..=n_steps {
+        scene.step().unwrap();
+        if scene.last_solve().active > 0 {
+            if first == 0 {
+                first = k;
+            }
+            last = k;
+        }
+        // Every contact is a node of one bar on the other's end face.
+        for r in scene.contacts() {
+            assert!((r.normal.z.abs() - 1.0).abs() < 1e-12, "{:?}", r.normal);
+        }
+        impulse += scene.contacts().iter().map(|r| r.normal_force).sum::<f64>() * dt;
+        let g = scene.groups()[0]
+            .as_any()
+            .downcast_ref::<SolidGroup>()
+            .unwrap();
+        // The lower bar's top nodes against the upper bar's bottom ones: their z distance.
+        let (b0, b1) = (&g.bodies()[0], &g.bodies()[1]);
+        let top0 = b0
+            .placed_nodes()
+            .iter()
+            .map(|p| p.z)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let bottom1 = b1
+            .placed_nodes()
+            .iter()
+            .map(|p| p.z)
+            .fold(f64::INFINITY, f64::min);
+        overlap = overlap.max(top0 - bottom1);
+    }
+    let e1 = scene.scene_energy();
+    let duration = (last - first + 1) as f64 * dt;
+    let theory = 2.0 * L / c;
+    let plateau = RHO * c * V0 * A_SIDE * A_SIDE;
+    let mean_force = impulse / duration;
+    let (v_lower, v_upper) = (
+        mean_velocity(&scene, 0, 0, &m0, 2),
+        mean_velocity(&scene, 0, 1, &m1, 2),
+    );
+    let drift = (balance(&e1) - balance(&e0)) / e0.total;
+    println!(
+        "two bars ({}): dt {dt:.4e}, contact {duration:.5} (2L/c = {theory}, {:.2} steps off), lower leaves at {:.5e}, upper at {:.5e} (v0 = {V0:e}), mean force {mean_force:.5e} (rho c v0 A = {plateau:.5e}, ratio {:.4}), energy kept {:.5}, balance {drift:.3e}, deepest overlap {overlap:.3e}",
+        if implicit { "DEF_LIM" } else { "DEF_EXP" },
+        (duration - theory) / dt,
+        v_lower,
+        v_upper,
+        mean_force / plateau,
+        e1.total / e0.total,
+    );
+    assert!(((duration - theory) / dt).abs() <= 4.0, "{duration}");
+    // They exchange their velocities (to the first node layer's loss, 1/(2n) of the energy).
+    assert!((v_lower / -V0 - 1.0).abs() < 0.05, "{v_lower}");
+    assert!((v_upper / V0 - 1.0).abs() < 0.05, "{v_upper}");
+    assert!((mean_force / plateau - 1.0).abs() < 0.06, "{mean_force}");
+    assert!(drift.abs() < balance_off, "{drift}");
+    assert!(overlap < 1e-9 * V0, "{overlap}");
+}
+
+const G: f64 = 9.81;
+/// A stiff, heavy solid (SI): c = 1000 m/s.
+const YOUNG: f64 = 1e9;
+const DENSITY: f64 = 1000.0;
+
+/// A rigid sphere of radius `radius` and density `density` at `position` in a RIG_POS group
+/// stepped by `dt`.
+fn sphere_group(radius: f64, density: f64, position: [f64; 3], dt: f64) -> RigidGroup {
+    let shape = Shape::sphere(radius).unwrap();
+    let mut set = RigidBodies::new([0.0, 0.0, -G]).unwrap();
+    let mut body: RigidBody = body_of_shape(&shape, density).unwrap();
+    body.position = position;
+    set.push(body).unwrap();
+    let stepper = RigidStepper::new(set, Scheme::RigPos, dt, 0.0).unwrap();
+    RigidGroup::new(stepper, vec![shape], vec![0]).unwrap()
+}
+
+struct SphereOnBar {
+    /// The sphere's centre height at the end over the bar's top (reference).
+    centre: f64,
+    /// Its vertical velocity at the end.
+    velocity: f64,
+    /// The energy balance's drift over `m g R`.
+    drift: f64,
+    /// The deepest any bar node went below the plane.
+    depth: f64,
+}
+
+/// A hex8 bar 0.1 × 0.1 × 0.2 (one cell across) standing on the plane z = 0, a rigid sphere
+/// of radius 0.04 dropped from 1 mm above the middle of its top face, between its four
+/// corner nodes (0.071 from each); gravity; 0.05 s.
+fn sphere_on_bar(faces: bool) -> SphereOnBar {
+    let (lx, lz, radius) = (0.1, 0.2, 0.04);
+    let dt = 2e-5;
+    let (bar, _) = box_solid_of(
+        [lx, lx, lz],
+        [1, 1, 4],
+        [0.0, 0.0, 0.0],
+        [0.0; 3],
+        dt,
+        Some([0.0, 0.0, -G]),
+        0,
+        YOUNG,
+        DENSITY,
+        faces,
+        false,
+    );
+    let drop = 1e-3;
+    let sphere = sphere_group(
+        radius,
+        DENSITY,
+        [0.5 * lx, 0.5 * lx, lz + radius + drop],
+        dt,
+    );
+    let mass = DENSITY * 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3);
+    let mut scene = SceneStepper::new(
+        vec![
+            Box::new(sphere) as Box<dyn BodyGroup>,
+            Box::new(SolidGroup::new(vec![bar])),
+        ],
+        vec![Obstacle::Plane {
+            point: Vector3::zeros(),
+            normal: Vector3::z(),
+        }],
+        materials(1),
+        &[],
+        settings(),
+    )
+    .unwrap();
+    let e0 = scene.scene_energy();
+    let mut depth: f64 = 0.0;
+    for _ in 0..2500 {
+        scene.step().unwrap();
+        let g = scene.groups()[1]
+            .as_any()
+            .downcast_ref::<SolidGroup>()
+            .unwrap();
+        for p in g.bodies()[0].placed_nodes() {
+            depth = depth.max(-p.z);
+        }
+    }
+    let e1 = scene.scene_energy();
+    let rigid = scene.groups()[0]
+        .as_any()
+        .downcast_ref::<RigidGroup>()
+        .unwrap();
+    let body = &rigid.stepper().bodies();
+    SphereOnBar {
+        centre: body.positions()[0][2] - lz,
+        velocity: body.velocities()[0][2],
+        drift: (balance(&e1) - balance(&e0)) / (mass * G * radius),
+        depth,
+    }
+}
+
+#[test]
+fn a_sphere_dropped_on_a_bars_top_face_rests_on_it() {
+    let on = sphere_on_bar(true);
+    let off = sphere_on_bar(false);
+    println!(
+        "sphere on a bar's face: centre {:.6e} above the top (R = 0.04), velocity {:.3e}, balance drift {:.3e} (of m g R), deepest bar node {:.3e}; without faces: centre {:.4e}",
+        on.centre, on.velocity, on.drift, on.depth, off.centre
+    );
+    // Without the faces the sphere passes between the corner nodes (by more than 1 cm
+    // within the run).
+    assert!(off.centre < 0.04 - 0.01, "{}", off.centre);
+    // With them it rests on the face: its centre a radius above it, to the face's sag under
+    // its weight.
+    assert!((on.centre - 0.04).abs() < 1e-5, "{}", on.centre);
+    assert!(on.velocity.abs() < 1e-3, "{}", on.velocity);
+    assert!(on.drift.abs() < 1e-3, "{}", on.drift);
+    // The bar's nodes on the plane: within one step of gravity, g h² (4e-9 m at h = 2e-5 s),
+    // the resolution of the step's end positions (contact holds mid-step positions).
+    assert!(on.depth < 2.0 * G * 4e-10, "{}", on.depth);
+}
+
+struct Drop {
+    /// The energy balance's drift over the potential energy of the drop, `m g d`.
+    drift: f64,
+    /// The deepest any node went below the plane (or into the rigid box's top).
+    depth: f64,
+    /// The cube's largest node speed at the end over its impact speed.
+    rest: f64,
+    /// Energy dissipated by the contacts over `m g d`.
+    dissipated: f64,
+}
+
+/// A hex8 cube 0.1 (2 × 2 × 2 cells, E = 1e7, ρ = 1000, ν = 0) dropped from `drop` above the
+/// plane z = 0 (or above a rigid box 0.3 × 0.3 × 0.05 resting on it), e = 0; 0.1 s.
+fn dropped_cube(on_box: bool, dt: f64) -> Drop {
+    let (side, drop) = (0.1, 5e-3);
+    let base = if on_box { 0.05 } else { 0.0 };
+    let (cube, _) = box_solid_of(
+        [side; 3],
+        [2, 2, 2],
+        [0.0, 0.0, base + drop],
+        [0.0; 3],
+        dt,
+        Some([0.0, 0.0, -G]),
+        0,
+        1e7,
+        DENSITY,
+        true,
+        false,
+    );
+    let mut groups: Vec<Box<dyn BodyGroup>> = Vec::new();
+    if on_box {
+        let shape = Shape::cuboid([0.15, 0.15, 0.025]).unwrap();
+        let mut set = RigidBodies::new([0.0, 0.0, -G]).unwrap();
+        let mut body: RigidBody = body_of_shape(&shape, DENSITY).unwrap();
+        body.position = [0.05, 0.05, 0.025];
+        set.push(body).unwrap();
+        let stepper = RigidStepper::new(set, Scheme::RigPos, dt, 0.0).unwrap();
+        groups.push(Box::new(
+            RigidGroup::new(stepper, vec![shape], vec![0]).unwrap(),
+        ));
+    }
+    groups.push(Box::new(SolidGroup::new(vec![cube])));
+    let solid_group = groups.len() - 1;
+    let mut scene = SceneStepper::new(
+        groups,
+        vec![Obstacle::Plane {
+            point: Vector3::zeros(),
+            normal: Vector3::z(),
+        }],
+        materials(1),
+        &[],
+        settings(),
+    )
+    .unwrap();
+    let e0 = scene.scene_energy();
+    let mass = DENSITY * side.powi(3);
+    let mut depth: f64 = 0.0;
+    for _ in 0..(0.1 / dt).round() as usize {
+        scene.step().unwrap();
+        let g = scene.groups()[solid_group]
+            .as_any()
+            .downcast_ref::<SolidGroup>()
+            .unwrap();
+        let floor = if on_box {
+            let rigid = scene.groups()[0]
+                .as_any()
+                .downcast_ref::<RigidGroup>()
+                .unwrap();
+            rigid.stepper().bodies().positions()[0][2] + 0.025
+        } else {
+            0.0
+        };
+        for p in g.bodies()[0].placed_nodes() {
+            depth = depth.max(floor - p.z);
+        }
+    }
+    let e1 = scene.scene_energy();
+    let g = scene.groups()[solid_group]
+        .as_any()
+        .downcast_ref::<SolidGroup>()
+        .unwrap();
+    let speed = g.bodies()[0]
+        .velocity()
+        .iter()
+        .fold(0.0_f64, |a, v| a.max(v.abs()));
+    let reference = mass * G * drop;
+    Drop {
+        drift: (balance(&e1) - balance(&e0)) / reference,
+        depth,
+        rest: speed / (2.0 * G * drop).sqrt(),
+        dissipated: e1.dissipated / reference,
+    }
+}
+
+#[test]
+fn a_cube_dropped_on_a_plane_comes_to_rest_with_its_energy_balance_closed() {
+    let d = dropped_cube(false, 1e-4);
+    let fine = dropped_cube(false, 5e-5);
+    println!(
+        "cube on a plane, h = 5e-5: balance drift {:.3e}, dissipated {:.4}, deepest node {:.3e}",
+        fine.drift, fine.dissipated, fine.depth
+    );
+    println!(
+        "cube on a plane: balance drift {:.3e} (of m g d), dissipated {:.4} (of m g d), deepest node {:.3e}, largest node speed at the end {:.3e} of the impact's",
+        d.drift, d.dissipated, d.depth, d.rest
+    );
+    assert!(d.drift.abs() < 1e-3, "{}", d.drift);
+    assert!(fine.drift.abs() < 1e-3, "{}", fine.drift);
+    assert!(fine.depth < 2.0 * G * 2.5e-9, "{}", fine.depth);
+    // e = 0: the impact takes most of the drop's energy; the cube keeps some as vibration.
+    assert!(
+        d.dissipated > 0.5 && d.dissipated <= 1.0 + 1e-3,
+        "{}",
+        d.dissipated
+    );
+    // One step of gravity, g h² (1e-7 m at h = 1e-4 s), is the resolution of the step's end
+    // positions.
+    assert!(d.depth < 2.0 * G * 1e-8, "{}", d.depth);
+}
+
+#[test]
+fn a_cube_dropped_on_a_rigid_box_keeps_its_energy_balance() {
+    let d = dropped_cube(true, 1e-4);
+    println!(
+        "cube on a rigid box: balance drift {:.3e} (of m g d), dissipated {:.4} (of m g d), deepest node into the box {:.3e}, largest node speed at the end {:.3e} of the impact's",
+        d.drift, d.dissipated, d.depth, d.rest
+    );
+    assert!(d.drift.abs() < 1e-3, "{}", d.drift);
+    assert!(d.dissipated > 0.3, "{}", d.dissipated);
+    assert!(d.depth < 2.0 * G * 1e-8, "{}", d.depth);
+}
