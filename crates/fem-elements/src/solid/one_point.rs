@@ -47,8 +47,15 @@
 //!
 //! The batch force ([`internal_forces`]) evaluates [`LANES`] cells at a time as lanes (struct
 //! of arrays: the loops over the cells vectorize) in a function compiled for the machine's
-//! vector width (`pulp`'s runtime dispatch; no fused multiply-add is formed, so every path gives
-//! the same bits); the single-cell force goes through the same code.
+//! vector width (`pulp`'s runtime dispatch). Its sums of products are fused multiply-adds
+//! (`f64::mul_add`: one rounding, the same bits on every path — a machine without the
+//! instruction computes them in software, slowly but exactly); the single-cell force goes
+//! through the same code. An assembled body stores its cells' geometry in groups of [`LANES`],
+//! value by value ([`pack_lane`], [`internal_forces_packed`]): the batch then reads whole lanes
+//! instead of transposing each cell's 115 values at every evaluation (issue 25: that transpose
+//! was a third of the force's time). The energy, stress and tangent keep plain
+//! products and sums: they agree with the force to rounding (the force is their gradient to
+//! the precision the central-difference tests check).
 
 use super::material::{Hyperelastic, LANES, Mat3, cofactor};
 use super::quadrature3d::hex_gauss;
@@ -83,6 +90,22 @@ pub fn hourglass_vectors() -> [[f64; 8]; 4] {
         n.map(|p| p[0] * p[1] * p[2]),
     ]
 }
+
+/// [`packed`] of every `(r, c)`.
+const PACKED: [[usize; 12]; 12] = {
+    let mut t = [[0; 12]; 12];
+    let mut r = 0;
+    while r < 12 {
+        let mut c = 0;
+        while c < 12 {
+            let (a, b) = if r <= c { (r, c) } else { (c, r) };
+            t[r][c] = a * 12 - a * (a + 1) / 2 + b;
+            c += 1;
+        }
+        r += 1;
+    }
+    t
+};
 
 /// Index of `(r, c)`, `r ≤ c`, in the packed upper triangle of a 12×12 matrix.
 #[inline(always)]
@@ -272,13 +295,35 @@ pub fn internal_force<M: Hyperelastic + ?Sized>(
     u: &[[f64; 3]; 8],
     f: &mut [f64],
 ) -> f64 {
-    let mut lanes = Lanes8::default();
-    lanes.load(0, block(geo), u);
-    let (jac, forces) = lanes.forces(material, 1);
-    for (r, v) in f.iter_mut().enumerate() {
-        *v = forces[r][0];
+    assert_eq!(f.len(), 24);
+    pulp::Arch::new().dispatch(OneCell {
+        material,
+        geo: block(geo),
+        u,
+        f,
+    })
+}
+
+/// [`internal_force`]'s arguments, for the runtime dispatch (the batch's code for one lane).
+struct OneCell<'a, M: ?Sized> {
+    material: &'a M,
+    geo: &'a [f64; GEOMETRY_LEN],
+    u: &'a [[f64; 3]; 8],
+    f: &'a mut [f64],
+}
+
+impl<M: Hyperelastic + ?Sized> pulp::WithSimd for OneCell<'_, M> {
+    type Output = f64;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> f64 {
+        let mut lanes = Lanes8::default();
+        lanes.load(0, self.geo, self.u);
+        let (jac, forces) = lanes.forces(self.material, 1);
+        for (r, v) in self.f.iter_mut().enumerate() {
+            *v = forces[r][0];
+        }
+        jac[0]
     }
-    jac[0]
 }
 
 /// A geometry block as an array.
@@ -547,6 +592,7 @@ fn forces_packed<M: Hyperelastic + ?Sized>(
     let (out, _) = forces.as_chunks_mut::<24>();
     let mut first_inverted = None;
     let mut ul = [[[0.0; LANES]; 3]; 8];
+    let (mut jac, mut f) = ([0.0; LANES], [[0.0; LANES]; 24]);
     for (g, geo) in lanes.chunks_exact(GEOMETRY_LEN).enumerate() {
         let geo: &[Lane; GEOMETRY_LEN] = geo.try_into().expect("a whole group");
         // Lanes `lo..hi` of this group are cells `g · LANES + l − first_lane`.
@@ -566,7 +612,7 @@ fn forces_packed<M: Hyperelastic + ?Sized>(
             }
         }
         // The material at lanes 0..hi (a full group: the vectorized path).
-        let (jac, f) = group_forces(material, geo, &ul, hi);
+        group_forces(material, geo, &ul, hi, &mut jac, &mut f);
         for l in lo..hi {
             let c = cell(l);
             for (r, v) in out[c].iter_mut().enumerate() {
@@ -659,11 +705,13 @@ impl Lanes8 {
 
     #[inline(always)]
     fn forces<M: Hyperelastic + ?Sized>(&self, material: &M, n: usize) -> (Lane, [Lane; 24]) {
-        group_forces(material, &self.geo, &self.u, n)
+        let (mut jac, mut forces) = ([0.0; LANES], [[0.0; LANES]; 24]);
+        group_forces(material, &self.geo, &self.u, n, &mut jac, &mut forces);
+        (jac, forces)
     }
 }
 
-/// `J` and the forces `f[3a + i][lane]` (H5) of a group of cells (lane `l` of `geo[m]` the
+/// `J` and the forces `f[3a + i][lane]` (H5), into `jac` and `forces`, of a group of cells (lane `l` of `geo[m]` the
 /// value `m` of cell `l`'s geometry block, `u[a][i][l]` its displacements); the material at the
 /// first `n` lanes.
 #[inline(always)]
@@ -672,7 +720,9 @@ fn group_forces<M: Hyperelastic + ?Sized>(
     geo: &[Lane; GEOMETRY_LEN],
     u: &[[Lane; 3]; 8],
     n: usize,
-) -> (Lane, [Lane; 24]) {
+    jac: &mut Lane,
+    forces: &mut [Lane; 24],
+) {
     const L: usize = LANES;
     let zero = [0.0; L];
     // H and h_α · u (H1).
@@ -681,7 +731,7 @@ fn group_forces<M: Hyperelastic + ?Sized>(
         for i in 0..3 {
             for k in 0..3 {
                 for l in 0..L {
-                    hg[i][k][l] += u[a][i][l] * geo[3 * a + k][l];
+                    hg[i][k][l] = u[a][i][l].mul_add(geo[3 * a + k][l], hg[i][k][l]);
                 }
             }
         }
@@ -698,7 +748,7 @@ fn group_forces<M: Hyperelastic + ?Sized>(
             let mut hc = zero;
             for k in 0..3 {
                 for l in 0..L {
-                    hc[l] += hg[i][k][l] * geo[OFF_C + 3 * alpha + k][l];
+                    hc[l] = hg[i][k][l].mul_add(geo[OFF_C + 3 * alpha + k][l], hc[l]);
                 }
             }
             for l in 0..L {
@@ -741,51 +791,48 @@ fn group_forces<M: Hyperelastic + ?Sized>(
         for i in 0..3 {
             for k in 0..3 {
                 for l in 0..L {
-                    p[3 * alpha + i][l] += finv[i][k][l] * q[alpha][k][l];
+                    p[3 * alpha + i][l] =
+                        finv[i][k][l].mul_add(q[alpha][k][l], p[3 * alpha + i][l]);
                 }
             }
         }
     }
-    // K̂ p from the packed upper triangle (H3), s_α = F⁻ᵀ (K̂ p)_α.
+    // K̂ p (H3) row by row from the packed upper triangle (each stored entry read twice, for
+    // its row and its column: no partial sums go back to memory), s_α = F⁻ᵀ (K̂ p)_α.
     let mut kp = [zero; 12];
-    let mut at = 0;
     for r in 0..12 {
-        let mut acc = kp[r];
-        for l in 0..L {
-            acc[l] += geo[OFF_K + at][l] * p[r][l];
-        }
-        for c in r + 1..12 {
-            let kv = &geo[OFF_K + at + c - r];
+        let mut acc = zero;
+        for c in 0..12 {
+            let kv = &geo[OFF_K + PACKED[r][c]];
             for l in 0..L {
-                acc[l] += kv[l] * p[c][l];
-                kp[c][l] += kv[l] * p[r][l];
+                acc[l] = kv[l].mul_add(p[c][l], acc[l]);
             }
         }
         kp[r] = acc;
-        at += 12 - r;
     }
     let mut s = [[zero; 3]; 4];
     for alpha in 0..4 {
         for i in 0..3 {
             for k in 0..3 {
                 for l in 0..L {
-                    s[alpha][i][l] += finv[k][i][l] * kp[3 * alpha + k][l];
+                    s[alpha][i][l] = finv[k][i][l].mul_add(kp[3 * alpha + k][l], s[alpha][i][l]);
                 }
             }
         }
     }
     // P (the material), T and the forces (H5).
     let mut pk = [[zero; 3]; 3];
-    let mut jac = zero;
-    material.first_piola_lanes(&f, n, &mut pk, &mut jac);
+    material.first_piola_lanes(&f, n, &mut pk, jac);
     let mut t = [[zero; 3]; 3];
     for i in 0..3 {
         for k in 0..3 {
             let mut hg = zero;
             for alpha in 0..4 {
                 for l in 0..L {
-                    hg[l] += s[alpha][i][l]
-                        * (p[3 * alpha + k][l] + geo[OFF_C + 3 * alpha + k][l] / 8.0);
+                    hg[l] = s[alpha][i][l].mul_add(
+                        p[3 * alpha + k][l] + geo[OFF_C + 3 * alpha + k][l] / 8.0,
+                        hg[l],
+                    );
                 }
             }
             for l in 0..L {
@@ -793,13 +840,13 @@ fn group_forces<M: Hyperelastic + ?Sized>(
             }
         }
     }
-    let mut forces = [zero; 24];
     for a in 0..8 {
         for i in 0..3 {
             let fa = &mut forces[3 * a + i];
+            *fa = zero;
             for k in 0..3 {
                 for l in 0..L {
-                    fa[l] += t[i][k][l] * geo[3 * a + k][l];
+                    fa[l] = t[i][k][l].mul_add(geo[3 * a + k][l], fa[l]);
                 }
             }
             for alpha in 0..4 {
@@ -809,5 +856,4 @@ fn group_forces<M: Hyperelastic + ?Sized>(
             }
         }
     }
-    (jac, forces)
 }
