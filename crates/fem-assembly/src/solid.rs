@@ -47,8 +47,12 @@ use rayon::prelude::*;
 
 use crate::{AssemblyPlan, DofMap, ExactSum, NodeBlockPlan, VectorPlan};
 
-/// Cells per parallel task in the cell loops.
+/// Cells per parallel task in the cell loops (a multiple of every element's
+/// [`Element::group_cells`]).
 const CELLS_PER_TASK: usize = 512;
+
+/// The longest geometry block of an element that groups its cells (`one_point`'s).
+const GROUPED_MAX_LEN: usize = fem_elements::solid::one_point::GEOMETRY_LEN;
 
 /// Why a solid could not be set up or evaluated.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -304,7 +308,7 @@ impl SolidOperator {
                 cells: (c, end),
                 geometry: offset,
             });
-            offset += element.geometry_len() * (end - c);
+            offset += element.grouped_len(end - c);
             c = end;
         }
         let mut geometry = vec![0.0; offset];
@@ -312,21 +316,39 @@ impl SolidOperator {
         {
             let mut rest = geometry.as_mut_slice();
             for run in &runs {
-                let block = run.element.geometry_len();
-                let (mine, tail) = rest.split_at_mut(block * (run.cells.1 - run.cells.0));
+                let element = run.element;
+                let block = element.geometry_len();
+                let n_run = run.cells.1 - run.cells.0;
+                let (mine, tail) = rest.split_at_mut(element.grouped_len(n_run));
                 rest = tail;
+                // A task's cells fill whole groups (CELLS_PER_TASK is a multiple of the
+                // group size), the last task's last group padded with zeros.
                 let bad = mine
                     .par_chunks_mut(block * CELLS_PER_TASK)
                     .enumerate()
                     .filter_map(|(task, blocks)| {
-                        let first = run.cells.0 + task * CELLS_PER_TASK;
+                        let first = task * CELLS_PER_TASK;
+                        let count = CELLS_PER_TASK.min(n_run - first);
                         let mut x = [[0.0; 3]; MAX_NODES];
-                        for (i, out) in blocks.chunks_exact_mut(block).enumerate() {
-                            let c = first + i;
+                        let grouped = element.group_cells() > 1;
+                        let mut one = vec![0.0; if grouped { block } else { 0 }];
+                        for i in 0..count {
+                            let c = run.cells.0 + first + i;
                             relative_points(points, &connectivity[n * c..n * (c + 1)], &mut x);
-                            let result = with_material!(&material, m => run.element.geometry(m, &x[..n], out));
+                            let out = if grouped {
+                                &mut one[..]
+                            } else {
+                                &mut blocks[block * i..block * (i + 1)]
+                            };
+                            let result =
+                                with_material!(&material, m => element.geometry(m, &x[..n], out));
                             if let Err(source) = result {
                                 return Some((c, source));
+                            }
+                            if grouped {
+                                for (m, &v) in one.iter().enumerate() {
+                                    blocks[element.grouped_index(i, m)] = v;
+                                }
                             }
                         }
                         None
@@ -372,12 +394,13 @@ impl SolidOperator {
         let n = element.n_nodes();
         let f = std::mem::size_of::<f64>();
         let u = std::mem::size_of::<usize>();
-        let geometry = element.geometry_len() * f;
-        // Geometry, force slots, gather sources (one per node slot), connectivity.
-        let per_cell = geometry + 3 * n * f + n * u + n * u;
+        // Geometry (a grouped element's last group padded).
+        let geometry = element.grouped_len(n_cells) * f;
+        // Force slots, gather sources (one per node slot), connectivity.
+        let per_cell = 3 * n * f + n * u + n * u;
         // Points, dof map (free index and its inverse), lumped mass, gather targets and offsets.
         let per_node = 3 * f + 3 * (u + u) + 3 * f + 3 * u + 2 * u;
-        n_cells * per_cell + n_nodes * per_node
+        geometry + n_cells * per_cell + n_nodes * per_node
     }
 
     /// Element kind.
@@ -460,12 +483,27 @@ impl SolidOperator {
         &self.runs[i]
     }
 
-    /// Cell `c`'s element and geometry block.
-    fn cell_geometry(&self, c: usize) -> (Element, &[f64]) {
+    /// `f` of cell `c`'s element and geometry block (copied out of its group when the
+    /// element groups its cells, [`Element::group_cells`]).
+    fn with_cell_geometry<R>(&self, c: usize, f: impl FnOnce(Element, &[f64]) -> R) -> R {
         let run = self.run_of(c);
-        let block = run.element.geometry_len();
-        let start = run.geometry + block * (c - run.cells.0);
-        (run.element, &self.geometry[start..start + block])
+        let element = run.element;
+        let block = element.geometry_len();
+        let i = c - run.cells.0;
+        if element.group_cells() == 1 {
+            let start = run.geometry + block * i;
+            f(element, &self.geometry[start..start + block])
+        } else {
+            // Value m at `start + m · g` (Element::grouped_index).
+            let g = element.group_cells();
+            let start = run.geometry + element.grouped_index(i, 0);
+            let mut geo = [0.0; GROUPED_MAX_LEN];
+            let geo = &mut geo[..block];
+            for (v, &w) in geo.iter_mut().zip(self.geometry[start..].iter().step_by(g)) {
+                *v = w;
+            }
+            f(element, geo)
+        }
     }
 
     /// Reference coordinates of cell `c`'s nodes into `x`.
@@ -555,12 +593,16 @@ impl SolidOperator {
         let i0 = self.runs.partition_point(|r| r.cells.1 <= cells.start);
         for run in self.runs[i0..].iter().take_while(|r| r.cells.0 < cells.end) {
             let (a, b) = (run.cells.0.max(cells.start), run.cells.1.min(cells.end));
-            let block = run.element.geometry_len();
-            let geo = &self.geometry[run.geometry + block * (a - run.cells.0)
-                ..run.geometry + block * (b - run.cells.0)];
+            // The whole groups holding cells a..b (one cell a group unless grouped).
+            let element = run.element;
+            let g = element.group_cells();
+            let (i0, i1) = (a - run.cells.0, b - run.cells.0);
+            let lane = i0 % g;
+            let geo = &self.geometry[run.geometry + element.grouped_len(i0 - lane)
+                ..run.geometry + element.grouped_len(i1)];
             let conn = &self.connectivity[n * a..n * b];
             let out = &mut f[3 * n * (a - cells.start)..3 * n * (b - cells.start)];
-            let failed = with_material!(&self.material, m => run.element.internal_forces(m, geo, conn, u, out));
+            let failed = with_material!(&self.material, m => element.internal_forces_grouped(m, geo, lane, conn, u, out));
             if let Some(failed) = failed {
                 first.get_or_insert(FailedCell {
                     cell: failed.cell + a - cells.start,
@@ -599,8 +641,9 @@ impl SolidOperator {
         let n3 = 3 * self.kind.n_nodes();
         let mut ue = [0.0; 3 * MAX_NODES];
         self.cell_displacement(u, c, &mut ue[..n3]);
-        let (element, geo) = self.cell_geometry(c);
-        with_material!(&self.material, m => element.tangent(m, geo, &ue[..n3], k))
+        self.with_cell_geometry(c, |element, geo| {
+            with_material!(&self.material, m => element.tangent(m, geo, &ue[..n3], k))
+        })
     }
 
     /// Refills the values of the tangent (pattern of [`tangent`](Self::tangent), which is
@@ -756,9 +799,10 @@ impl SolidOperator {
         let n3 = 3 * self.kind.n_nodes();
         let mut ue = [0.0; 3 * MAX_NODES];
         self.cell_displacement(u, c, &mut ue[..n3]);
-        let (element, geo) = self.cell_geometry(c);
-        with_material!(&self.material, m => element.strain_energy(m, geo, &ue[..n3]))
-            .unwrap_or((f64::NAN, f64::NAN))
+        self.with_cell_geometry(c, |element, geo| {
+            with_material!(&self.material, m => element.strain_energy(m, geo, &ue[..n3]))
+        })
+        .unwrap_or((f64::NAN, f64::NAN))
     }
 
     /// Strain energy `Σ_e ∫ W(F) dV` (with the hourglass energy of `one_point` cells), the
@@ -820,15 +864,16 @@ impl SolidOperator {
         out.par_iter_mut().enumerate().for_each(|(c, s)| {
             let mut ue = [0.0; 3 * MAX_NODES];
             self.cell_displacement(u, c, &mut ue[..n3]);
-            let (element, geo) = self.cell_geometry(c);
-            *s = with_material!(&self.material, m => element.stress(m, geo, &ue[..n3])).unwrap_or(
-                CellStress {
+            *s = self
+                .with_cell_geometry(c, |element, geo| {
+                    with_material!(&self.material, m => element.stress(m, geo, &ue[..n3]))
+                })
+                .unwrap_or(CellStress {
                     cauchy: [f64::NAN; 6],
                     von_mises: f64::NAN,
                     jacobian: f64::NAN,
                     energy_density: f64::NAN,
-                },
-            );
+                });
         });
     }
 

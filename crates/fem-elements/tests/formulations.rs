@@ -456,3 +456,96 @@ fn unsupported_pairs_are_refused_by_name() {
     );
     assert_eq!(Formulation::names_for(SolidKind::Tet4), "full");
 }
+
+/// The grouped storage of `one_point` (groups of `LANES` cells, value by value) gives the
+/// force of the per-cell storage bit for bit, from any lane of a group on and for any count
+/// (partial first and last groups), and its layout round-trips; an inverted cell is found at
+/// its own position.
+#[test]
+fn grouped_one_point_force_is_the_per_cell_force_bit_for_bit() {
+    let element = Element::new(SolidKind::Hex8, Formulation::OnePoint).unwrap();
+    let g = element.group_cells();
+    assert!(g > 1, "one_point groups its cells");
+    let material = Material::from_shear_and_bulk(MaterialModel::NeoHookean, 0.25, 5.0).unwrap();
+    // 21 distorted cells on their own nodes, each a different shape and displacement.
+    let n_cells = 21;
+    let len = element.geometry_len();
+    let mut points = Vec::new();
+    let mut blocks = Vec::new();
+    for c in 0..n_cells {
+        let x: Vec<[f64; 3]> = cell(SolidKind::Hex8)
+            .iter()
+            .map(|p| {
+                [
+                    p[0] + 0.01 * c as f64 * p[1],
+                    p[1],
+                    p[2] * (1.0 + 0.02 * c as f64),
+                ]
+            })
+            .collect();
+        blocks.extend(geometry(&element, &material, &x));
+        points.extend(x);
+    }
+    let connectivity: Vec<usize> = (0..8 * n_cells).collect();
+    let mut u: Vec<f64> = displacement(8 * n_cells, 0.04);
+    for first in 0..g {
+        for count in [1, g - first, g, 2 * g + 3, n_cells - first] {
+            let count = count.min(n_cells - first).max(1);
+            // Cells `first..first + count` as lanes `first..` of groups of their own.
+            let mut grouped = vec![0.0; element.grouped_len(first + count)];
+            for i in 0..first + count {
+                for m in 0..len {
+                    grouped[element.grouped_index(i, m)] = blocks[i * len + m];
+                }
+            }
+            for i in 0..first + count {
+                let lane = one_point::unpack_lane(
+                    &grouped[(i / g) * len * g..(i / g + 1) * len * g],
+                    i % g,
+                );
+                assert_eq!(&lane[..], &blocks[i * len..(i + 1) * len]);
+            }
+            let conn = &connectivity[8 * first..8 * (first + count)];
+            let mut by_cell = vec![0.0; 24 * count];
+            let mut by_group = vec![1.0; 24 * count];
+            let a = element.internal_forces(
+                &material,
+                &blocks[first * len..(first + count) * len],
+                conn,
+                &u,
+                &mut by_cell,
+            );
+            let b = element.internal_forces_grouped(
+                &material,
+                &grouped,
+                first,
+                conn,
+                &u,
+                &mut by_group,
+            );
+            assert!(a.is_none() && b.is_none());
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&by_cell),
+                bits(&by_group),
+                "first lane {first}, {count} cells"
+            );
+            assert!(by_cell.iter().any(|&f| f.abs() > 1e-3));
+        }
+    }
+    // Invert cell 13 (node 0 pushed through the cell): both report it.
+    for i in 0..3 {
+        u[3 * 8 * 13 + i] = 10.0;
+    }
+    let mut grouped = vec![0.0; element.grouped_len(n_cells)];
+    for i in 0..n_cells {
+        for m in 0..len {
+            grouped[element.grouped_index(i, m)] = blocks[i * len + m];
+        }
+    }
+    let mut f = vec![0.0; 24 * n_cells];
+    let failed = element
+        .internal_forces_grouped(&material, &grouped, 0, &connectivity, &u, &mut f)
+        .expect("an inverted cell");
+    assert_eq!(failed.cell, 13);
+}

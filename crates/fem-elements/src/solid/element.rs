@@ -178,6 +178,30 @@ impl Element {
         }
     }
 
+    /// Cells whose geometry blocks are stored together, interleaved value by value, in the
+    /// layout an assembled body keeps ([`internal_forces_grouped`](Self::internal_forces_grouped)):
+    /// [`LANES`](super::material::LANES) for `one_point` (its batch force reads a group's values
+    /// as whole vector lanes), 1 (one block after the other) for the others.
+    pub fn group_cells(&self) -> usize {
+        match self.formulation {
+            Formulation::OnePoint => super::material::LANES,
+            _ => 1,
+        }
+    }
+
+    /// Where value `m` of the `i`-th cell's block lies in the grouped storage of consecutive
+    /// cells ([`group_cells`](Self::group_cells)); `i · geometry_len + m` when not grouped.
+    pub fn grouped_index(&self, i: usize, m: usize) -> usize {
+        let (g, len) = (self.group_cells(), self.geometry_len());
+        (i / g) * len * g + m * g + i % g
+    }
+
+    /// Values the grouped storage of `n` consecutive cells takes (the last group padded).
+    pub fn grouped_len(&self, n: usize) -> usize {
+        let g = self.group_cells();
+        n.div_ceil(g) * g * self.geometry_len()
+    }
+
     /// One cell's geometry (nodes `x`, Gmsh order) into `out` ([`geometry_len`](Self::geometry_len)
     /// values). The `one_point` hourglass stiffness depends on `material`'s reference stiffness.
     pub fn geometry<M: Hyperelastic + ?Sized>(
@@ -247,6 +271,39 @@ impl Element {
                     }
                 }
                 first
+            }
+        }
+    }
+
+    /// [`internal_forces`](Self::internal_forces) from grouped geometry: `geometry` holds the
+    /// whole groups ([`group_cells`](Self::group_cells) cells each, laid out as
+    /// [`grouped_index`](Self::grouped_index)) that contain the cells, the first of which is
+    /// the `first`-th of its group (0 when not grouped).
+    pub fn internal_forces_grouped<M: Hyperelastic + ?Sized>(
+        &self,
+        material: &M,
+        geometry: &[f64],
+        first: usize,
+        connectivity: &[usize],
+        u: &[f64],
+        forces: &mut [f64],
+    ) -> Option<FailedCell> {
+        match self.formulation {
+            Formulation::OnePoint => one_point::internal_forces_packed(
+                material,
+                geometry,
+                first,
+                connectivity,
+                u,
+                forces,
+            )
+            .map(|cell| FailedCell {
+                cell,
+                failure: CellFailure::Inverted,
+            }),
+            _ => {
+                assert_eq!(first, 0, "ungrouped geometry starts at its first cell");
+                self.internal_forces(material, geometry, connectivity, u, forces)
             }
         }
     }

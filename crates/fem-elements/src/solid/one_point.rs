@@ -47,8 +47,15 @@
 //!
 //! The batch force ([`internal_forces`]) evaluates [`LANES`] cells at a time as lanes (struct
 //! of arrays: the loops over the cells vectorize) in a function compiled for the machine's
-//! vector width (`pulp`'s runtime dispatch; no fused multiply-add is formed, so every path gives
-//! the same bits); the single-cell force goes through the same code.
+//! vector width (`pulp`'s runtime dispatch). Its sums of products are fused multiply-adds
+//! (`f64::mul_add`: one rounding, the same bits on every path — a machine without the
+//! instruction computes them in software, slowly but exactly); the single-cell force goes
+//! through the same code. An assembled body stores its cells' geometry in groups of [`LANES`],
+//! value by value ([`pack_lane`], [`internal_forces_packed`]): the batch then reads whole lanes
+//! instead of transposing each cell's 115 values at every evaluation (issue 25: that transpose
+//! was a third of the force's time). The energy, stress and tangent keep plain
+//! products and sums: they agree with the force to rounding (the force is their gradient to
+//! the precision the central-difference tests check).
 
 use super::material::{Hyperelastic, LANES, Mat3, cofactor};
 use super::quadrature3d::hex_gauss;
@@ -83,6 +90,22 @@ pub fn hourglass_vectors() -> [[f64; 8]; 4] {
         n.map(|p| p[0] * p[1] * p[2]),
     ]
 }
+
+/// [`packed`] of every `(r, c)`.
+const PACKED: [[usize; 12]; 12] = {
+    let mut t = [[0; 12]; 12];
+    let mut r = 0;
+    while r < 12 {
+        let mut c = 0;
+        while c < 12 {
+            let (a, b) = if r <= c { (r, c) } else { (c, r) };
+            t[r][c] = a * 12 - a * (a + 1) / 2 + b;
+            c += 1;
+        }
+        r += 1;
+    }
+    t
+};
 
 /// Index of `(r, c)`, `r ≤ c`, in the packed upper triangle of a 12×12 matrix.
 #[inline(always)]
@@ -272,13 +295,35 @@ pub fn internal_force<M: Hyperelastic + ?Sized>(
     u: &[[f64; 3]; 8],
     f: &mut [f64],
 ) -> f64 {
-    let mut lanes = Lanes8::default();
-    lanes.load(0, block(geo), u);
-    let (jac, forces) = lanes.forces(material, 1);
-    for (r, v) in f.iter_mut().enumerate() {
-        *v = forces[r][0];
+    assert_eq!(f.len(), 24);
+    pulp::Arch::new().dispatch(OneCell {
+        material,
+        geo: block(geo),
+        u,
+        f,
+    })
+}
+
+/// [`internal_force`]'s arguments, for the runtime dispatch (the batch's code for one lane).
+struct OneCell<'a, M: ?Sized> {
+    material: &'a M,
+    geo: &'a [f64; GEOMETRY_LEN],
+    u: &'a [[f64; 3]; 8],
+    f: &'a mut [f64],
+}
+
+impl<M: Hyperelastic + ?Sized> pulp::WithSimd for OneCell<'_, M> {
+    type Output = f64;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> f64 {
+        let mut lanes = Lanes8::default();
+        lanes.load(0, self.geo, self.u);
+        let (jac, forces) = lanes.forces(self.material, 1);
+        for (r, v) in self.f.iter_mut().enumerate() {
+            *v = forces[r][0];
+        }
+        jac[0]
     }
-    jac[0]
 }
 
 /// A geometry block as an array.
@@ -449,6 +494,138 @@ impl<M: Hyperelastic + ?Sized> pulp::WithSimd for Batch<'_, M> {
 /// One lane per cell.
 type Lane = [f64; LANES];
 
+/// Values of one packed group of [`LANES`] cells' geometry ([`pack_lane`]).
+pub const GROUP_LEN: usize = GEOMETRY_LEN * LANES;
+
+/// Writes one cell's geometry block `geo` ([`GEOMETRY_LEN`] values) into lane `lane` of a
+/// packed group (`GROUP_LEN` values: value `m` of lane `l` at `m · LANES + l`, so that the
+/// batch force reads the group's values as whole lanes instead of transposing every cell's
+/// block at every evaluation).
+pub fn pack_lane(group: &mut [f64], lane: usize, geo: &[f64]) {
+    assert_eq!(group.len(), GROUP_LEN);
+    assert_eq!(geo.len(), GEOMETRY_LEN);
+    assert!(lane < LANES);
+    for (m, &v) in geo.iter().enumerate() {
+        group[m * LANES + lane] = v;
+    }
+}
+
+/// The geometry block of lane `lane` of a packed group (the inverse of [`pack_lane`]).
+pub fn unpack_lane(group: &[f64], lane: usize) -> [f64; GEOMETRY_LEN] {
+    assert_eq!(group.len(), GROUP_LEN);
+    assert!(lane < LANES);
+    std::array::from_fn(|m| group[m * LANES + lane])
+}
+
+/// [`internal_forces`] from packed geometry: `groups` holds whole groups ([`GROUP_LEN`] values
+/// each, [`pack_lane`]), the cells of `connectivity` are the lanes from `first_lane` of the
+/// first group on (the lanes before them and after the last cell are not evaluated: their
+/// displacement is taken as zero). The same arithmetic, hence the same bits, as
+/// [`internal_forces`]. Returns the position of the first cell with `J ≤ 0` or `NaN`.
+///
+/// # Panics
+/// If `groups` does not hold exactly the groups of `first_lane + n_cells` lanes, or the
+/// lengths of `connectivity` and `forces` disagree (caller errors).
+pub fn internal_forces_packed<M: Hyperelastic + ?Sized>(
+    material: &M,
+    groups: &[f64],
+    first_lane: usize,
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    pulp::Arch::new().dispatch(PackedBatch {
+        material,
+        groups,
+        first_lane,
+        connectivity,
+        u,
+        forces,
+    })
+}
+
+/// [`internal_forces_packed`]' arguments, for the runtime dispatch.
+struct PackedBatch<'a, M: ?Sized> {
+    material: &'a M,
+    groups: &'a [f64],
+    first_lane: usize,
+    connectivity: &'a [usize],
+    u: &'a [f64],
+    forces: &'a mut [f64],
+}
+
+impl<M: Hyperelastic + ?Sized> pulp::WithSimd for PackedBatch<'_, M> {
+    type Output = Option<usize>;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> Option<usize> {
+        forces_packed(
+            self.material,
+            self.groups,
+            self.first_lane,
+            self.connectivity,
+            self.u,
+            self.forces,
+        )
+    }
+}
+
+/// [`internal_forces_packed`] on the calling path (see [`forces_batch`]).
+#[inline(always)]
+fn forces_packed<M: Hyperelastic + ?Sized>(
+    material: &M,
+    groups: &[f64],
+    first_lane: usize,
+    connectivity: &[usize],
+    u: &[f64],
+    forces: &mut [f64],
+) -> Option<usize> {
+    let n_cells = connectivity.len() / 8;
+    assert_eq!(connectivity.len(), 8 * n_cells);
+    assert!(first_lane < LANES);
+    assert_eq!(
+        groups.len(),
+        GROUP_LEN * (first_lane + n_cells).div_ceil(LANES)
+    );
+    assert_eq!(forces.len(), 24 * n_cells);
+    let (u3, _) = u.as_chunks::<3>();
+    let (lanes, _) = groups.as_chunks::<LANES>();
+    let (out, _) = forces.as_chunks_mut::<24>();
+    let mut first_inverted = None;
+    let mut ul = [[[0.0; LANES]; 3]; 8];
+    let (mut jac, mut f) = ([0.0; LANES], [[0.0; LANES]; 24]);
+    for (g, geo) in lanes.chunks_exact(GEOMETRY_LEN).enumerate() {
+        let geo: &[Lane; GEOMETRY_LEN] = geo.try_into().expect("a whole group");
+        // Lanes `lo..hi` of this group are cells `g · LANES + l − first_lane`.
+        let lo = if g == 0 { first_lane } else { 0 };
+        let hi = (first_lane + n_cells - g * LANES).min(LANES);
+        if lo > 0 || hi < LANES {
+            ul = [[[0.0; LANES]; 3]; 8];
+        }
+        let cell = |l: usize| g * LANES + l - first_lane;
+        for l in lo..hi {
+            let nodes = &connectivity[8 * cell(l)..8 * cell(l) + 8];
+            for a in 0..8 {
+                let ua = u3[nodes[a]];
+                for i in 0..3 {
+                    ul[a][i][l] = ua[i];
+                }
+            }
+        }
+        // The material at lanes 0..hi (a full group: the vectorized path).
+        group_forces(material, geo, &ul, hi, &mut jac, &mut f);
+        for l in lo..hi {
+            let c = cell(l);
+            for (r, v) in out[c].iter_mut().enumerate() {
+                *v = f[r][l];
+            }
+            if jac[l].is_nan() || jac[l] <= 0.0 {
+                first_inverted.get_or_insert(c);
+            }
+        }
+    }
+    first_inverted
+}
+
 /// [`internal_forces`] for groups of [`LANES`] cells, struct of arrays: every quantity of (H1)–
 /// (H5) is a lane array (the cells are the lanes, so the loops vectorize), the same arithmetic
 /// in the same order as [`internal_force`] for one cell (padded lanes of a last, partial group
@@ -498,13 +675,8 @@ fn forces_batch<M: Hyperelastic + ?Sized>(
 /// A group of [`LANES`] cells' geometry and displacements, struct of arrays.
 #[derive(Clone, Copy)]
 struct Lanes8 {
-    /// `B̄[a][k]`.
-    b: [[Lane; 3]; 8],
-    v: Lane,
-    /// `c[α][k]`.
-    c: [[Lane; 3]; 4],
-    /// `K̂`, packed upper triangle.
-    k: [Lane; 78],
+    /// The geometry blocks, value by value (`geo[m][lane]`, the order of a block).
+    geo: [Lane; GEOMETRY_LEN],
     /// `u[a][i]`.
     u: [[Lane; 3]; 8],
 }
@@ -512,10 +684,7 @@ struct Lanes8 {
 impl Default for Lanes8 {
     fn default() -> Self {
         Self {
-            b: [[[0.0; LANES]; 3]; 8],
-            v: [0.0; LANES],
-            c: [[[0.0; LANES]; 3]; 4],
-            k: [[0.0; LANES]; 78],
+            geo: [[0.0; LANES]; GEOMETRY_LEN],
             u: [[[0.0; LANES]; 3]; 8],
         }
     }
@@ -524,162 +693,167 @@ impl Default for Lanes8 {
 impl Lanes8 {
     #[inline(always)]
     fn load(&mut self, l: usize, geo: &[f64; GEOMETRY_LEN], u: &[[f64; 3]; 8]) {
+        for (m, &v) in geo.iter().enumerate() {
+            self.geo[m][l] = v;
+        }
         for a in 0..8 {
             for k in 0..3 {
-                self.b[a][k][l] = geo[3 * a + k];
                 self.u[a][k][l] = u[a][k];
             }
         }
-        self.v[l] = geo[OFF_V];
-        for alpha in 0..4 {
-            for k in 0..3 {
-                self.c[alpha][k][l] = geo[OFF_C + 3 * alpha + k];
-            }
-        }
-        for m in 0..78 {
-            self.k[m][l] = geo[OFF_K + m];
-        }
     }
 
-    /// `J` and the forces `f[3a + i][lane]` (H5) of the first `n` lanes.
     #[inline(always)]
     fn forces<M: Hyperelastic + ?Sized>(&self, material: &M, n: usize) -> (Lane, [Lane; 24]) {
-        const L: usize = LANES;
-        let zero = [0.0; L];
-        // H and h_α · u (H1).
-        let mut hg = [[zero; 3]; 3];
-        for a in 0..8 {
-            for i in 0..3 {
-                for k in 0..3 {
-                    for l in 0..L {
-                        hg[i][k][l] += self.u[a][i][l] * self.b[a][k][l];
-                    }
-                }
-            }
-        }
-        let mut q = [[zero; 3]; 4];
-        for alpha in 0..4 {
-            for i in 0..3 {
-                let mut hu = zero;
-                for a in 0..8 {
-                    for l in 0..L {
-                        hu[l] += HOURGLASS[alpha][a] * self.u[a][i][l];
-                    }
-                }
-                let mut hc = zero;
-                for k in 0..3 {
-                    for l in 0..L {
-                        hc[l] += hg[i][k][l] * self.c[alpha][k][l];
-                    }
-                }
-                for l in 0..L {
-                    q[alpha][i][l] = (hu[l] - hc[l]) / 8.0;
-                }
-            }
-        }
-        // F, cof F, J, F⁻¹ (H2).
-        let mut f = hg;
-        for i in 0..3 {
-            for l in 0..L {
-                f[i][i][l] += 1.0;
-            }
-        }
-        let mut cof = [[zero; 3]; 3];
-        for i in 0..3 {
-            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-            for k in 0..3 {
-                let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-                for l in 0..L {
-                    cof[i][k][l] = f[i1][k1][l] * f[i2][k2][l] - f[i1][k2][l] * f[i2][k1][l];
-                }
-            }
-        }
-        let mut inv_j = zero;
-        for l in 0..L {
-            let j =
-                f[0][0][l] * cof[0][0][l] + f[0][1][l] * cof[0][1][l] + f[0][2][l] * cof[0][2][l];
-            inv_j[l] = 1.0 / j;
-        }
-        let mut finv = [[zero; 3]; 3];
-        for i in 0..3 {
-            for k in 0..3 {
-                for l in 0..L {
-                    finv[i][k][l] = cof[k][i][l] * inv_j[l];
-                }
-            }
-        }
-        let mut p = [zero; 12];
-        for alpha in 0..4 {
-            for i in 0..3 {
-                for k in 0..3 {
-                    for l in 0..L {
-                        p[3 * alpha + i][l] += finv[i][k][l] * q[alpha][k][l];
-                    }
-                }
-            }
-        }
-        // K̂ p from the packed upper triangle (H3), s_α = F⁻ᵀ (K̂ p)_α.
-        let mut kp = [zero; 12];
-        let mut at = 0;
-        for r in 0..12 {
-            let mut acc = kp[r];
-            for l in 0..L {
-                acc[l] += self.k[at][l] * p[r][l];
-            }
-            for c in r + 1..12 {
-                let kv = &self.k[at + c - r];
-                for l in 0..L {
-                    acc[l] += kv[l] * p[c][l];
-                    kp[c][l] += kv[l] * p[r][l];
-                }
-            }
-            kp[r] = acc;
-            at += 12 - r;
-        }
-        let mut s = [[zero; 3]; 4];
-        for alpha in 0..4 {
-            for i in 0..3 {
-                for k in 0..3 {
-                    for l in 0..L {
-                        s[alpha][i][l] += finv[k][i][l] * kp[3 * alpha + k][l];
-                    }
-                }
-            }
-        }
-        // P (the material), T and the forces (H5).
-        let mut pk = [[zero; 3]; 3];
-        let mut jac = zero;
-        material.first_piola_lanes(&f, n, &mut pk, &mut jac);
-        let mut t = [[zero; 3]; 3];
-        for i in 0..3 {
-            for k in 0..3 {
-                let mut hg = zero;
-                for alpha in 0..4 {
-                    for l in 0..L {
-                        hg[l] += s[alpha][i][l] * (p[3 * alpha + k][l] + self.c[alpha][k][l] / 8.0);
-                    }
-                }
-                for l in 0..L {
-                    t[i][k][l] = self.v[l] * pk[i][k][l] - hg[l];
-                }
-            }
-        }
-        let mut forces = [zero; 24];
-        for a in 0..8 {
-            for i in 0..3 {
-                let fa = &mut forces[3 * a + i];
-                for k in 0..3 {
-                    for l in 0..L {
-                        fa[l] += t[i][k][l] * self.b[a][k][l];
-                    }
-                }
-                for alpha in 0..4 {
-                    for l in 0..L {
-                        fa[l] += HOURGLASS[alpha][a] * (0.125 * s[alpha][i][l]);
-                    }
-                }
-            }
-        }
+        let (mut jac, mut forces) = ([0.0; LANES], [[0.0; LANES]; 24]);
+        group_forces(material, &self.geo, &self.u, n, &mut jac, &mut forces);
         (jac, forces)
+    }
+}
+
+/// `J` and the forces `f[3a + i][lane]` (H5), into `jac` and `forces`, of a group of cells (lane `l` of `geo[m]` the
+/// value `m` of cell `l`'s geometry block, `u[a][i][l]` its displacements); the material at the
+/// first `n` lanes.
+#[inline(always)]
+fn group_forces<M: Hyperelastic + ?Sized>(
+    material: &M,
+    geo: &[Lane; GEOMETRY_LEN],
+    u: &[[Lane; 3]; 8],
+    n: usize,
+    jac: &mut Lane,
+    forces: &mut [Lane; 24],
+) {
+    const L: usize = LANES;
+    let zero = [0.0; L];
+    // H and h_α · u (H1).
+    let mut hg = [[zero; 3]; 3];
+    for a in 0..8 {
+        for i in 0..3 {
+            for k in 0..3 {
+                for l in 0..L {
+                    hg[i][k][l] = u[a][i][l].mul_add(geo[3 * a + k][l], hg[i][k][l]);
+                }
+            }
+        }
+    }
+    let mut q = [[zero; 3]; 4];
+    for alpha in 0..4 {
+        for i in 0..3 {
+            let mut hu = zero;
+            for a in 0..8 {
+                for l in 0..L {
+                    hu[l] += HOURGLASS[alpha][a] * u[a][i][l];
+                }
+            }
+            let mut hc = zero;
+            for k in 0..3 {
+                for l in 0..L {
+                    hc[l] = hg[i][k][l].mul_add(geo[OFF_C + 3 * alpha + k][l], hc[l]);
+                }
+            }
+            for l in 0..L {
+                q[alpha][i][l] = (hu[l] - hc[l]) / 8.0;
+            }
+        }
+    }
+    // F, cof F, J, F⁻¹ (H2).
+    let mut f = hg;
+    for i in 0..3 {
+        for l in 0..L {
+            f[i][i][l] += 1.0;
+        }
+    }
+    let mut cof = [[zero; 3]; 3];
+    for i in 0..3 {
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+        for k in 0..3 {
+            let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+            for l in 0..L {
+                cof[i][k][l] = f[i1][k1][l] * f[i2][k2][l] - f[i1][k2][l] * f[i2][k1][l];
+            }
+        }
+    }
+    let mut inv_j = zero;
+    for l in 0..L {
+        let j = f[0][0][l] * cof[0][0][l] + f[0][1][l] * cof[0][1][l] + f[0][2][l] * cof[0][2][l];
+        inv_j[l] = 1.0 / j;
+    }
+    let mut finv = [[zero; 3]; 3];
+    for i in 0..3 {
+        for k in 0..3 {
+            for l in 0..L {
+                finv[i][k][l] = cof[k][i][l] * inv_j[l];
+            }
+        }
+    }
+    let mut p = [zero; 12];
+    for alpha in 0..4 {
+        for i in 0..3 {
+            for k in 0..3 {
+                for l in 0..L {
+                    p[3 * alpha + i][l] =
+                        finv[i][k][l].mul_add(q[alpha][k][l], p[3 * alpha + i][l]);
+                }
+            }
+        }
+    }
+    // K̂ p (H3) row by row from the packed upper triangle (each stored entry read twice, for
+    // its row and its column: no partial sums go back to memory), s_α = F⁻ᵀ (K̂ p)_α.
+    let mut kp = [zero; 12];
+    for r in 0..12 {
+        let mut acc = zero;
+        for c in 0..12 {
+            let kv = &geo[OFF_K + PACKED[r][c]];
+            for l in 0..L {
+                acc[l] = kv[l].mul_add(p[c][l], acc[l]);
+            }
+        }
+        kp[r] = acc;
+    }
+    let mut s = [[zero; 3]; 4];
+    for alpha in 0..4 {
+        for i in 0..3 {
+            for k in 0..3 {
+                for l in 0..L {
+                    s[alpha][i][l] = finv[k][i][l].mul_add(kp[3 * alpha + k][l], s[alpha][i][l]);
+                }
+            }
+        }
+    }
+    // P (the material), T and the forces (H5).
+    let mut pk = [[zero; 3]; 3];
+    material.first_piola_lanes(&f, n, &mut pk, jac);
+    let mut t = [[zero; 3]; 3];
+    for i in 0..3 {
+        for k in 0..3 {
+            let mut hg = zero;
+            for alpha in 0..4 {
+                for l in 0..L {
+                    hg[l] = s[alpha][i][l].mul_add(
+                        p[3 * alpha + k][l] + geo[OFF_C + 3 * alpha + k][l] / 8.0,
+                        hg[l],
+                    );
+                }
+            }
+            for l in 0..L {
+                t[i][k][l] = geo[OFF_V][l] * pk[i][k][l] - hg[l];
+            }
+        }
+    }
+    for a in 0..8 {
+        for i in 0..3 {
+            let fa = &mut forces[3 * a + i];
+            *fa = zero;
+            for k in 0..3 {
+                for l in 0..L {
+                    fa[l] = t[i][k][l].mul_add(geo[3 * a + k][l], fa[l]);
+                }
+            }
+            for alpha in 0..4 {
+                for l in 0..L {
+                    fa[l] += HOURGLASS[alpha][a] * (0.125 * s[alpha][i][l]);
+                }
+            }
+        }
     }
 }
