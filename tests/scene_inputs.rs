@@ -290,7 +290,9 @@ fn a_bar_whose_struck_face_is_massless_keeps_its_energy_through_the_impact() {
     assert!(out.status.success(), "{}", text(&out));
     let (kept, lost) = energy_kept(&dir);
     assert!(kept < 0.97 && lost > 0.03, "{kept} {lost}");
+}
 
+#[test]
 fn the_two_bars_meet_and_part_when_their_comment_says() {
     let dir = run("inputs/scene_two_bars.yaml", "scene_two_bars");
     let (h, rows) = history(&dir);
