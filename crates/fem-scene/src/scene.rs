@@ -791,8 +791,9 @@ impl SceneStepper {
             .map(|(k, c)| self.warm.find(k, &c.point, moved))
             .collect();
         let mut impacts = vec![false; n_contacts];
-        // Contacts of massless nodes take the position-level law (§9.1): no rule (R).
-        let position_level: Vec<bool> = kept
+        // Contacts of massless nodes take the position-level law (§9.1): no rule (R). Those on
+        // the groups' own faces (after the detected ones) keep the velocity law.
+        let mut position_level: Vec<bool> = kept
             .iter()
             .map(|&j| {
                 let d = &detected[j];
@@ -803,6 +804,7 @@ impl SceneStepper {
                 level(d.first) || matches!(d.second, Other::Body(s) if level(s))
             })
             .collect();
+        position_level.resize(n_contacts, false);
         for (i, c) in constraints.iter_mut().take(n_contacts).enumerate() {
             let Law::Contact { friction, .. } = c.law else {
                 continue;
