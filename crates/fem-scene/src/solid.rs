@@ -127,48 +127,44 @@ pub fn boundary_nodes(
     kind: CellKind,
     connectivity: &[usize],
 ) -> Result<Vec<usize>, SolidGroupError> {
-    const TET4: [&[usize]; 4] = [&[0, 2, 1], &[0, 1, 3], &[0, 3, 2], &[1, 2, 3]];
-    const HEX8: [&[usize]; 6] = [
-        &[0, 3, 2, 1],
-        &[4, 5, 6, 7],
-        &[0, 1, 5, 4],
-        &[1, 2, 6, 5],
-        &[2, 3, 7, 6],
-        &[3, 0, 4, 7],
-    ];
+    let mut nodes: Vec<usize> = if kind == CellKind::Tet10 {
+        tet10_boundary_nodes(connectivity)
+    } else {
+        crate::solid_faces::boundary_faces(kind, connectivity)?
+            .iter()
+            .flat_map(|f| f.nodes().to_vec())
+            .collect()
+    };
+    nodes.sort_unstable();
+    nodes.dedup();
+    Ok(nodes)
+}
+
+/// The nodes of the boundary tri6 faces of tet10 cells (corners and mid-sides; unsorted).
+fn tet10_boundary_nodes(connectivity: &[usize]) -> Vec<usize> {
     // Gmsh's tet10: mid-edge nodes 4..=9 on (0,1), (1,2), (2,0), (3,0), (3,2), (3,1)
     // (fem_elements::solid::shape::TET10_EDGES); each face's corners, then its mid-sides.
-    const TET10: [&[usize]; 4] = [
-        &[0, 2, 1, 6, 5, 4],
-        &[0, 1, 3, 4, 9, 7],
-        &[0, 3, 2, 7, 8, 6],
-        &[1, 2, 3, 5, 8, 9],
+    const TET10: [[usize; 6]; 4] = [
+        [0, 2, 1, 6, 5, 4],
+        [0, 1, 3, 4, 9, 7],
+        [0, 3, 2, 7, 8, 6],
+        [1, 2, 3, 5, 8, 9],
     ];
-    let (faces, corners): (&[&[usize]], usize) = match kind {
-        CellKind::Tet4 => (&TET4, 3),
-        CellKind::Hex8 => (&HEX8, 4),
-        CellKind::Tet10 => (&TET10, 3),
-        other => return Err(SolidGroupError::BoundaryOf(other.name())),
-    };
-    let n = kind.n_nodes();
     // Per face (its sorted corners): how many cells hold it, and its nodes.
-    let mut count: HashMap<Vec<usize>, (u32, Vec<usize>)> = HashMap::new();
-    for cell in connectivity.chunks_exact(n) {
-        for f in faces {
-            let all: Vec<usize> = f.iter().map(|&k| cell[k]).collect();
-            let mut key = all[..corners].to_vec();
+    let mut count: HashMap<[usize; 3], (u32, [usize; 6])> = HashMap::new();
+    for cell in connectivity.chunks_exact(CellKind::Tet10.n_nodes()) {
+        for f in &TET10 {
+            let all = f.map(|k| cell[k]);
+            let mut key = [all[0], all[1], all[2]];
             key.sort_unstable();
             count.entry(key).or_insert((0, all)).0 += 1;
         }
     }
-    let mut nodes: Vec<usize> = count
+    count
         .into_values()
         .filter(|(c, _)| *c == 1)
         .flat_map(|(_, all)| all)
-        .collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    Ok(nodes)
+        .collect()
 }
 
 /// One solid: its stepper, contact nodes and the impulse of the step (a [`ContactBody`]).
