@@ -2,7 +2,8 @@
 """Regenerate the test meshes in this folder with the Gmsh Python API.
 
 Usage (from anywhere):  pip install gmsh && python3 meshes/make_meshes.py [--parts] [OUT_DIR]
-(`--parts`: only the solid parts column_*.msh and bracket_*.msh)
+(`--parts`: only the solid parts column_*.msh and bracket_*.msh; `--hemispheres`: only
+Hertz's hemisphere_tet10_*.msh)
 
 Every good mesh is written in MSH 4.1 (what `fem` reads); the files in bad/
 exercise the reader's error paths. The script is deterministic for a given
@@ -43,10 +44,10 @@ def mesh_size(h):
     gmsh.option.setNumber("Mesh.MeshSizeMax", h)
 
 
-def save(path):
+def save(path, limit=100_000):
     gmsh.write(path)
     size = os.path.getsize(path)
-    assert size < 100_000, f"{path} is {size} bytes; keep test meshes small"
+    assert size < limit, f"{path} is {size} bytes; keep test meshes small"
     print(f"  wrote {os.path.relpath(path, HERE)} ({size} bytes)")
 
 
@@ -239,6 +240,58 @@ def bracket(kind, path):
     save(path)
 
 
+def hemisphere(path, near, far=0.5, radius=1.0):
+    """Hertz's body (issue 24): a solid hemisphere of radius 1, tet10, its pole on the plane
+    z = 0 at the origin and its flat face up at z = 1 (centre (0, 0, 1)): a hemisphere rather
+    than a sphere because it is stable on a frictionless plane (its centre of mass below the
+    centre of curvature) and half the size. Element size `near` within 0.25 of the pole (the
+    contact radius of the test is 0.15), growing to `far` at 0.75 from it (a Threshold field
+    on the distance to the pole). Groups: sphere (the curved face), top (the flat face), pole
+    (the point), hemisphere (the volume)."""
+    start("hemisphere")
+    occ = gmsh.model.occ
+    vol = occ.addSphere(0, 0, radius, radius, -1, -math.pi / 2, 0, 2 * math.pi)
+    occ.synchronize()
+    pole = [p for (_, p) in gmsh.model.getEntities(0)
+            if abs(gmsh.model.getValue(0, p, [])[2]) < 1e-9]
+    assert len(pole) == 1, pole
+    faces = [s for (_, s) in gmsh.model.getBoundary([(3, vol)], oriented=False)]
+    flat = [s for s in faces if gmsh.model.getType(2, s) == "Plane"]
+    curved = [s for s in faces if s not in flat]
+    gmsh.model.addPhysicalGroup(2, curved, name="sphere")
+    gmsh.model.addPhysicalGroup(2, flat, name="top")
+    gmsh.model.addPhysicalGroup(0, pole, name="pole")
+    gmsh.model.addPhysicalGroup(3, [vol], name="hemisphere")
+    field = gmsh.model.mesh.field
+    distance = field.add("Distance")
+    field.setNumbers(distance, "PointsList", pole)
+    threshold = field.add("Threshold")
+    field.setNumber(threshold, "InField", distance)
+    field.setNumber(threshold, "SizeMin", near)
+    field.setNumber(threshold, "SizeMax", far)
+    field.setNumber(threshold, "DistMin", 0.25 * radius)
+    field.setNumber(threshold, "DistMax", 0.75 * radius)
+    field.setAsBackgroundMesh(threshold)
+    gmsh.option.setNumber("Mesh.MeshSizeExtendFromBoundary", 0)
+    gmsh.option.setNumber("Mesh.MeshSizeFromPoints", 0)
+    gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", 0)
+    gmsh.model.mesh.generate(3)
+    gmsh.model.mesh.setOrder(2)
+    gmsh.option.setNumber("Mesh.MeshSizeExtendFromBoundary", 1)
+    gmsh.option.setNumber("Mesh.MeshSizeFromPoints", 1)
+    # The finer two are larger than the other test meshes (up to 250 KB).
+    save(path, limit=250_000)
+
+
+# Hertz's hemisphere at three refinements near the pole: (file suffix, element size there).
+HEMISPHERES = [("coarse", 0.15), ("medium", 0.08), ("fine", 0.06)]
+
+
+def hemispheres():
+    for name, near in HEMISPHERES:
+        hemisphere(os.path.join(HERE, f"hemisphere_tet10_{name}.msh"), near)
+
+
 def parts():
     """The solid parts of issue 10 (column and bracket)."""
     for kind in ("tet4", "hex8", "tet10"):
@@ -412,16 +465,20 @@ def main():
     # there with the real Gmsh and checks that fem reads them).
     # `--parts` writes only the solid parts (column, bracket).
     global HERE, BAD
-    args = [a for a in sys.argv[1:] if a != "--parts"]
-    only_parts = len(args) < len(sys.argv) - 1
+    only_parts = "--parts" in sys.argv[1:]
+    only_hemispheres = "--hemispheres" in sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a not in ("--parts", "--hemispheres")]
     if args:
         HERE = os.path.abspath(args[0])
         BAD = os.path.join(HERE, "bad")
         os.makedirs(HERE, exist_ok=True)
     gmsh.initialize()
     print(f"Gmsh {gmsh.__version__}")
-    if only_parts:
-        parts()
+    if only_parts or only_hemispheres:
+        if only_parts:
+            parts()
+        if only_hemispheres:
+            hemispheres()
         gmsh.finalize()
         return
     string(1, os.path.join(HERE, "string_line2.msh"))
@@ -439,6 +496,7 @@ def main():
     sparse_tags(os.path.join(HERE, "cube_top_sparse_tags.msh"))
     write_text(os.path.join(HERE, "permuted_tags.msh"), PERMUTED)
     parts()
+    hemispheres()
     bad_files()
     gmsh.finalize()
 
