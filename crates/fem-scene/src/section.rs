@@ -1050,10 +1050,12 @@ impl SceneSection {
             .map(|p| std::array::from_fn(|k| p[k] + offset[k]))
             .collect();
         let make = move |material: u32| {
-            SolidBody::new(stepper, points, nodes, material, output).map(|b| {
-                b.with_faces(&faces)
-                    .with_drawing(offset, mesh_kind, connectivity)
-            })
+            SolidBody::new(stepper, points, nodes, material, output)
+                .and_then(|b| b.with_pressure(mesh_kind, &connectivity))
+                .map(|b| {
+                    b.with_faces(&faces)
+                        .with_drawing(offset, mesh_kind, connectivity)
+                })
         };
         Ok((Box::new(make), grid, describe))
     }

@@ -201,6 +201,11 @@ pub struct SolidBody {
     offset: [f64; 3],
     /// The solid's cells for a frame of several solids: kind and mesh connectivity.
     cells: Option<(CellKind, Vec<usize>)>,
+    /// Each mesh node's tributary area on the boundary (empty: no pressure field;
+    /// [`crate::pressure`]).
+    areas: Vec<f64>,
+    /// The frame's `contact_pressure` (C30).
+    pressure: Vec<f64>,
 }
 
 /// A point handed out on a face: the face and its shape functions there.
@@ -366,6 +371,8 @@ impl SolidBody {
             surface: Surface::default(),
             offset: [0.0; 3],
             cells: None,
+            areas: Vec::new(),
+            pressure: Vec::new(),
         };
         body.place(false);
         Ok(body)
@@ -455,6 +462,24 @@ impl SolidBody {
         self.offset = offset;
         self.cells = Some((kind, connectivity));
         self
+    }
+
+    /// The same solid with the point field `contact_pressure` in its frames: the nodal contact
+    /// force over the node's tributary area on the boundary of its cells `connectivity` of
+    /// `kind` (reference configuration; [`crate::pressure`], eqs. C30–C31).
+    pub fn with_pressure(
+        mut self,
+        kind: CellKind,
+        connectivity: &[usize],
+    ) -> Result<Self, SolidGroupError> {
+        self.areas = crate::pressure::tributary_areas(kind, connectivity, &self.points)?;
+        Ok(self)
+    }
+
+    /// Each mesh node's tributary area on the boundary (empty without
+    /// [`Self::with_pressure`]).
+    pub fn tributary_areas(&self) -> &[f64] {
+        &self.areas
     }
 
     /// The contact nodes' positions (mid-step inside a step), in the order of
@@ -834,10 +859,16 @@ impl BodyGroup for SolidGroup {
             let b = &mut self.bodies[0];
             let position = b.stepper.position().to_vec();
             let velocity = b.stepper.velocity().to_vec();
-            return b
+            crate::pressure::contact_pressure(&b.contact_force, &b.areas, &mut b.pressure);
+            let frame = b
                 .output
                 .frame(&position, &velocity)
                 .with_point_field(Field::vector("contact_force", &b.contact_force));
+            return if b.areas.is_empty() {
+                frame
+            } else {
+                frame.with_point_field(Field::scalar("contact_pressure", &b.pressure))
+            };
         }
         self.merge_frames();
         let m = &self.merged;
@@ -892,6 +923,8 @@ impl SolidGroup {
         m.point_fields.clear();
         m.cell_fields.clear();
         let mut solid_index: Vec<f64> = Vec::new();
+        // The pressure field when every solid has its areas (zero where none is known).
+        let pressure = self.bodies.iter().all(|b| !b.areas.is_empty());
         for (i, b) in self.bodies.iter_mut().enumerate() {
             let position = b.stepper.position().to_vec();
             let velocity = b.stepper.velocity().to_vec();
@@ -902,10 +935,14 @@ impl SolidGroup {
                 m.cells.push_block(*kind, &shifted);
                 solid_index.extend(std::iter::repeat_n(i as f64, conn.len() / kind.n_nodes()));
             }
-            let frame = b
+            crate::pressure::contact_pressure(&b.contact_force, &b.areas, &mut b.pressure);
+            let mut frame = b
                 .output
                 .frame(&position, &velocity)
                 .with_point_field(Field::vector("contact_force", &b.contact_force));
+            if pressure {
+                frame = frame.with_point_field(Field::scalar("contact_pressure", &b.pressure));
+            }
             m.points.extend(
                 frame
                     .points

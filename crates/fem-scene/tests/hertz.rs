@@ -67,6 +67,14 @@ struct Hertz {
     loaded: usize,
     /// Every loaded node's radius and force `(r, f)`.
     forces: Vec<(f64, f64)>,
+    /// The tributary areas' sum over the hemisphere's area.
+    area_ratio: f64,
+    /// Σ p A of the frame's pressure over the total contact force.
+    pressed: f64,
+    /// The area-weighted mean pressure of the loaded nodes within a/3 over p₀.
+    centre: f64,
+    /// Each loaded node's `(r/a, p/p₀, p_Hertz/p₀)`.
+    profile: Vec<(f64, f64, f64)>,
 }
 
 /// The hemisphere of `file` pressed by its weight on the plane, `steps` DEF_LIM steps of `h`.
@@ -117,7 +125,13 @@ fn press(file: &str, steps: usize) -> Hertz {
     let stepper =
         SolidStepper::Lim(DefLim::new(system, eta, StepSettings::new(h), &x0, &x0).unwrap());
     let surface = group_nodes(&mesh, "sphere").expect("group sphere");
-    let body = SolidBody::new(stepper, mesh.points.clone(), surface.clone(), 0, output).unwrap();
+    let body = SolidBody::new(stepper, mesh.points.clone(), surface.clone(), 0, output)
+        .unwrap()
+        .with_pressure(CellKind::Tet10, &conn)
+        .unwrap();
+    // The tributary areas sum to the hemisphere's area 3πR² (the tri6 faces' chords: less).
+    let area: f64 = body.tributary_areas().iter().sum();
+    let area_ratio = area / (3.0 * std::f64::consts::PI * R * R);
     let mut scene = SceneStepper::new(
         vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
         vec![Obstacle::Plane {
@@ -163,11 +177,23 @@ fn press(file: &str, steps: usize) -> Hertz {
         }
     }
     println!("timing {:?}, sweeps {sweeps}", scene.timing());
+    // The frame's pressure field: Σ p A against the total contact force (C30).
+    let pressure = {
+        let group = &mut scene.groups_mut()[0];
+        let frame = group.frame();
+        let field = frame
+            .point_data
+            .iter()
+            .find(|f| f.name == "contact_pressure")
+            .expect("contact_pressure in the frame");
+        field.values.to_vec()
+    };
     let group = scene.groups()[0]
         .as_any()
         .downcast_ref::<SolidGroup>()
         .unwrap();
     let b = &group.bodies()[0];
+    let areas = b.tributary_areas();
     let mut u = vec![0.0; 3 * mesh.n_nodes()];
     for (k, &d) in b.free_dofs().iter().enumerate() {
         u[d] = b.position()[k];
@@ -207,6 +233,22 @@ fn press(file: &str, steps: usize) -> Hertz {
         })
         .unwrap();
     let a = (3.0 * force * R / (4.0 * e_star())).cbrt();
+    let p0 = 3.0 * force / (2.0 * std::f64::consts::PI * a * a);
+    let pressed: f64 = pressure.iter().zip(areas).map(|(p, a)| p * a).sum();
+    // The pressure near the centre (r < a/3; Hertz: p₀ √(1 − r²/a²) ≥ 0.94 p₀ there): its
+    // force-weighted mean over p₀, and each loaded node's p/p_Hertz(r).
+    let (mut centre, mut weight) = (0.0, 0.0);
+    let mut profile = Vec::new();
+    for &k in &loaded {
+        let r = radius(k);
+        let hertz = p0 * (1.0 - (r / a).powi(2)).max(0.0).sqrt();
+        profile.push((r / a, pressure[k] / p0, hertz / p0));
+        if r < a / 3.0 {
+            centre += pressure[k] * areas[k];
+            weight += areas[k];
+        }
+    }
+    profile.sort_by(|x, y| x.0.total_cmp(&y.0));
     let mut forces: Vec<(f64, f64)> = loaded.iter().map(|&k| (radius(k), f[3 * k + 2])).collect();
     forces.sort_by(|x, y| x.0.total_cmp(&y.0));
     Hertz {
@@ -221,6 +263,10 @@ fn press(file: &str, steps: usize) -> Hertz {
         speed,
         loaded: loaded.len(),
         forces,
+        area_ratio,
+        pressed: pressed / total,
+        centre: centre / weight / p0,
+        profile,
     }
 }
 
@@ -242,15 +288,23 @@ fn show(name: &str, r: &Hertz) {
         r.force_ratio - 1.0,
         r.speed,
     );
-    for (rr, f) in &r.forces {
-        println!("  r {:.5}  f {:.4e}", rr, f);
+    println!(
+        "  areas {:.5} of 3πR², Σ p A / Σ f = {:.15}, mean pressure within a/3 {:.4} p₀; r/a, p/p₀, Hertz:",
+        r.area_ratio, r.pressed, r.centre
+    );
+    for (x, p, h) in &r.profile {
+        println!("    {x:.4} {p:.4} {h:.4}");
     }
+    let _ = &r.forces;
 }
 
 #[test]
 fn a_tet10_hemisphere_on_a_plane_has_hertz_contact_radius() {
     let r = press("hemisphere_tet10_coarse.msh", STEPS);
     show("coarse", &r);
+    // The pressure field carries the contact force; the areas are the hemisphere's.
+    assert!((r.pressed - 1.0).abs() < 1e-12, "{}", r.pressed);
+    assert!((r.area_ratio - 1.0).abs() < 0.02, "{}", r.area_ratio);
     // At rest: the plane carries the weight.
     assert!((r.force_ratio - 1.0).abs() < 1e-3, "{}", r.force_ratio);
     // The contact radius within the mesh's resolution (element size 0.15 = a at the pole): the
