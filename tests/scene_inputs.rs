@@ -240,6 +240,7 @@ fn the_solid_bar_touches_down_and_leaves_when_its_comment_says() {
     // The frames carry the nodal contact force.
     let frame = std::fs::read_to_string(dir.join("scene_solid_bar_000010.vtu")).unwrap();
     assert!(frame.contains("Name=\"contact_force\""));
+    assert!(frame.contains("Name=\"contact_pressure\""));
 }
 
 #[test]
@@ -325,4 +326,5 @@ fn the_two_bars_meet_and_part_when_their_comment_says() {
     // One frame holds both bars.
     let frame = std::fs::read_to_string(dir.join("scene_two_bars_000010.vtu")).unwrap();
     assert!(frame.contains("Name=\"solid\"") && frame.contains("Name=\"contact_force\""));
+    assert!(frame.contains("Name=\"contact_pressure\""));
 }
