@@ -328,3 +328,23 @@ fn the_two_bars_meet_and_part_when_their_comment_says() {
     assert!(frame.contains("Name=\"solid\"") && frame.contains("Name=\"contact_force\""));
     assert!(frame.contains("Name=\"contact_pressure\""));
 }
+
+#[test]
+fn the_hemisphere_of_hertz_comes_to_rest_as_its_comment_says() {
+    let dir = run("inputs/scene_hertz.yaml", "scene_hertz");
+    let (h, rows) = history(&dir);
+    let (active, kinetic, work) = (
+        column(&h, "active_contacts"),
+        column(&h, "kinetic"),
+        column(&h, "external_work"),
+    );
+    let end = &rows[rows.len() - 1];
+    // At rest on 14 nodes: kinetic energy 1.6e-8, below 2e-4 of the weight's work 9.7e-5.
+    assert_eq!(end[active], 14.0);
+    assert!((end[kinetic] - 1.6e-8).abs() < 0.05e-8, "{}", end[kinetic]);
+    assert!((end[work] - 9.7e-5).abs() < 0.05e-5, "{}", end[work]);
+    assert!(end[kinetic] < 2e-4 * end[work]);
+    // The frames carry the contact pressure.
+    let frame = std::fs::read_to_string(dir.join("scene_hertz_000004.vtu")).unwrap();
+    assert!(frame.contains("Name=\"contact_pressure\""));
+}
