@@ -9,7 +9,7 @@
 //!
 //! The hemisphere is brought to rest by DEF_LIM with stiffness-proportional damping `η` and
 //! steps `h` far above the elastic periods (quasi-static: the run is a damped fall onto the
-//! contact, ~60 steps). The contact radius is measured two ways from the nodal contact forces
+//! contact, 40 steps here, 60 for the finer meshes). The contact radius is measured two ways from the nodal contact forces
 //! `f_i` (no pressure needed): (i) the bracket `[r_in, r_out]`, the radius of the outermost
 //! node carrying force and of the next surface node out; (ii) the second moment: for Hertz's
 //! pressure `∫ p r² dA / F = (2/5) a²`, so `a₂ = √(5/2 · Σ f_i r_i² / Σ f_i)`.
@@ -331,7 +331,7 @@ fn a_tet10_hemisphere_on_a_plane_has_hertz_contact_radius() {
 const STEPS: usize = 40;
 
 #[test]
-#[ignore = "the finer hemispheres (minutes): numbers in docs/validation.md"]
+#[ignore = "the finer hemispheres (28 min on a loaded machine): numbers in docs/validation.md"]
 fn hertz_under_refinement() {
     for name in ["medium", "fine"] {
         let r = press(&format!("hemisphere_tet10_{name}.msh"), 60);
