@@ -592,13 +592,13 @@ fn cmd_modes<M: ModelRegistry>(
             );
         }
         say!(
-            "{} modes of {} free dofs in {:.2} s (shift {:e}, {} solves, largest residual {:.1e}); table in {}, shapes in {}",
+            "{} modes of {} free dofs in {:.2} s (shift {:e}, {} solves, largest residual |K phi - omega^2 M phi| / (|K| |phi|) {:.1e}); table in {}, shapes in {}",
             summary.rows.len(),
             summary.free_dofs,
             summary.solver_seconds,
             summary.shift,
             summary.solves,
-            summary.residual,
+            summary.scaled_residual,
             summary.csv.display(),
             summary.pvd.display()
         );

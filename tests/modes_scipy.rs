@@ -64,8 +64,7 @@ fn frequencies_equal_scipy_eigsh_to_1e_10() {
 }
 
 /// Writes `K` and `M` of each case on the free dofs as `NAME_K.mtx`, `NAME_M.mtx` into
-/// `FEM_MODES_MTX` (the reference script sets it; `benches/modes_eigsh.py` too, naming its own
-/// input by `FEM_MODES_CASE`).
+/// `FEM_MODES_MTX` (the reference script sets it; `FEM_MODES_CASE` names another input).
 #[test]
 #[ignore = "run by tests/reference/modes/eigsh_reference.py"]
 fn write_matrix_market() {

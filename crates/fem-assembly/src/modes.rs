@@ -321,8 +321,10 @@ impl Modes {
         &self.shapes[j * self.n..(j + 1) * self.n]
     }
 
-    /// The relative residual `‖K φ − λ M φ‖∞ / (‖K φ‖∞ + |λ| ‖M φ‖∞)` of mode `j`.
-    pub fn residual(&self, j: usize) -> f64 {
+    /// The relative residual `‖K φ − λ M φ‖∞ / (‖K‖∞ ‖φ‖∞)` of mode `j`: the measure of the
+    /// acceptance check (M7). (Relative to `‖K φ‖∞ + |λ| ‖M φ‖∞` instead, a rigid mode's
+    /// residual would be its round-off over its round-off, about 1: meaningless.)
+    pub fn scaled_residual(&self, j: usize) -> f64 {
         self.residuals[j]
     }
 
@@ -825,8 +827,7 @@ fn refine(
             if relative > worst.1 {
                 worst = (j + 1, relative);
             }
-            let residual = inf(&r) / (inf(&kp) + lambda.abs() * inf(&mphi)).max(f64::MIN_POSITIVE);
-            found.push((lambda, residual, phi));
+            found.push((lambda, relative, phi));
         }
         if worst.1 <= RESIDUAL_TOLERANCE {
             return Ok(found);

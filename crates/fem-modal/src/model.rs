@@ -12,10 +12,10 @@
 //! increases through an impact with `e < 1`; `probes.csv` has `t` and the displacement at each
 //! `output.probes` position, every step.
 
-use fem_constraints::{LcpSolver, Lemke, ProjectedGaussSeidel, UnilateralContacts};
+use fem_constraints::UnilateralContacts;
 use fem_io::{Field, Frame, VtkCells};
 use fem_model::build::time_grid;
-use fem_model::input::{InitialField, LcpSolverKind, OfferedScheme};
+use fem_model::input::{InitialField, OfferedScheme};
 use fem_model::number::strict;
 use fem_model::resources::frame_bytes;
 use fem_model::{InputError, MeshUse, Model, ModelSection, Sections, Uses};
@@ -235,38 +235,27 @@ impl ModalStringModel {
 
         let mut contact_points = Vec::new();
         let mut heights = Vec::new();
+        let mut solver = None;
         if let Some(c) = input.contact {
-            if !(0.0..=1.0).contains(&c.restitution) {
-                return Err(invalid(
-                    "contact.restitution",
-                    format!("expected 0 <= e <= 1, got {}", c.restitution),
-                ));
-            }
-            if c.tolerance.is_some() && c.solver == LcpSolverKind::Lemke {
-                return Err(invalid(
-                    "contact.tolerance",
-                    "the tolerance is the pgs solver's; lemke is exact and has none: remove 'contact.tolerance' or choose solver: pgs".into(),
-                ));
-            }
-            let tolerance = c.tolerance_or_default();
-            if !(tolerance.is_finite() && tolerance > 0.0) {
-                return Err(invalid(
-                    "contact.tolerance",
-                    format!("expected a positive tolerance, got {tolerance}"),
-                ));
-            }
-            if c.obstacles.is_empty() {
-                return Err(invalid(
-                    "contact.obstacles",
-                    "expected at least one obstacle".into(),
-                ));
-            }
+            solver = Some(fem_model::build::contact_solver(c)?);
             for (i, o) in c.obstacles.iter().enumerate() {
                 let field = format!("contact.obstacles[{i}]");
-                if !o.height.is_finite() {
+                if o.group.is_some() || o.plane.is_some() {
+                    return Err(invalid(
+                        &field,
+                        "a modal string's obstacle is a 'height' at 'positions' or 'uniform' points ('group' and 'plane' are a solid's)".into(),
+                    ));
+                }
+                let height = o.height.ok_or_else(|| {
+                    invalid(
+                        &format!("{field}.height"),
+                        "expected the obstacle's height (the string stays at or above it)".into(),
+                    )
+                })?;
+                if !height.is_finite() {
                     return Err(invalid(
                         &format!("{field}.height"),
-                        format!("expected a finite height, got {}", o.height),
+                        format!("expected a finite height, got {height}"),
                     ));
                 }
                 let points: Vec<f64> = match (&o.positions, o.uniform) {
@@ -297,17 +286,16 @@ impl ModalStringModel {
                 };
                 for x in points {
                     let u = modes.displacement(&q0, x);
-                    if u < o.height - 1e-12 * o.height.abs().max(1e-3) {
+                    if u < height - 1e-12 * height.abs().max(1e-3) {
                         return Err(invalid(
                             &field,
                             format!(
-                                "the initial shape is below the obstacle at x = {x}: u = {u:e} < height {:e}; start outside the obstacle",
-                                o.height
+                                "the initial shape is below the obstacle at x = {x}: u = {u:e} < height {height:e}; start outside the obstacle",
                             ),
                         ));
                     }
                     contact_points.push(x);
-                    heights.push(o.height);
+                    heights.push(height);
                 }
             }
         }
@@ -316,7 +304,7 @@ impl ModalStringModel {
         let mut stepper =
             ModalMoreauJean::from_physical_state(system, grid.dt(), grid.t0(), &q0, &v0)
                 .map_err(setup)?;
-        if let Some(c) = input.contact {
+        if let (Some(c), Some(solver)) = (input.contact, solver) {
             let m = contact_points.len() as f64;
             fem_model::progress::phase(format!(
                 "the modal string's contact matrices: {} contact points over {n_modes} modes \
@@ -331,13 +319,6 @@ impl ModalStringModel {
                 c.restitution,
             )
             .map_err(|e| invalid("model.modal_string", e.to_string()))?;
-            let solver: Box<dyn LcpSolver> = match c.solver {
-                LcpSolverKind::Lemke => Box::new(Lemke::default()),
-                LcpSolverKind::Pgs => Box::new(ProjectedGaussSeidel {
-                    tolerance: c.tolerance_or_default(),
-                    max_iterations: 100_000,
-                }),
-            };
             stepper = stepper.with_contacts(contacts, solver).map_err(setup)?;
         }
         let top = stepper.system().omega.last().copied().unwrap_or(0.0);

@@ -14,11 +14,49 @@ use fem_time::{NewtonSettings, TimeGrid};
 
 use crate::error::InputError;
 use crate::input::{
-    BoxCellKind, BoxInput, CompressionKind, DirichletInput, EnforcementKind, FixedInput,
-    FunctionInput, MeshInput, TimeInput,
+    BoxCellKind, BoxInput, CompressionKind, ContactInput, DirichletInput, EnforcementKind,
+    FixedInput, FunctionInput, LcpSolverKind, MeshInput, TimeInput,
 };
 use crate::model::Sections;
 use crate::resources::{Bytes, mesh_bytes};
+
+/// The impact law's solver of a `contact` section (the exact modal Moreau–Jean scheme's, for
+/// a modal string or a solid in its modes), after checking the section's law: at least one
+/// obstacle, `0 ≤ restitution ≤ 1`, a `tolerance` only for `pgs` and positive.
+pub fn contact_solver(c: &ContactInput) -> Result<Box<dyn fem_constraints::LcpSolver>, InputError> {
+    if !(0.0..=1.0).contains(&c.restitution) {
+        return Err(InputError::invalid(
+            "contact.restitution",
+            format!("expected 0 <= e <= 1, got {}", c.restitution),
+        ));
+    }
+    if c.tolerance.is_some() && c.solver == LcpSolverKind::Lemke {
+        return Err(InputError::invalid(
+            "contact.tolerance",
+            "the tolerance is the pgs solver's; lemke is exact and has none: remove 'contact.tolerance' or choose solver: pgs",
+        ));
+    }
+    let tolerance = c.tolerance_or_default();
+    if !(tolerance.is_finite() && tolerance > 0.0) {
+        return Err(InputError::invalid(
+            "contact.tolerance",
+            format!("expected a positive tolerance, got {tolerance}"),
+        ));
+    }
+    if c.obstacles.is_empty() {
+        return Err(InputError::invalid(
+            "contact.obstacles",
+            "expected at least one obstacle",
+        ));
+    }
+    Ok(match c.solver {
+        LcpSolverKind::Lemke => Box::new(fem_constraints::Lemke::default()),
+        LcpSolverKind::Pgs => Box::new(fem_constraints::ProjectedGaussSeidel {
+            tolerance,
+            max_iterations: 100_000,
+        }),
+    })
+}
 
 /// The time grid of a `time` section, after checking its numbers: `dt > 0`, `t_end > t0`, all
 /// finite, at most 1e9 steps.

@@ -75,7 +75,8 @@ pub enum BoxCellKind {
     Hex27,
 }
 
-/// Unilateral contact of the string with obstacles: `u(x_c) ≥ h_c` at contact points.
+/// Unilateral contact with obstacles, stepped by the exact modal Moreau–Jean scheme: a modal
+/// string's points `u(x_c) ≥ h_c`, or the nodes of a solid's group on one side of a plane.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContactInput {
@@ -111,7 +112,9 @@ pub enum LcpSolverKind {
     Pgs,
 }
 
-/// Contact points at one height: listed positions, or `uniform` points spread over the string.
+/// One obstacle. A modal string's: contact points at one height (listed `positions`, or
+/// `uniform` points spread over the string). A solid's: the nodes of a physical `group` kept
+/// on the side of a `plane` its normal points to.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObstacleInput {
@@ -124,8 +127,28 @@ pub struct ObstacleInput {
     #[serde(deserialize_with = "strict")]
     pub uniform: Option<usize>,
     /// Height of the obstacle (the string must stay at or above it).
+    #[serde(default)]
     #[serde(deserialize_with = "strict")]
-    pub height: f64,
+    pub height: Option<f64>,
+    /// A solid's physical group (any dimension) whose nodes meet the `plane`.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// The plane a solid's group stays on the positive side of.
+    #[serde(default)]
+    pub plane: Option<PlaneInput>,
+}
+
+/// A plane: a point of it and its normal, pointing to the side bodies stay on
+/// (`model.scene.obstacles[].plane`, `contact.obstacles[].plane`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaneInput {
+    /// A point of the plane.
+    #[serde(deserialize_with = "strict")]
+    pub point: Vec<f64>,
+    /// The normal, out of the solid side.
+    #[serde(deserialize_with = "strict")]
+    pub normal: Vec<f64>,
 }
 
 /// Mass matrix kind.

@@ -216,17 +216,8 @@ pub struct ObstacleInput {
     pub surface: Option<String>,
 }
 
-/// A plane obstacle.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlaneInput {
-    /// A point of the plane.
-    #[serde(deserialize_with = "strict")]
-    pub point: Vec<f64>,
-    /// The normal, out of the solid side.
-    #[serde(deserialize_with = "strict")]
-    pub normal: Vec<f64>,
-}
+/// A plane obstacle (the type is fem-model's, shared with `contact.obstacles[].plane`).
+pub use fem_model::input::PlaneInput;
 
 /// A link's kind.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

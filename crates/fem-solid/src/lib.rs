@@ -10,18 +10,21 @@
 //! | [`initial`] | initial velocities: uniform, rigid rotation, expressions of `x, y, z` |
 //! | [`section`] | [`SolidSection`], the `model.solid` input section |
 //! | [`model`] | [`SolidModel`], the solid as a [`fem_model::Model`]: frames and `history.csv` |
+//! | [`modal`] | [`ModalSolidModel`]: the solid in its lowest modes, stepped by the exact modal Moreau–Jean scheme with contacts against planes |
 //!
 //! Theory: `docs/theory/solid.md` (kinematics, materials, the two schemes); validation:
 //! `docs/validation.md`.
 
 pub mod initial;
 pub mod loads;
+pub mod modal;
 pub mod model;
 pub mod rotation;
 pub mod section;
 pub mod system;
 
 pub use loads::DeadLoads;
+pub use modal::ModalSolidModel;
 pub use model::SolidModel;
 pub use rotation::RotationSignal;
 pub use section::{PreparedSolid, SolidSection, SolidSetup, TractionFaces};

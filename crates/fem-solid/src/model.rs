@@ -138,6 +138,11 @@ impl SolidOutput {
         }
     }
 
+    /// The operator the frames' stresses are computed by.
+    pub fn operator(&self) -> &SolidOperator {
+        &self.operator
+    }
+
     /// The frame of the solid at the free-dof `position` and `velocity` (the model's frame;
     /// a scene's solid adds its contact forces to it, issue 24).
     pub fn frame(&mut self, position: &[f64], velocity: &[f64]) -> Frame<'_> {
@@ -179,6 +184,40 @@ impl SolidOutput {
             self.energy_density[c] = s.energy_density;
         }
     }
+}
+
+/// The linearization of the solid drawn by `output` about the displacement `u` (every dof):
+/// `K` the tangent there, `M` the `mass`, the free dofs `held` by prescribed motion.
+pub(crate) fn linearize(
+    output: &SolidOutput,
+    mass: &SolidMass,
+    held: &[usize],
+    u: &[f64],
+) -> fem_model::vibration::LinearizationResult {
+    let operator = &output.operator;
+    let dofmap = operator.dofmap();
+    let linearize = || {
+        let stiffness = operator.tangent(u)?;
+        let mass = match mass {
+            SolidMass::Lumped => fem_time::Mass::Lumped(operator.lumped_mass().to_vec()),
+            SolidMass::Consistent => fem_time::Mass::Consistent(operator.consistent_mass()?),
+        };
+        Ok(fem_model::vibration::Linearization {
+            stiffness,
+            mass,
+            held: held.to_vec(),
+            dof_node: dofmap.free_dofs().iter().map(|g| g / 3).collect(),
+            dof_direction: dofmap
+                .free_dofs()
+                .iter()
+                .map(|g| std::array::from_fn(|i| if i == g % 3 { 1.0 } else { 0.0 }))
+                .collect(),
+            points: output.points.clone(),
+            cells: output.cells.clone(),
+            mass_key: "model.solid.material.density".into(),
+        })
+    };
+    linearize().map_err(evaluation_error)
 }
 
 impl std::fmt::Debug for SolidOutput {
@@ -303,30 +342,7 @@ impl Model for SolidModel {
     /// `K` is the tangent at the current (initial) displacement, `M` the stepper's mass.
     fn linearization(&self) -> Option<fem_model::vibration::LinearizationResult> {
         let (mass, held) = self.modal.as_ref()?;
-        let operator = &self.output.operator;
-        let dofmap = operator.dofmap();
-        let linearize = || {
-            let stiffness = operator.tangent(&self.displacement())?;
-            let mass = match mass {
-                SolidMass::Lumped => fem_time::Mass::Lumped(operator.lumped_mass().to_vec()),
-                SolidMass::Consistent => fem_time::Mass::Consistent(operator.consistent_mass()?),
-            };
-            Ok(fem_model::vibration::Linearization {
-                stiffness,
-                mass,
-                held: held.clone(),
-                dof_node: dofmap.free_dofs().iter().map(|g| g / 3).collect(),
-                dof_direction: dofmap
-                    .free_dofs()
-                    .iter()
-                    .map(|g| std::array::from_fn(|i| if i == g % 3 { 1.0 } else { 0.0 }))
-                    .collect(),
-                points: self.output.points.clone(),
-                cells: self.output.cells.clone(),
-                mass_key: "model.solid.material.density".into(),
-            })
-        };
-        Some(linearize().map_err(evaluation_error))
+        Some(linearize(&self.output, mass, held, &self.displacement()))
     }
 
     /// Warped by `displacement`, coloured by `von_mises`, seen obliquely with z up.

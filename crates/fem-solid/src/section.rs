@@ -115,6 +115,10 @@ pub struct SolidSection {
     /// start (Solfec uses 0.5), at most `time.dt`.
     #[serde(default)]
     pub auto_dt: Option<f64>,
+    /// `modal_moreau_jean`: the number of lowest modes `m` the solid is truncated to and
+    /// stepped in (at most its free dofs).
+    #[serde(default, deserialize_with = "fem_model::number::strict")]
+    pub modes: Option<usize>,
     /// DEF_EXP: re-check the critical step every this many steps (0: at the start only).
     /// Default: spaced by how fast the bound drifts, at most 100 steps apart
     /// ([`CriticalStepCheck`]).
@@ -254,6 +258,8 @@ impl ModelSection for SolidSection {
     fn uses(&self) -> Uses {
         Uses {
             initial: false,
+            // Read with `modal_moreau_jean` only (refused by `setup` for the other schemes).
+            contact: true,
             schemes: &[
                 OfferedScheme {
                     name: def_exp::NAME,
@@ -271,12 +277,19 @@ impl ModelSection for SolidSection {
                     name: fem_time::backward_euler::NAME,
                     settings: &[TimeSetting::Newton],
                 },
+                OfferedScheme {
+                    name: crate::modal::NAME,
+                    settings: &[],
+                },
             ],
             ..Uses::ON_A_MESH
         }
     }
 
     fn build(&self, input: &Sections<'_>) -> Result<Box<dyn Model>, InputError> {
+        if input.scheme_name() == crate::modal::NAME {
+            return Ok(Box::new(crate::modal::ModalSolidModel::new(self, input)?));
+        }
         Ok(Box::new(self.model(input)?))
     }
 
@@ -698,6 +711,7 @@ impl SolidSection {
             (self.damping.is_some(), "damping", def_lim::NAME),
             (self.auto_dt.is_some(), "auto_dt", def_exp::NAME),
             (self.recheck_every.is_some(), "recheck_every", def_exp::NAME),
+            (self.modes.is_some(), "modes", crate::modal::NAME),
         ] {
             if given && scheme != only {
                 return Err(invalid(
@@ -707,6 +721,16 @@ impl SolidSection {
                     ),
                 ));
             }
+        }
+        if input.contact.is_some() && scheme != crate::modal::NAME {
+            return Err(invalid(
+                "contact",
+                format!(
+                    "'contact' is read by the scheme '{}' (the solid in its modes against planes), not by '{scheme}': \
+                     remove it, or put the solid in a model.scene with its obstacles",
+                    crate::modal::NAME
+                ),
+            ));
         }
         let mesh_input = input.mesh.ok_or_else(|| {
             invalid(
@@ -998,7 +1022,7 @@ impl SolidSection {
     }
 
     /// The lines of `fem check` on the mesh, the material, the elements and the dofs.
-    fn describe_setup(
+    pub(crate) fn describe_setup(
         &self,
         setup: &SolidSetup,
         n_cells: usize,

@@ -160,7 +160,16 @@ impl ModalBasis {
         settings.dof_points = dof_points;
         let modes =
             lowest_modes(stiffness, mass, &settings).map_err(|e| StepError::model(0, 0.0, e))?;
+        Ok(Self::from_modes(&modes))
+    }
+
+    /// The basis of modes the sparse eigen-solver returned
+    /// ([`fem_assembly::modes::lowest_modes`]): rigid modes (`ω²` at round-off, of either
+    /// sign) get `ω = 0`; each shape's largest entry is made positive, as
+    /// [`ModalBasis::from_system`] makes it.
+    pub fn from_modes(modes: &fem_assembly::modes::Modes) -> Self {
         let n = modes.order();
+        let n_modes = modes.len();
         let mut shapes = DMatrix::from_fn(n, n_modes, |r, c| modes.shape(c)[r]);
         for mut col in shapes.column_iter_mut() {
             let imax = col.iamax();
@@ -168,14 +177,14 @@ impl ModalBasis {
                 col.neg_mut();
             }
         }
-        Ok(Self {
+        Self {
             omega: modes
                 .eigenvalues()
                 .iter()
                 .map(|l| l.max(0.0).sqrt())
                 .collect(),
             shapes,
-        })
+        }
     }
 
     /// Number of modes.

@@ -1,0 +1,508 @@
+//! The solid truncated to its lowest modes and stepped by the exact modal Moreau–Jean scheme
+//! (MMJ), with the nodes of chosen groups in unilateral contact with planes (issue 27): the
+//! `model.solid` section with `time.scheme: modal_moreau_jean`, `model.solid.modes` and the
+//! shared `contact` section.
+//!
+//! The model is the solid linearized about its reference state: `K φ = ω² M φ` on the free
+//! dofs (`K` the tangent at zero displacement, `M` the lumped or consistent mass,
+//! docs/theory/modes.md), truncated to the `m` lowest `M`-orthonormal modes `Φ`, so that
+//! `u = Φ q` and each modal coordinate obeys `q̈_k + ω_k² q_k = (Φᵀ Hᵀ λ)_k` between impacts.
+//! A contact node `a` of a group meeting the plane through `p` with unit normal `n` has the gap
+//! `y_a = n · (X_a + u_a − p) = (n Φ)_a q + n · (X_a − p) ≥ 0`: a row of the modal contact
+//! operator `H Φ` (docs/theory/moreau_jean.md: the impact law on secant gap rates, exact
+//! free flight at every `ωΔt`, the modal energy `½ Σ (q̇² + ω² q²)` kept to round-off with
+//! `e = 1`).
+//!
+//! Output contract: frames are the solid's ([`crate::model`]: `displacement = Φ q` and
+//! `velocity = Φ q̇` on the mesh, the stresses of that displacement); `history.csv` has
+//! `step,t,kinetic,potential,total` (the energy of the `m` modes, `½ Σ q̇²` and `½ Σ ω² q²`),
+//! then, with a `contact` section, `n_active,lcp_iterations,lcp_residual,min_gap,
+//! contact_force_total` as the modal string has them: the contacts active in the step, the
+//! impact LCP's iterations and residual, the smallest gap of a contact node to its plane (a
+//! cantilever's tip clearance above its stop), the sum of the contact impulses over `Δt`.
+
+use std::sync::Arc;
+
+use fem_assembly::modes::{MassMatrix, ModeSettings, Modes, ModesError, lowest_modes};
+use fem_assembly::{DofMap, SolidOperator};
+use fem_constraints::UnilateralContacts;
+use fem_io::{Frame, VtkCells};
+use fem_mesh::Mesh;
+use fem_model::build::{contact_solver, group_list};
+use fem_model::input::{ContactInput, LcpSolverKind};
+use fem_model::number::shown;
+use fem_model::vibration::LinearizationResult;
+use fem_model::{InputError, Model, Sections};
+use fem_time::nonsmooth::modal;
+use fem_time::{Mass, ModalBasis, ModalDamping, ModalMoreauJean, NodalStepper};
+use fem_time::{StepReport, Stepper, TimeGrid};
+
+use crate::model::{SolidOutput, linearize};
+use crate::section::SolidSection;
+use crate::system::SolidMass;
+
+/// The scheme's name in input files (`time.scheme: modal_moreau_jean`).
+pub const NAME: &str = modal::NAME;
+
+/// The history columns after `step,t,kinetic,potential,total`, with a `contact` section.
+pub const CONTACT_COLUMNS: [&str; 5] = [
+    "n_active",
+    "lcp_iterations",
+    "lcp_residual",
+    "min_gap",
+    "contact_force_total",
+];
+
+/// The solid in its lowest modes, stepped by the exact modal Moreau–Jean scheme.
+pub struct ModalSolidModel {
+    stepper: ModalMoreauJean,
+    basis: ModalBasis,
+    grid: TimeGrid,
+    describe: Vec<String>,
+    output: SolidOutput,
+    mass: SolidMass,
+    /// The smallest gap at `t0` (the history's first row).
+    initial_min_gap: f64,
+    has_contact: bool,
+    planes: Vec<fem_io::Plane>,
+    /// `Φ q` and `Φ q̇` on the free dofs (the frame's buffers).
+    position: Vec<f64>,
+    velocity: Vec<f64>,
+}
+
+impl std::fmt::Debug for ModalSolidModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModalSolidModel")
+            .field("modes", &self.basis.n_modes())
+            .field("grid", &self.grid)
+            .field("output", &self.output)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The contacts of the `contact` section on the solid's modes: the rows of `H Φ` (row-major,
+/// one per contact node), the heights `h` (`y = HΦ q − h`), and what `fem check` says.
+struct Contacts {
+    rows: Vec<f64>,
+    heights: Vec<f64>,
+    describe: String,
+    planes: Vec<fem_io::Plane>,
+}
+
+/// A vector of 3 finite numbers at `field`.
+fn vec3(field: &str, v: &[f64]) -> Result<[f64; 3], InputError> {
+    match v {
+        [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok([*x, *y, *z]),
+        _ => Err(InputError::invalid(
+            field,
+            format!("expected 3 finite numbers, got {v:?}"),
+        )),
+    }
+}
+
+/// The contact nodes of `contact`'s obstacles (a group's nodes against a plane) as rows on the
+/// modes `basis` of the free dofs of `dofmap`.
+fn contacts(
+    contact: &ContactInput,
+    mesh: &Mesh,
+    dofmap: &DofMap,
+    basis: &ModalBasis,
+) -> Result<Contacts, InputError> {
+    let invalid = |field: &str, message: String| InputError::invalid(field, message);
+    let m = basis.n_modes();
+    let (mut rows, mut heights) = (Vec::new(), Vec::new());
+    let (mut groups, mut planes) = (Vec::new(), Vec::new());
+    let (lo, hi) = mesh.points.iter().fold(
+        ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+        |(lo, hi), p| {
+            (
+                std::array::from_fn(|i| lo[i].min(p[i])),
+                std::array::from_fn(|i| hi[i].max(p[i])),
+            )
+        },
+    );
+    let size = (0..3).map(|i| hi[i] - lo[i]).fold(0.0f64, f64::max);
+    for (i, o) in contact.obstacles.iter().enumerate() {
+        let field = format!("contact.obstacles[{i}]");
+        if o.positions.is_some() || o.uniform.is_some() || o.height.is_some() {
+            return Err(invalid(
+                &field,
+                "a solid's obstacle is a 'plane' met by the nodes of a 'group' \
+                 ('positions', 'uniform' and 'height' are a modal string's)"
+                    .into(),
+            ));
+        }
+        let name = o.group.as_ref().ok_or_else(|| {
+            invalid(
+                &format!("{field}.group"),
+                "expected the physical group whose nodes meet the plane".into(),
+            )
+        })?;
+        let group = mesh.group(name).ok_or_else(|| {
+            invalid(
+                &format!("{field}.group"),
+                format!(
+                    "no physical group named '{name}'; the mesh has: {}",
+                    group_list(mesh)
+                ),
+            )
+        })?;
+        let plane = o.plane.as_ref().ok_or_else(|| {
+            invalid(
+                &format!("{field}.plane"),
+                "expected the plane the group's nodes stay on the normal's side of: \
+                 plane: { point: [x, y, z], normal: [nx, ny, nz] }"
+                    .into(),
+            )
+        })?;
+        let p = vec3(&format!("{field}.plane.point"), &plane.point)?;
+        let n = vec3(&format!("{field}.plane.normal"), &plane.normal)?;
+        let norm = n.iter().map(|c| c * c).sum::<f64>().sqrt();
+        if !(norm > 0.0 && norm.is_finite()) {
+            return Err(invalid(
+                &format!("{field}.plane.normal"),
+                format!("expected a non-zero normal, got {n:?}"),
+            ));
+        }
+        let n = n.map(|c| c / norm);
+        let mut count = 0;
+        for &a in &group.nodes {
+            let x = mesh.points[a];
+            let gap: f64 = (0..3).map(|c| n[c] * (x[c] - p[c])).sum();
+            let scale: f64 = (0..3)
+                .map(|c| (n[c] * x[c]).abs() + (n[c] * p[c]).abs())
+                .sum();
+            if gap < -1e-12 * scale.max(f64::MIN_POSITIVE) {
+                return Err(invalid(
+                    &field,
+                    format!(
+                        "node {a} of group '{name}' at {x:?} starts {} below the plane: \
+                         start every node of the group on the side the normal points to",
+                        shown(-gap)
+                    ),
+                ));
+            }
+            let dofs: Vec<(usize, f64)> = (0..3)
+                .filter(|&c| n[c] != 0.0)
+                .filter_map(|c| dofmap.free(3 * a + c).map(|f| (f, n[c])))
+                .collect();
+            if dofs.is_empty() {
+                // A held node (or one off the solid): its gap never changes.
+                continue;
+            }
+            rows.extend((0..m).map(|k| {
+                dofs.iter()
+                    .map(|&(f, nc)| nc * basis.shapes[(f, k)])
+                    .sum::<f64>()
+            }));
+            heights.push(-gap);
+            count += 1;
+        }
+        groups.push(format!("{count} nodes of '{name}'"));
+        planes.push(fem_io::Plane {
+            point: p,
+            normal: n,
+            half_size: 0.75 * size,
+        });
+    }
+    if heights.is_empty() {
+        return Err(invalid(
+            "contact.obstacles",
+            "no node of the groups can move toward its plane (every one is held by 'fixed'): nothing would meet an obstacle".into(),
+        ));
+    }
+    Ok(Contacts {
+        rows,
+        heights,
+        describe: format!(
+            "  contact: {} against {}, restitution e = {}, {} solver",
+            groups.join(", "),
+            if planes.len() == 1 {
+                "a plane".to_string()
+            } else {
+                format!("{} planes", planes.len())
+            },
+            shown(contact.restitution),
+            match contact.solver {
+                LcpSolverKind::Lemke => "lemke",
+                LcpSolverKind::Pgs => "pgs",
+            }
+        ),
+        planes,
+    })
+}
+
+/// Maps an eigen-solver error to the input key it is about.
+fn modes_error(e: ModesError) -> InputError {
+    match e {
+        ModesError::MassNotPositive { .. } => {
+            InputError::invalid("model.solid.material.density", e.to_string())
+        }
+        other => InputError::invalid("model.solid.modes", other.to_string()),
+    }
+}
+
+impl ModalSolidModel {
+    /// Validates the section with the rest of the input and builds the modes, the contacts
+    /// and the stepper.
+    pub fn new(section: &SolidSection, input: &Sections<'_>) -> Result<Self, InputError> {
+        let invalid = |field: &str, message: String| InputError::invalid(field, message);
+        let setup = section.setup(input)?;
+        let n_modes = section.modes.ok_or_else(|| {
+            invalid(
+                "model.solid.modes",
+                format!(
+                    "the scheme {NAME} steps the solid in its lowest modes: give their number, modes: m"
+                ),
+            )
+        })?;
+        let free_of_loads = |key: &str| {
+            invalid(
+                &format!("model.solid.{key}"),
+                format!(
+                    "the scheme {NAME} steps the free vibration of the solid's modes (with contact): \
+                     '{key}' is not read by it; remove it, or step the solid by def_lim"
+                ),
+            )
+        };
+        if setup.gravity.is_some() {
+            return Err(free_of_loads("gravity"));
+        }
+        if !section.tractions.is_empty() {
+            return Err(free_of_loads("tractions"));
+        }
+        if !section.rotations.is_empty() {
+            return Err(free_of_loads("rotations"));
+        }
+        if !input.dirichlet.is_empty() {
+            return Err(invalid(
+                "dirichlet",
+                format!(
+                    "the scheme {NAME} steps the solid's modes about a fixed support: a prescribed \
+                     motion is not a modal problem; hold the nodes with 'fixed', or step the solid by def_lim"
+                ),
+            ));
+        }
+        let dofmap = setup.dofmap.clone();
+        let n_free = dofmap.n_free();
+        if !(1..=n_free).contains(&n_modes) {
+            return Err(invalid(
+                "model.solid.modes",
+                format!(
+                    "expected 1 to {n_free} modes (the solid's free dofs after 'fixed'), got {n_modes}"
+                ),
+            ));
+        }
+        // Memory before the eigen-solve: the solver's own (factor, Lanczos basis), the modes
+        // `Φ` (n × m) and the contact rows and Delassus matrix (at most a row per mesh node).
+        let n_contact_bound = input.contact.map_or(0.0, |_| setup.mesh.n_nodes() as f64);
+        let (n, m) = (n_free as f64, n_modes as f64);
+        input.check_memory(
+            "model.solid.modes",
+            &format!("{n_modes} modes of {n_free} free dofs"),
+            Modes::memory_estimate(n_free, n_modes)
+                + 8.0 * m * n
+                + 400.0 * n
+                + 8.0 * m * n_contact_bound
+                + 8.0 * n_contact_bound.min(1e5).powi(2),
+        )?;
+        let grid = setup.grid;
+        let n_cells = setup.formulations.len();
+        fem_model::progress::phase(format!("the solid's operator: {n_cells} cells"));
+        let all: Vec<usize> = (0..n_cells).collect();
+        let operator = setup
+            .operator(&setup.mesh.points, &setup.connectivity, &all, &dofmap)
+            .map_err(|e| setup.operator_error(e))?;
+        let centre_of_mass = operator.mass_properties().center;
+        let v0 = setup.initial_velocity(section, centre_of_mass)?;
+        let stiffness = operator
+            .tangent(&vec![0.0; dofmap.n_dofs()])
+            .map_err(|e| setup.operator_error(e))?;
+        let mass = match setup.mass {
+            SolidMass::Lumped => Mass::Lumped(operator.lumped_mass().to_vec()),
+            SolidMass::Consistent => Mass::Consistent(
+                operator
+                    .consistent_mass()
+                    .map_err(|e| setup.operator_error(e))?,
+            ),
+        };
+        fem_model::progress::phase(format!(
+            "the solid's {n_modes} lowest modes: shift-invert Lanczos on K - sigma M ({n_free} free dofs)"
+        ));
+        let settings = ModeSettings::lowest(n_modes)
+            .with_dof_points(dofmap.free_dof_points(&setup.mesh.points));
+        let modes = lowest_modes(
+            &stiffness,
+            match &mass {
+                Mass::Lumped(d) => MassMatrix::Lumped(d),
+                Mass::Consistent(c) => MassMatrix::Consistent(c),
+            },
+            &settings,
+        )
+        .map_err(modes_error)?;
+        let basis = ModalBasis::from_modes(&modes);
+        let q0 = vec![0.0; n_modes];
+        let qdot0 = basis.to_modal(&mass, &v0);
+        let system = basis
+            .modal_system(&ModalDamping::None)
+            .map_err(|e| invalid("model.solid.modes", e.to_string()))?;
+        let setup_error = |e: fem_time::StepError| invalid("time", e.to_string());
+        let mut stepper =
+            ModalMoreauJean::from_physical_state(system, grid.dt(), grid.t0(), &q0, &qdot0)
+                .map_err(setup_error)?;
+        let mut describe = section.describe_setup(&setup, n_cells, 0);
+        let (w1, wm) = (basis.omega[0], basis.omega[n_modes - 1]);
+        let two_pi = 2.0 * std::f64::consts::PI;
+        describe.push(format!(
+            "  modes: the {n_modes} lowest of {n_free} free dofs, f from {} to {} Hz, omega_max dt = {}",
+            shown(w1 / two_pi),
+            shown(wm / two_pi),
+            shown(wm * grid.dt())
+        ));
+        let mut planes = Vec::new();
+        let mut initial_min_gap = f64::INFINITY;
+        if let Some(c) = input.contact {
+            let solver = contact_solver(c)?;
+            let found = contacts(c, &setup.mesh, &dofmap, &basis)?;
+            initial_min_gap = found
+                .heights
+                .iter()
+                .map(|h| -h)
+                .fold(f64::INFINITY, f64::min);
+            let set = UnilateralContacts::from_dense(
+                n_modes,
+                &found.rows,
+                found.heights.clone(),
+                c.restitution,
+            )
+            .map_err(|e| invalid("contact", e.to_string()))?;
+            stepper = stepper.with_contacts(set, solver).map_err(setup_error)?;
+            describe.push(found.describe);
+            planes = found.planes;
+        }
+        describe.push(format!(
+            "  time: exact modal Moreau-Jean on the modes, dt = {}, {} steps from {} to {}",
+            shown(grid.dt()),
+            grid.n_steps(),
+            shown(grid.t0()),
+            shown(grid.t_end())
+        ));
+        describe.push("  stability: unconditional (exact for free modes at any omega dt)".into());
+        let mut vtk = VtkCells::new();
+        vtk.push_block(setup.mesh_kind, &setup.connectivity);
+        let output = SolidOutput::new(setup.mesh.points.clone(), vtk, Arc::new(operator));
+        Ok(Self {
+            stepper,
+            basis,
+            grid,
+            describe,
+            output,
+            mass: setup.mass,
+            initial_min_gap,
+            has_contact: input.contact.is_some(),
+            planes,
+            position: vec![0.0; n_free],
+            velocity: vec![0.0; n_free],
+        })
+    }
+
+    /// The modes the solid is stepped in.
+    pub fn basis(&self) -> &ModalBasis {
+        &self.basis
+    }
+
+    /// The stepper.
+    pub fn modal_stepper(&self) -> &ModalMoreauJean {
+        &self.stepper
+    }
+
+    /// The operator (geometry, material, dof map).
+    pub fn operator(&self) -> &SolidOperator {
+        self.output.operator()
+    }
+
+    /// The displacement `Φ q` on the free dofs at the current step.
+    pub fn displacement(&self) -> Vec<f64> {
+        let mut u = vec![0.0; self.position.len()];
+        combine(&self.basis, self.stepper.position(), &mut u);
+        u
+    }
+}
+
+/// `out = Φ q` (column by column: `Φ` is stored by columns).
+fn combine(basis: &ModalBasis, q: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for (k, &qk) in q.iter().enumerate() {
+        if qk != 0.0 {
+            out.iter_mut()
+                .zip(basis.shapes.column(k).iter())
+                .for_each(|(o, p)| *o += p * qk);
+        }
+    }
+}
+
+impl Model for ModalSolidModel {
+    fn describe(&self) -> Vec<String> {
+        self.describe.clone()
+    }
+    fn grid(&self) -> TimeGrid {
+        self.grid
+    }
+    fn stepper(&self) -> &dyn Stepper {
+        &self.stepper
+    }
+    fn stepper_mut(&mut self) -> &mut dyn Stepper {
+        &mut self.stepper
+    }
+    fn history_columns(&self) -> Vec<String> {
+        if !self.has_contact {
+            return Vec::new();
+        }
+        CONTACT_COLUMNS.map(String::from).to_vec()
+    }
+    fn history_values(&self, _report: &StepReport, out: &mut Vec<f64>) {
+        if !self.has_contact {
+            return;
+        }
+        let r = self.stepper.last_contact();
+        let min_gap = if self.stepper.step_index() == 0 {
+            self.initial_min_gap
+        } else {
+            r.min_gap
+        };
+        out.extend([
+            r.n_active as f64,
+            r.lcp_iterations as f64,
+            r.lcp_residual,
+            min_gap,
+            self.stepper.impulses().iter().sum::<f64>() / self.grid.dt(),
+        ]);
+    }
+    fn frame(&mut self) -> Frame<'_> {
+        combine(&self.basis, self.stepper.position(), &mut self.position);
+        combine(
+            &self.basis,
+            &self.stepper.velocity_at_step(),
+            &mut self.velocity,
+        );
+        self.output.frame(&self.position, &self.velocity)
+    }
+    /// `K` the tangent at the reference state, `M` the model's mass: the eigenproblem whose
+    /// lowest modes the model is stepped in (`fem modes` on the same input lists them).
+    fn linearization(&self) -> Option<LinearizationResult> {
+        let zero = vec![0.0; self.output.operator().dofmap().n_dofs()];
+        Some(linearize(&self.output, &self.mass, &[], &zero))
+    }
+    /// The solid's view (warped by `displacement`, coloured by `von_mises`) with the planes.
+    fn view(&self) -> fem_io::View {
+        fem_io::View {
+            warp_by: Some("displacement".into()),
+            color_by: Some("von_mises".into()),
+            scene: fem_io::Scene {
+                planes: self.planes.clone(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+}
