@@ -255,22 +255,81 @@ impl Element {
                     .map(inverted)
             }
             _ => {
-                let (n, block) = (self.n_nodes(), self.geometry_len());
+                assert_eq!(forces.len(), 3 * connectivity.len());
                 let mut first = None;
-                let mut ue = [0.0; 3 * MAX_NODES];
-                for (c, ((geo, nodes), f)) in geometry
-                    .chunks_exact(block)
-                    .zip(connectivity.chunks_exact(n))
-                    .zip(forces.chunks_exact_mut(3 * n))
-                    .enumerate()
-                {
-                    gather(u, nodes, &mut ue[..3 * n]);
-                    let failure = self.force(material, geo, &ue[..3 * n], f);
+                self.each_cell(geometry, connectivity, u, |c, geo, ue| {
+                    let n3 = ue.len();
+                    let failure = self.force(material, geo, ue, &mut forces[n3 * c..n3 * (c + 1)]);
                     if let Some(failure) = failure {
                         first.get_or_insert(FailedCell { cell: c, failure });
                     }
-                }
+                });
                 first
+            }
+        }
+    }
+
+    /// Calls `each(c, geo, ue)` for every cell `c` of a batch of ungrouped geometry (blocks of
+    /// [`geometry_len`](Self::geometry_len) one after the other, connectivity `N` a cell) with
+    /// its geometry block and its nodal displacements gathered from the global `u`: the one
+    /// loop over the cells of the kernels that go cell by cell.
+    #[inline]
+    fn each_cell(
+        &self,
+        geometry: &[f64],
+        connectivity: &[usize],
+        u: &[f64],
+        mut each: impl FnMut(usize, &[f64], &[f64]),
+    ) {
+        let (n, block) = (self.n_nodes(), self.geometry_len());
+        assert_eq!(geometry.len() * n, connectivity.len() * block);
+        let mut ue = [0.0; 3 * MAX_NODES];
+        for (c, (geo, nodes)) in geometry
+            .chunks_exact(block)
+            .zip(connectivity.chunks_exact(n))
+            .enumerate()
+        {
+            gather(u, nodes, &mut ue[..3 * n]);
+            each(c, geo, &ue[..3 * n]);
+        }
+    }
+
+    /// Strain energies of a batch of cells from grouped geometry (arguments as
+    /// [`internal_forces_grouped`](Self::internal_forces_grouped)): each cell's
+    /// [`strain_energy`](Self::strain_energy) into `energy` and its hourglass part into
+    /// `hourglass` (one value a cell), both `NaN` for a cell that fails to evaluate. The
+    /// `one_point` groups are read as whole lanes
+    /// ([`one_point::strain_energies_packed`]), the same bits as cell by cell.
+    #[allow(clippy::too_many_arguments)]
+    pub fn strain_energies_grouped<M: Hyperelastic + ?Sized>(
+        &self,
+        material: &M,
+        geometry: &[f64],
+        first: usize,
+        connectivity: &[usize],
+        u: &[f64],
+        energy: &mut [f64],
+        hourglass: &mut [f64],
+    ) {
+        match self.formulation {
+            Formulation::OnePoint => one_point::strain_energies_packed(
+                material,
+                geometry,
+                first,
+                connectivity,
+                u,
+                energy,
+                hourglass,
+            ),
+            _ => {
+                assert_eq!(first, 0, "ungrouped geometry starts at its first cell");
+                assert_eq!(energy.len() * self.n_nodes(), connectivity.len());
+                assert_eq!(hourglass.len(), energy.len());
+                self.each_cell(geometry, connectivity, u, |c, geo, ue| {
+                    (energy[c], hourglass[c]) = self
+                        .strain_energy(material, geo, ue)
+                        .unwrap_or((f64::NAN, f64::NAN));
+                });
             }
         }
     }
