@@ -5,7 +5,7 @@
 //! |---|---|---|---|
 //! | `full` | all | displacement-based, the kind's force rule (hex8 2×2×2, hex20/hex27 3×3×3, tet10 4 points, tet4 1) | [`total_lagrangian`](super::total_lagrangian), [`hex8`] |
 //! | `eas` | hex8 | incompatible modes / enhanced assumed strain at finite strain: no locking in bending | [`eas`] |
-//! | `fbar` | hex8, tet10, hex20, hex27 | F-bar (mean dilatation): no volumetric locking for nearly incompressible materials | [`fbar`] |
+//! | `fbar` | hex8, tet10, hex20, hex27 | F-bar (mean dilatation): no volumetric locking for nearly incompressible materials | [`fbar`](super::fbar) |
 //! | `one_point` | hex8 | one point with hourglass stiffness from the enhanced element: fast explicit runs, bending as `eas` in the linear range | [`one_point`] |
 //!
 //! Every formulation's force is the exact gradient of its strain energy and its tangent the
@@ -16,13 +16,13 @@
 use std::fmt;
 
 use super::eas;
-use super::fbar;
+use super::fbar::FBar;
 use super::hex8;
 use super::material::Hyperelastic;
 use super::one_point;
 use super::shape::{MAX_NODES, SolidKind};
 use super::total_lagrangian::{
-    self as tl, CellStress, NonPositiveJacobian, geometry_block_len, inverted,
+    self as tl, CellStress, NonPositiveJacobian, PointKernels, geometry_block_len, inverted,
     reference_geometry_block,
 };
 
@@ -383,7 +383,7 @@ impl Element {
             Formulation::OnePoint => one_point::internal_force(material, geo, &nodes8(ue), f),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                fbar::internal_force(material, grad, dv, ue, f)
+                FBar::internal_force(material, grad, dv, ue, f)
             }
             Formulation::Full if self.compact() => hex8::internal_force(
                 material,
@@ -416,7 +416,7 @@ impl Element {
             Formulation::OnePoint => one_point::strain_energy(material, geo, &nodes8(ue)),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                (fbar::strain_energy(material, grad, dv, ue), 0.0)
+                (FBar::strain_energy(material, grad, dv, ue), 0.0)
             }
             Formulation::Full if self.compact() => (
                 hex8::strain_energy(
@@ -449,7 +449,7 @@ impl Element {
             Formulation::OnePoint => one_point::tangent_stiffness(material, geo, &nodes8(ue), k),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                fbar::tangent_stiffness(material, grad, dv, ue, k)
+                FBar::tangent_stiffness(material, grad, dv, ue, k)
             }
             Formulation::Full if self.compact() => {
                 let (mut grad, mut dv) = ([0.0; 192], [0.0; 8]);
@@ -478,7 +478,7 @@ impl Element {
             Formulation::OnePoint => one_point::cell_stress(material, geo, &nodes8(ue)),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                fbar::cell_stress(material, grad, dv, ue)
+                FBar::cell_stress(material, grad, dv, ue)
             }
             Formulation::Full if self.compact() => {
                 let (mut grad, mut dv) = ([0.0; 192], [0.0; 8]);

@@ -60,7 +60,7 @@
 //! products and sums: they agree with the force to rounding (the force is their gradient to
 //! the precision the central-difference tests check).
 
-use super::material::{Hyperelastic, LANES, Mat3, cofactor};
+use super::material::{Hyperelastic, LANES, Mat3, cofactor, cofactor_lanes};
 use super::quadrature3d::hex_gauss;
 use super::shape::{Hex8, ReferenceElement, SolidKind};
 use super::total_lagrangian::{
@@ -883,16 +883,7 @@ fn group_state(geo: &[Lane; GEOMETRY_LEN], u: &[[Lane; 3]; 8]) -> GroupState {
             f[i][i][l] += 1.0;
         }
     }
-    let mut cof = [[zero; 3]; 3];
-    for i in 0..3 {
-        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-        for k in 0..3 {
-            let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-            for l in 0..L {
-                cof[i][k][l] = f[i1][k1][l] * f[i2][k2][l] - f[i1][k2][l] * f[i2][k1][l];
-            }
-        }
-    }
+    let cof = cofactor_lanes(&f);
     let mut jac = zero;
     let mut inv_j = zero;
     for l in 0..L {
