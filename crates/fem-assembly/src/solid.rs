@@ -274,23 +274,7 @@ impl SolidOperator {
         assert_eq!(dofmap.n_comp(), 3, "a solid has 3 components per node");
         assert_eq!(dofmap.n_nodes(), points.len(), "one dof triple per point");
         let n = kind.n_nodes();
-        assert!(connectivity.len().is_multiple_of(n));
-        let n_cells = connectivity.len() / n;
-        assert!(
-            formulations.is_empty() || formulations.len() == n_cells,
-            "one formulation per cell"
-        );
-        if !(density.is_finite() && density > 0.0) {
-            return Err(SolidError::Density { value: density });
-        }
-        if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
-            return Err(SolidError::NodeOutOfRange {
-                kind,
-                cell: pos / n,
-                node: connectivity[pos],
-                n_nodes: points.len(),
-            });
-        }
+        let n_cells = check_cells(kind, points, connectivity, formulations, density)?;
         // Runs of equal formulations, their geometry one after the other.
         let formulation = |c: usize| formulations.get(c).copied().unwrap_or_default();
         let mut runs: Vec<Run> = Vec::new();
@@ -908,8 +892,7 @@ impl SolidOperator {
             &mut m[..n],
         )
         .expect("the default lumping of a valid cell succeeds");
-        let md: Vec<f64> = (0..n3).map(|i| m[i / 3]).collect();
-        Ok(max_generalized_eigenvalue(&k, &md))
+        Ok(element_eigenvalue(&k, &m[..n]))
     }
 
     /// Every cell's largest eigenvalue `λ_max(K_e(u), M_e)` (the element bound of
@@ -1006,6 +989,50 @@ fn relative_points(points: &[[f64; 3]], nodes: &[usize], x: &mut [[f64; 3]]) {
     }
 }
 
+/// The checks of a body's cells before anything is computed (both
+/// [`SolidOperator::with_formulations`] and [`reference_cell_eigenvalues`]): the density, and
+/// every node of `connectivity` in `points`. Returns the number of cells.
+///
+/// # Panics
+/// If `connectivity` is not whole cells of `kind` or `formulations` is neither empty nor one
+/// per cell (caller errors).
+fn check_cells(
+    kind: SolidKind,
+    points: &[[f64; 3]],
+    connectivity: &[usize],
+    formulations: &[Formulation],
+    density: f64,
+) -> Result<usize, SolidError> {
+    let n = kind.n_nodes();
+    assert!(connectivity.len().is_multiple_of(n));
+    let n_cells = connectivity.len() / n;
+    assert!(
+        formulations.is_empty() || formulations.len() == n_cells,
+        "one formulation per cell"
+    );
+    if !(density.is_finite() && density > 0.0) {
+        return Err(SolidError::Density { value: density });
+    }
+    if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
+        return Err(SolidError::NodeOutOfRange {
+            kind,
+            cell: pos / n,
+            node: connectivity[pos],
+            n_nodes: points.len(),
+        });
+    }
+    Ok(n_cells)
+}
+
+/// A cell's largest eigenvalue `λ_max(K_e, M_e)` from its tangent `k` (`3N × 3N`) and its
+/// lumped nodal masses `m` (`N`, each node's for its three components): the one formula of
+/// [`SolidOperator::cell_eigenvalues`] and [`reference_cell_eigenvalues`], so that the two
+/// agree bit for bit.
+fn element_eigenvalue(k: &[f64], m: &[f64]) -> f64 {
+    let md: Vec<f64> = (0..3 * m.len()).map(|i| m[i / 3]).collect();
+    max_generalized_eigenvalue(k, &md)
+}
+
 /// Cells per task of [`reference_cell_eigenvalues`]: large, so that a task's cache of cell
 /// shapes sees the repeats of a structured mesh.
 const EIGENVALUE_CELLS_PER_TASK: usize = 8192;
@@ -1037,23 +1064,7 @@ pub fn reference_cell_eigenvalues(
     density: f64,
 ) -> Result<Vec<f64>, SolidError> {
     let n = kind.n_nodes();
-    assert!(connectivity.len().is_multiple_of(n));
-    let n_cells = connectivity.len() / n;
-    assert!(
-        formulations.is_empty() || formulations.len() == n_cells,
-        "one formulation per cell"
-    );
-    if !(density.is_finite() && density > 0.0) {
-        return Err(SolidError::Density { value: density });
-    }
-    if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
-        return Err(SolidError::NodeOutOfRange {
-            kind,
-            cell: pos / n,
-            node: connectivity[pos],
-            n_nodes: points.len(),
-        });
-    }
+    let n_cells = check_cells(kind, points, connectivity, formulations, density)?;
     // The elements of the formulations present (an inapplicable one refused first).
     let mut elements: Vec<Element> = Vec::new();
     for f in Formulation::ALL {
@@ -1120,8 +1131,7 @@ pub fn reference_cell_eigenvalues(
                 {
                     return Some((c, SolidError::of(kind, c, f)));
                 }
-                let md: Vec<f64> = (0..n3).map(|i| m[i / 3]).collect();
-                *lambda = max_generalized_eigenvalue(&k, &md);
+                *lambda = element_eigenvalue(&k, &m[..n]);
                 if cache.len() >= SHAPE_CACHE {
                     cache.clear();
                 }
