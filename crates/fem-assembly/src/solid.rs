@@ -21,7 +21,8 @@
 //! in increasing cell order (parallel over entries). Results are bitwise independent of the
 //! number of threads, and a domain-decomposed run that computes the slots of its own cells and
 //! sums shared-node slots in the same order reproduces them (issue 14). Scalars (energy) are
-//! summed over cells sequentially, in cell order.
+//! exact sums ([`ExactSum`]: each task of cells sums its cells' energies, the tasks' sums are
+//! merged), rounded once: independent of the order and of the split.
 //!
 //! Displacements are global, node-major vectors over all `3 n_nodes` dofs (prescribed dofs hold
 //! their prescribed values); forces, masses and matrices live on the free dofs of the
