@@ -21,7 +21,8 @@
 //! in increasing cell order (parallel over entries). Results are bitwise independent of the
 //! number of threads, and a domain-decomposed run that computes the slots of its own cells and
 //! sums shared-node slots in the same order reproduces them (issue 14). Scalars (energy) are
-//! summed over cells sequentially, in cell order.
+//! exact sums ([`ExactSum`]: each task of cells sums its cells' energies, the tasks' sums are
+//! merged), rounded once: independent of the order and of the split.
 //!
 //! Displacements are global, node-major vectors over all `3 n_nodes` dofs (prescribed dofs hold
 //! their prescribed values); forces, masses and matrices live on the free dofs of the
@@ -274,23 +275,7 @@ impl SolidOperator {
         assert_eq!(dofmap.n_comp(), 3, "a solid has 3 components per node");
         assert_eq!(dofmap.n_nodes(), points.len(), "one dof triple per point");
         let n = kind.n_nodes();
-        assert!(connectivity.len().is_multiple_of(n));
-        let n_cells = connectivity.len() / n;
-        assert!(
-            formulations.is_empty() || formulations.len() == n_cells,
-            "one formulation per cell"
-        );
-        if !(density.is_finite() && density > 0.0) {
-            return Err(SolidError::Density { value: density });
-        }
-        if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
-            return Err(SolidError::NodeOutOfRange {
-                kind,
-                cell: pos / n,
-                node: connectivity[pos],
-                n_nodes: points.len(),
-            });
-        }
+        let n_cells = check_cells(kind, points, connectivity, formulations, density)?;
         // Runs of equal formulations, their geometry one after the other.
         let formulation = |c: usize| formulations.get(c).copied().unwrap_or_default();
         let mut runs: Vec<Run> = Vec::new();
@@ -589,28 +574,41 @@ impl SolidOperator {
     ) -> Option<FailedCell> {
         let n = self.kind.n_nodes();
         let mut first = None;
-        // The runs that overlap `cells`, each evaluated on its part.
+        self.each_run_part(cells.clone(), |element, geo, lane, conn, part| {
+            let out = &mut f[3 * n * (part.start - cells.start)..3 * n * (part.end - cells.start)];
+            let failed = with_material!(&self.material, m => element.internal_forces_grouped(m, geo, lane, conn, u, out));
+            if let Some(failed) = failed {
+                first.get_or_insert(FailedCell {
+                    cell: failed.cell + part.start - cells.start,
+                    failure: failed.failure,
+                });
+            }
+        });
+        first
+    }
+
+    /// Calls `each(element, geometry, lane, connectivity, part)` for the part `part` of
+    /// `cells` in each run of one formulation that overlaps them, in cell order: the run's
+    /// element, the whole groups of geometry holding the part (one cell a group unless the
+    /// element groups its cells), the part's first lane in its first group (0 unless
+    /// grouped) and its connectivity — the arguments of the elements' grouped batches.
+    fn each_run_part(
+        &self,
+        cells: std::ops::Range<usize>,
+        mut each: impl FnMut(Element, &[f64], usize, &[usize], std::ops::Range<usize>),
+    ) {
+        let n = self.kind.n_nodes();
         let i0 = self.runs.partition_point(|r| r.cells.1 <= cells.start);
         for run in self.runs[i0..].iter().take_while(|r| r.cells.0 < cells.end) {
             let (a, b) = (run.cells.0.max(cells.start), run.cells.1.min(cells.end));
-            // The whole groups holding cells a..b (one cell a group unless grouped).
             let element = run.element;
             let g = element.group_cells();
             let (i0, i1) = (a - run.cells.0, b - run.cells.0);
             let lane = i0 % g;
             let geo = &self.geometry[run.geometry + element.grouped_len(i0 - lane)
                 ..run.geometry + element.grouped_len(i1)];
-            let conn = &self.connectivity[n * a..n * b];
-            let out = &mut f[3 * n * (a - cells.start)..3 * n * (b - cells.start)];
-            let failed = with_material!(&self.material, m => element.internal_forces_grouped(m, geo, lane, conn, u, out));
-            if let Some(failed) = failed {
-                first.get_or_insert(FailedCell {
-                    cell: failed.cell + a - cells.start,
-                    failure: failed.failure,
-                });
-            }
+            each(element, geo, lane, &self.connectivity[n * a..n * b], a..b);
         }
-        first
     }
 
     /// The assembly plan of the tangent (built on first call).
@@ -794,17 +792,6 @@ impl SolidOperator {
         }
     }
 
-    /// Cell `c`'s strain energy and its hourglass part.
-    fn cell_energy(&self, u: &[f64], c: usize) -> (f64, f64) {
-        let n3 = 3 * self.kind.n_nodes();
-        let mut ue = [0.0; 3 * MAX_NODES];
-        self.cell_displacement(u, c, &mut ue[..n3]);
-        self.with_cell_geometry(c, |element, geo| {
-            with_material!(&self.material, m => element.strain_energy(m, geo, &ue[..n3]))
-        })
-        .unwrap_or((f64::NAN, f64::NAN))
-    }
-
     /// Strain energy `Σ_e ∫ W(F) dV` (with the hourglass energy of `one_point` cells), the
     /// cells' energies summed exactly and rounded once (so a distributed body's energy is the
     /// serial one bit for bit). `NaN` if a cell is inverted.
@@ -814,45 +801,55 @@ impl SolidOperator {
 
     /// The strain energy as an exact sum not yet rounded (to be merged with other subdomains').
     pub fn strain_energy_sum(&self, u: &[f64]) -> ExactSum {
-        self.check_displacement(u);
-        // Exact partial sums per task, merged: the rounded value does not depend on the split.
-        (0..self.n_cells())
-            .into_par_iter()
-            .with_min_len(CELLS_PER_TASK)
-            .fold(ExactSum::new, |mut sum, c| {
-                sum.add(self.cell_energy(u, c).0);
-                sum
-            })
-            .reduce(ExactSum::new, |mut a, b| {
-                a.merge(&b);
-                a
-            })
+        self.energy_sums(u, |_| true).0
     }
 
     /// The energy stored by the hourglass control of the `one_point` cells (part of
     /// [`strain_energy`](Self::strain_energy)), summed exactly: 0 without such cells.
     pub fn hourglass_energy_sum(&self, u: &[f64]) -> ExactSum {
+        self.energy_sums(u, |e| e.formulation() == Formulation::OnePoint)
+            .1
+    }
+
+    /// Exact sums of the strain energies and of their hourglass parts of the cells whose
+    /// element `keep` accepts, in parallel tasks of [`CELLS_PER_TASK`] cells, each task
+    /// evaluating its runs by the elements' batches
+    /// ([`Element::strain_energies_grouped`]: `one_point` reads its groups as whole lanes).
+    /// The exact partial sums are merged: the rounded values do not depend on the split.
+    fn energy_sums(
+        &self,
+        u: &[f64],
+        keep: impl Fn(Element) -> bool + Sync,
+    ) -> (ExactSum, ExactSum) {
         self.check_displacement(u);
-        let mut sum = ExactSum::new();
-        for run in self
-            .runs
-            .iter()
-            .filter(|r| r.element.formulation() == Formulation::OnePoint)
-        {
-            let part = (run.cells.0..run.cells.1)
-                .into_par_iter()
-                .with_min_len(CELLS_PER_TASK)
-                .fold(ExactSum::new, |mut s, c| {
-                    s.add(self.cell_energy(u, c).1);
-                    s
-                })
-                .reduce(ExactSum::new, |mut a, b| {
-                    a.merge(&b);
-                    a
+        let n_cells = self.n_cells();
+        (0..n_cells.div_ceil(CELLS_PER_TASK))
+            .into_par_iter()
+            .map(|task| {
+                let cells = task * CELLS_PER_TASK..((task + 1) * CELLS_PER_TASK).min(n_cells);
+                let (mut energy, mut hourglass) = ([0.0; CELLS_PER_TASK], [0.0; CELLS_PER_TASK]);
+                let (mut total, mut hg) = (ExactSum::new(), ExactSum::new());
+                self.each_run_part(cells, |element, geo, lane, conn, part| {
+                    if !keep(element) {
+                        return;
+                    }
+                    let (e, h) = (&mut energy[..part.len()], &mut hourglass[..part.len()]);
+                    with_material!(&self.material, m => element.strain_energies_grouped(m, geo, lane, conn, u, e, h));
+                    for (&x, &y) in e.iter().zip(h.iter()) {
+                        total.add(x);
+                        hg.add(y);
+                    }
                 });
-            sum.merge(&part);
-        }
-        sum
+                (total, hg)
+            })
+            .reduce(
+                || (ExactSum::new(), ExactSum::new()),
+                |(mut a, mut b), (c, d)| {
+                    a.merge(&c);
+                    b.merge(&d);
+                    (a, b)
+                },
+            )
     }
 
     /// Cell-averaged stresses for output, one per cell, into `out` (`NaN` values for a cell
@@ -896,8 +893,7 @@ impl SolidOperator {
             &mut m[..n],
         )
         .expect("the default lumping of a valid cell succeeds");
-        let md: Vec<f64> = (0..n3).map(|i| m[i / 3]).collect();
-        Ok(max_generalized_eigenvalue(&k, &md))
+        Ok(element_eigenvalue(&k, &m[..n]))
     }
 
     /// Every cell's largest eigenvalue `λ_max(K_e(u), M_e)` (the element bound of
@@ -994,6 +990,50 @@ fn relative_points(points: &[[f64; 3]], nodes: &[usize], x: &mut [[f64; 3]]) {
     }
 }
 
+/// The checks of a body's cells before anything is computed (both
+/// [`SolidOperator::with_formulations`] and [`reference_cell_eigenvalues`]): the density, and
+/// every node of `connectivity` in `points`. Returns the number of cells.
+///
+/// # Panics
+/// If `connectivity` is not whole cells of `kind` or `formulations` is neither empty nor one
+/// per cell (caller errors).
+fn check_cells(
+    kind: SolidKind,
+    points: &[[f64; 3]],
+    connectivity: &[usize],
+    formulations: &[Formulation],
+    density: f64,
+) -> Result<usize, SolidError> {
+    let n = kind.n_nodes();
+    assert!(connectivity.len().is_multiple_of(n));
+    let n_cells = connectivity.len() / n;
+    assert!(
+        formulations.is_empty() || formulations.len() == n_cells,
+        "one formulation per cell"
+    );
+    if !(density.is_finite() && density > 0.0) {
+        return Err(SolidError::Density { value: density });
+    }
+    if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
+        return Err(SolidError::NodeOutOfRange {
+            kind,
+            cell: pos / n,
+            node: connectivity[pos],
+            n_nodes: points.len(),
+        });
+    }
+    Ok(n_cells)
+}
+
+/// A cell's largest eigenvalue `λ_max(K_e, M_e)` from its tangent `k` (`3N × 3N`) and its
+/// lumped nodal masses `m` (`N`, each node's for its three components): the one formula of
+/// [`SolidOperator::cell_eigenvalues`] and [`reference_cell_eigenvalues`], so that the two
+/// agree bit for bit.
+fn element_eigenvalue(k: &[f64], m: &[f64]) -> f64 {
+    let md: Vec<f64> = (0..3 * m.len()).map(|i| m[i / 3]).collect();
+    max_generalized_eigenvalue(k, &md)
+}
+
 /// Cells per task of [`reference_cell_eigenvalues`]: large, so that a task's cache of cell
 /// shapes sees the repeats of a structured mesh.
 const EIGENVALUE_CELLS_PER_TASK: usize = 8192;
@@ -1025,23 +1065,7 @@ pub fn reference_cell_eigenvalues(
     density: f64,
 ) -> Result<Vec<f64>, SolidError> {
     let n = kind.n_nodes();
-    assert!(connectivity.len().is_multiple_of(n));
-    let n_cells = connectivity.len() / n;
-    assert!(
-        formulations.is_empty() || formulations.len() == n_cells,
-        "one formulation per cell"
-    );
-    if !(density.is_finite() && density > 0.0) {
-        return Err(SolidError::Density { value: density });
-    }
-    if let Some(pos) = connectivity.iter().position(|&a| a >= points.len()) {
-        return Err(SolidError::NodeOutOfRange {
-            kind,
-            cell: pos / n,
-            node: connectivity[pos],
-            n_nodes: points.len(),
-        });
-    }
+    let n_cells = check_cells(kind, points, connectivity, formulations, density)?;
     // The elements of the formulations present (an inapplicable one refused first).
     let mut elements: Vec<Element> = Vec::new();
     for f in Formulation::ALL {
@@ -1108,8 +1132,7 @@ pub fn reference_cell_eigenvalues(
                 {
                     return Some((c, SolidError::of(kind, c, f)));
                 }
-                let md: Vec<f64> = (0..n3).map(|i| m[i / 3]).collect();
-                *lambda = max_generalized_eigenvalue(&k, &md);
+                *lambda = element_eigenvalue(&k, &m[..n]);
                 if cache.len() >= SHAPE_CACHE {
                     cache.clear();
                 }

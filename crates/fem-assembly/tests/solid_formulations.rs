@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use fem_assembly::{DofMap, SolidOperator};
+use fem_assembly::{DofMap, ExactSum, SolidOperator};
 use fem_elements::solid::element::{Element, gather};
 use fem_elements::solid::material::Mat3;
 use fem_elements::solid::{Formulation, Hyperelastic, Material, MaterialModel, SolidKind};
@@ -324,4 +324,94 @@ fn reference_cell_eigenvalues_name_an_inverted_cell() {
         matches!(got, Err(SolidError::InvertedCell { cell: 2, .. })),
         "{got:?}"
     );
+}
+
+/// The body's strain energy reads the `one_point` groups as whole lanes: on a distorted mesh of
+/// 720 cells whose `one_point` run starts at cell 3 (so that the parallel tasks of 512 cells
+/// begin inside a group, at lane 5), the energy and its hourglass part are the exact sums of
+/// the per-cell energies bit for bit, on one and two threads; the first-order change of the
+/// energy along a direction is the force's work (the force is its gradient).
+#[test]
+fn the_grouped_energy_is_the_sum_of_the_cells_energies_bit_for_bit() {
+    let m = Material::new(MaterialModel::NeoHookean, 100.0, 0.3).unwrap();
+    let mut mesh = box_mesh([2.0, 1.0, 1.0], [10, 9, 8], BoxCells::Hex8).unwrap();
+    for p in mesh.points.iter_mut() {
+        let (x, y, z) = (p[0], p[1], p[2]);
+        *p = [
+            x + 0.03 * (3.0 * y).sin() * z,
+            y + 0.02 * (2.0 * x).cos(),
+            z + 0.025 * (x * y * 5.0).sin(),
+        ];
+    }
+    let conn = mesh.blocks[0].connectivity.clone();
+    let n_cells = conn.len() / 8;
+    assert_eq!(n_cells, 720);
+    let formulations: Vec<Formulation> = (0..n_cells)
+        .map(|c| {
+            if c < 3 {
+                Formulation::Full
+            } else {
+                Formulation::OnePoint
+            }
+        })
+        .collect();
+    let dofmap = DofMap::with_fixed(mesh.n_nodes(), 3, vec![]);
+    let body = SolidOperator::with_formulations(
+        SolidKind::Hex8,
+        &mesh.points,
+        &conn,
+        &formulations,
+        m,
+        7.8,
+        SolidKind::Hex8.default_lumping(),
+        &dofmap,
+    )
+    .unwrap();
+    let u = displacement(&mesh, 0.08);
+    // By hand: each cell's geometry from its nodes relative to its first node (as the body
+    // computes it) and its energy cell by cell.
+    let (mut total, mut hourglass) = (Vec::new(), Vec::new());
+    for (c, nodes) in conn.chunks_exact(8).enumerate() {
+        let element = Element::new(SolidKind::Hex8, formulations[c]).unwrap();
+        let o = mesh.points[nodes[0]];
+        let x: Vec<[f64; 3]> = nodes
+            .iter()
+            .map(|&a| std::array::from_fn(|i| mesh.points[a][i] - o[i]))
+            .collect();
+        let mut geo = vec![0.0; element.geometry_len()];
+        element.geometry(&m, &x, &mut geo).unwrap();
+        let mut ue = [0.0; 24];
+        gather(&u, nodes, &mut ue);
+        let (e, h) = element.strain_energy(&m, &geo, &ue).unwrap();
+        total.push(e);
+        hourglass.push(h);
+    }
+    let run = || {
+        (
+            body.strain_energy(&u).to_bits(),
+            body.hourglass_energy_sum(&u).value().to_bits(),
+        )
+    };
+    let expected = (
+        ExactSum::of(total.iter().copied()).to_bits(),
+        ExactSum::of(hourglass.iter().copied()).to_bits(),
+    );
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        assert_eq!(pool.install(run), expected, "{threads} threads");
+    }
+    let hg = f64::from_bits(expected.1);
+    assert!(hg > 0.0 && hg < f64::from_bits(expected.0));
+    // The force is the energy's gradient: (E(u + h d) − E(u − h d)) / 2h = f · d.
+    let d: Vec<f64> = (0..u.len()).map(|i| ((i as f64) * 0.37).sin()).collect();
+    let h = 1e-6;
+    let shifted = |s: f64| -> Vec<f64> { u.iter().zip(&d).map(|(a, b)| a + s * b).collect() };
+    let de = (body.strain_energy(&shifted(h)) - body.strain_energy(&shifted(-h))) / (2.0 * h);
+    let mut f = vec![0.0; dofmap.n_free()];
+    body.internal_force(&u, &mut Vec::new(), &mut f).unwrap();
+    let work: f64 = f.iter().zip(&d).map(|(a, b)| a * b).sum();
+    assert!((de - work).abs() < 1e-6 * work.abs(), "{de} vs {work}");
 }

@@ -549,3 +549,134 @@ fn grouped_one_point_force_is_the_per_cell_force_bit_for_bit() {
         .expect("an inverted cell");
     assert_eq!(failed.cell, 13);
 }
+
+/// The grouped strain energy of `one_point` (groups read as whole lanes) is the per-cell
+/// energy bit for bit, from any lane of a group on and for any count, for every material
+/// model, with its hourglass part; an inverted cell gets `NaN`, its neighbours their energy.
+#[test]
+fn grouped_one_point_energy_is_the_per_cell_energy_bit_for_bit() {
+    let element = Element::new(SolidKind::Hex8, Formulation::OnePoint).unwrap();
+    let g = element.group_cells();
+    let len = element.geometry_len();
+    // 19 distorted cells on their own nodes, each a different shape and displacement.
+    let n_cells = 19;
+    let shapes: Vec<Vec<[f64; 3]>> = (0..n_cells)
+        .map(|c| {
+            cell(SolidKind::Hex8)
+                .iter()
+                .map(|p| {
+                    let s = c as f64;
+                    [
+                        p[0] + 0.013 * s * p[2],
+                        p[1] * (1.0 - 0.01 * s),
+                        p[2] + 0.02 * s * p[0],
+                    ]
+                })
+                .collect()
+        })
+        .collect();
+    let connectivity: Vec<usize> = (0..8 * n_cells).collect();
+    let mut u: Vec<f64> = displacement(8 * n_cells, 0.05);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for model in MODELS {
+        let material = Material::new(model, 100.0, 0.3).unwrap();
+        let blocks: Vec<f64> = shapes
+            .iter()
+            .flat_map(|x| geometry(&element, &material, x))
+            .collect();
+        // Cell by cell.
+        let (mut by_cell, mut hg_by_cell) = (Vec::new(), Vec::new());
+        for (c, nodes) in connectivity.chunks_exact(8).enumerate() {
+            let mut ue = [0.0; 24];
+            gather(&u, nodes, &mut ue);
+            let (e, h) = element
+                .strain_energy(&material, &blocks[c * len..(c + 1) * len], &ue)
+                .unwrap();
+            assert!(e > h && h > 0.0, "{model:?} cell {c}: {e} {h}");
+            // The lanes' fused multiply-adds against the plain products of the stress output.
+            let x8: [[f64; 3]; 8] =
+                std::array::from_fn(|a| [ue[3 * a], ue[3 * a + 1], ue[3 * a + 2]]);
+            let plain = one_point::hourglass_energy(&blocks[c * len..(c + 1) * len], &x8);
+            assert!((h - plain).abs() < 1e-14 * h, "{h} vs {plain}");
+            by_cell.push(e);
+            hg_by_cell.push(h);
+        }
+        for first in 0..g {
+            for count in [1, g - first, g, 2 * g + 3, n_cells - first] {
+                let count = count.min(n_cells - first).max(1);
+                let mut grouped = vec![0.0; element.grouped_len(first + count)];
+                for i in 0..first + count {
+                    for m in 0..len {
+                        grouped[element.grouped_index(i, m)] = blocks[i * len + m];
+                    }
+                }
+                let (mut e, mut h) = (vec![-1.0; count], vec![-1.0; count]);
+                element.strain_energies_grouped(
+                    &material,
+                    &grouped,
+                    first,
+                    &connectivity[8 * first..8 * (first + count)],
+                    &u,
+                    &mut e,
+                    &mut h,
+                );
+                let cells = first..first + count;
+                assert_eq!(
+                    bits(&e),
+                    bits(&by_cell[cells.clone()]),
+                    "{model:?}, first lane {first}, {count} cells"
+                );
+                assert_eq!(bits(&h), bits(&hg_by_cell[cells]));
+            }
+        }
+    }
+    // Invert cell 11: its energy is NaN, the others are finite.
+    for i in 0..3 {
+        u[3 * 8 * 11 + i] = 10.0;
+    }
+    let material = Material::from_shear_and_bulk(MaterialModel::NeoHookean, 0.25, 5.0).unwrap();
+    let mut grouped = vec![0.0; element.grouped_len(n_cells)];
+    for (i, x) in shapes.iter().enumerate() {
+        let geo = geometry(&element, &material, x);
+        for m in 0..len {
+            grouped[element.grouped_index(i, m)] = geo[m];
+        }
+    }
+    let (mut e, mut h) = (vec![0.0; n_cells], vec![0.0; n_cells]);
+    element.strain_energies_grouped(&material, &grouped, 0, &connectivity, &u, &mut e, &mut h);
+    for c in 0..n_cells {
+        assert_eq!(e[c].is_nan(), c == 11, "cell {c}: {}", e[c]);
+        assert_eq!(h[c].is_nan(), c == 11);
+    }
+}
+
+/// The ungrouped formulations' energy batch is their per-cell energy, cell by cell.
+#[test]
+fn the_energy_batch_of_every_formulation_is_its_per_cell_energy() {
+    let material = Material::new(MaterialModel::NeoHookeanLog, 100.0, 0.3).unwrap();
+    for element in elements() {
+        let x = cell(element.kind());
+        let n = element.n_nodes();
+        let geo = geometry(&element, &material, &x);
+        // Three copies of the cell on their own nodes, three displacements.
+        let n_cells = 3;
+        let mut grouped = vec![0.0; element.grouped_len(n_cells)];
+        for i in 0..n_cells {
+            for (m, &v) in geo.iter().enumerate() {
+                grouped[element.grouped_index(i, m)] = v;
+            }
+        }
+        let connectivity: Vec<usize> = (0..n * n_cells).collect();
+        let u = displacement(n * n_cells, 0.03);
+        let (mut e, mut h) = (vec![0.0; n_cells], vec![0.0; n_cells]);
+        element.strain_energies_grouped(&material, &grouped, 0, &connectivity, &u, &mut e, &mut h);
+        for c in 0..n_cells {
+            let (ec, hc) = element
+                .strain_energy(&material, &geo, &u[3 * n * c..3 * n * (c + 1)])
+                .unwrap();
+            assert_eq!(e[c].to_bits(), ec.to_bits(), "{element} cell {c}");
+            assert_eq!(h[c].to_bits(), hc.to_bits(), "{element} cell {c}");
+            assert!(ec > 0.0);
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! |---|---|---|---|
 //! | `full` | all | displacement-based, the kind's force rule (hex8 2×2×2, hex20/hex27 3×3×3, tet10 4 points, tet4 1) | [`total_lagrangian`](super::total_lagrangian), [`hex8`] |
 //! | `eas` | hex8 | incompatible modes / enhanced assumed strain at finite strain: no locking in bending | [`eas`] |
-//! | `fbar` | hex8, tet10, hex20, hex27 | F-bar (mean dilatation): no volumetric locking for nearly incompressible materials | [`fbar`] |
+//! | `fbar` | hex8, tet10, hex20, hex27 | F-bar (mean dilatation): no volumetric locking for nearly incompressible materials | [`fbar`](super::fbar) |
 //! | `one_point` | hex8 | one point with hourglass stiffness from the enhanced element: fast explicit runs, bending as `eas` in the linear range | [`one_point`] |
 //!
 //! Every formulation's force is the exact gradient of its strain energy and its tangent the
@@ -16,13 +16,13 @@
 use std::fmt;
 
 use super::eas;
-use super::fbar;
+use super::fbar::FBar;
 use super::hex8;
 use super::material::Hyperelastic;
 use super::one_point;
 use super::shape::{MAX_NODES, SolidKind};
 use super::total_lagrangian::{
-    self as tl, CellStress, NonPositiveJacobian, geometry_block_len, inverted,
+    self as tl, CellStress, NonPositiveJacobian, PointKernels, geometry_block_len, inverted,
     reference_geometry_block,
 };
 
@@ -255,22 +255,81 @@ impl Element {
                     .map(inverted)
             }
             _ => {
-                let (n, block) = (self.n_nodes(), self.geometry_len());
+                assert_eq!(forces.len(), 3 * connectivity.len());
                 let mut first = None;
-                let mut ue = [0.0; 3 * MAX_NODES];
-                for (c, ((geo, nodes), f)) in geometry
-                    .chunks_exact(block)
-                    .zip(connectivity.chunks_exact(n))
-                    .zip(forces.chunks_exact_mut(3 * n))
-                    .enumerate()
-                {
-                    gather(u, nodes, &mut ue[..3 * n]);
-                    let failure = self.force(material, geo, &ue[..3 * n], f);
+                self.each_cell(geometry, connectivity, u, |c, geo, ue| {
+                    let n3 = ue.len();
+                    let failure = self.force(material, geo, ue, &mut forces[n3 * c..n3 * (c + 1)]);
                     if let Some(failure) = failure {
                         first.get_or_insert(FailedCell { cell: c, failure });
                     }
-                }
+                });
                 first
+            }
+        }
+    }
+
+    /// Calls `each(c, geo, ue)` for every cell `c` of a batch of ungrouped geometry (blocks of
+    /// [`geometry_len`](Self::geometry_len) one after the other, connectivity `N` a cell) with
+    /// its geometry block and its nodal displacements gathered from the global `u`: the one
+    /// loop over the cells of the kernels that go cell by cell.
+    #[inline]
+    fn each_cell(
+        &self,
+        geometry: &[f64],
+        connectivity: &[usize],
+        u: &[f64],
+        mut each: impl FnMut(usize, &[f64], &[f64]),
+    ) {
+        let (n, block) = (self.n_nodes(), self.geometry_len());
+        assert_eq!(geometry.len() * n, connectivity.len() * block);
+        let mut ue = [0.0; 3 * MAX_NODES];
+        for (c, (geo, nodes)) in geometry
+            .chunks_exact(block)
+            .zip(connectivity.chunks_exact(n))
+            .enumerate()
+        {
+            gather(u, nodes, &mut ue[..3 * n]);
+            each(c, geo, &ue[..3 * n]);
+        }
+    }
+
+    /// Strain energies of a batch of cells from grouped geometry (arguments as
+    /// [`internal_forces_grouped`](Self::internal_forces_grouped)): each cell's
+    /// [`strain_energy`](Self::strain_energy) into `energy` and its hourglass part into
+    /// `hourglass` (one value a cell), both `NaN` for a cell that fails to evaluate. The
+    /// `one_point` groups are read as whole lanes
+    /// ([`one_point::strain_energies_packed`]), the same bits as cell by cell.
+    #[allow(clippy::too_many_arguments)]
+    pub fn strain_energies_grouped<M: Hyperelastic + ?Sized>(
+        &self,
+        material: &M,
+        geometry: &[f64],
+        first: usize,
+        connectivity: &[usize],
+        u: &[f64],
+        energy: &mut [f64],
+        hourglass: &mut [f64],
+    ) {
+        match self.formulation {
+            Formulation::OnePoint => one_point::strain_energies_packed(
+                material,
+                geometry,
+                first,
+                connectivity,
+                u,
+                energy,
+                hourglass,
+            ),
+            _ => {
+                assert_eq!(first, 0, "ungrouped geometry starts at its first cell");
+                assert_eq!(energy.len() * self.n_nodes(), connectivity.len());
+                assert_eq!(hourglass.len(), energy.len());
+                self.each_cell(geometry, connectivity, u, |c, geo, ue| {
+                    (energy[c], hourglass[c]) = self
+                        .strain_energy(material, geo, ue)
+                        .unwrap_or((f64::NAN, f64::NAN));
+                });
             }
         }
     }
@@ -324,7 +383,7 @@ impl Element {
             Formulation::OnePoint => one_point::internal_force(material, geo, &nodes8(ue), f),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                fbar::internal_force(material, grad, dv, ue, f)
+                FBar::internal_force(material, grad, dv, ue, f)
             }
             Formulation::Full if self.compact() => hex8::internal_force(
                 material,
@@ -357,7 +416,7 @@ impl Element {
             Formulation::OnePoint => one_point::strain_energy(material, geo, &nodes8(ue)),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                (fbar::strain_energy(material, grad, dv, ue), 0.0)
+                (FBar::strain_energy(material, grad, dv, ue), 0.0)
             }
             Formulation::Full if self.compact() => (
                 hex8::strain_energy(
@@ -390,7 +449,7 @@ impl Element {
             Formulation::OnePoint => one_point::tangent_stiffness(material, geo, &nodes8(ue), k),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                fbar::tangent_stiffness(material, grad, dv, ue, k)
+                FBar::tangent_stiffness(material, grad, dv, ue, k)
             }
             Formulation::Full if self.compact() => {
                 let (mut grad, mut dv) = ([0.0; 192], [0.0; 8]);
@@ -419,7 +478,7 @@ impl Element {
             Formulation::OnePoint => one_point::cell_stress(material, geo, &nodes8(ue)),
             Formulation::FBar => {
                 let (grad, dv) = self.split(geo);
-                fbar::cell_stress(material, grad, dv, ue)
+                FBar::cell_stress(material, grad, dv, ue)
             }
             Formulation::Full if self.compact() => {
                 let (mut grad, mut dv) = ([0.0; 192], [0.0; 8]);

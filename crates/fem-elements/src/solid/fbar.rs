@@ -36,10 +36,12 @@
 //! Geometry: the standard layout of [`total_lagrangian`](super::total_lagrangian) (gradients and
 //! `dV` at the force rule's points).
 
-use super::material::{Hyperelastic, Mat3, first_elasticity, mat_mul, voigt_to_matrix};
+use super::material::{
+    Hyperelastic, Mat3, cofactor_lanes, first_elasticity, mat_mul, voigt_to_matrix,
+};
 use super::total_lagrangian::{
-    CellStress, StressAverage, contract_force, dispatch, displacement_gradient, first_piola_points,
-    inverted, sizes, weighted_energy,
+    CellStress, PointKernels, StressAverage, contract_force, deformation_gradients,
+    first_piola_points, inverted, weighted_energy,
 };
 
 /// `F_q`, `J_q`, `cof F_q` (lanes), `J̄`, `V` and `α_q` of one element.
@@ -58,22 +60,8 @@ fn kinematics<const N: usize, const Q: usize>(
     dv: &[f64; Q],
     u: &[f64],
 ) -> Kinematics<Q> {
-    let mut f = displacement_gradient::<N, Q>(g, u);
-    for (i, row) in f.iter_mut().enumerate() {
-        for q in 0..Q {
-            row[i][q] += 1.0;
-        }
-    }
-    let mut cof = [[[0.0; Q]; 3]; 3];
-    for i in 0..3 {
-        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-        for k in 0..3 {
-            let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-            for q in 0..Q {
-                cof[i][k][q] = f[i1][k1][q] * f[i2][k2][q] - f[i1][k2][q] * f[i2][k1][q];
-            }
-        }
-    }
+    let f = deformation_gradients::<N, Q>(g, u);
+    let cof = cofactor_lanes(&f);
     let mut jac = [0.0; Q];
     for q in 0..Q {
         jac[q] = f[0][0][q] * cof[0][0][q] + f[0][1][q] * cof[0][1][q] + f[0][2][q] * cof[0][2][q];
@@ -113,236 +101,189 @@ impl<const Q: usize> Kinematics<Q> {
     }
 }
 
-/// Internal force (F3) of one F-bar element into `f` (`3N`, overwritten); the smallest `J`
-/// over its points (`≤ 0` or `NaN`: inverted, the force is meaningless).
-pub fn internal_force<M: Hyperelastic + ?Sized>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-    f: &mut [f64],
-) -> f64 {
-    let (n, q) = sizes(grad, dv, u);
-    assert_eq!(f.len(), 3 * n);
-    dispatch!(M, n, q, force_nq(material, grad, dv, u, f))
-}
+/// The F-bar element: the kernels (F2)–(F4) on the standard geometry layout; its entry points
+/// are [`PointKernels`]' (`FBar::internal_force(material, grad, dv, u, f)`, …).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FBar;
 
-#[inline(always)]
-fn force_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-    f: &mut [f64],
-) -> f64 {
-    let (g, _) = grad.as_chunks::<Q>();
-    let g = &g[..3 * N];
-    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
-    let k = kinematics::<N, Q>(g, dv, u);
-    let jmin = k.jmin();
-    if inverted(jmin) {
-        f.fill(f64::NAN);
-        return jmin;
-    }
-    let fbar = k.fbar();
-    let mut p = [[[0.0; Q]; 3]; 3];
-    let mut jbar_q = [0.0; Q];
-    first_piola_points(material, &fbar, &mut p, &mut jbar_q);
-    // c_q = P̄_q : F_q and C = Σ dV α c / 3.
-    let mut c = [0.0; Q];
-    for i in 0..3 {
-        for kk in 0..3 {
-            for q in 0..Q {
-                c[q] += p[i][kk][q] * k.f[i][kk][q];
-            }
+impl PointKernels for FBar {
+    /// Internal force (F3) of one F-bar element into `f` (`3N`, overwritten); the smallest `J`
+    /// over its points (`≤ 0` or `NaN`: inverted, the force is meaningless).
+    #[inline(always)]
+    fn force_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+        f: &mut [f64],
+    ) -> f64 {
+        let k = kinematics::<N, Q>(g, dv, u);
+        let jmin = k.jmin();
+        if inverted(jmin) {
+            f.fill(f64::NAN);
+            return jmin;
         }
-    }
-    let big_c: f64 = (0..Q).map(|q| dv[q] * k.alpha[q] * c[q] / 3.0).sum();
-    let coupling = big_c / (k.volume * k.jbar);
-    // T_q dV_q = α (P̄ − c/3 F⁻ᵀ) dV + C J/(V J̄) F⁻ᵀ dV, with F⁻ᵀ = cof F / J.
-    let mut t = [[[0.0; Q]; 3]; 3];
-    for i in 0..3 {
-        for kk in 0..3 {
-            for q in 0..Q {
-                let finv_t = k.cof[i][kk][q] / k.jac[q];
-                t[i][kk][q] = dv[q]
-                    * (k.alpha[q] * (p[i][kk][q] - c[q] / 3.0 * finv_t)
-                        + coupling * k.jac[q] * finv_t);
-            }
-        }
-    }
-    contract_force::<N, Q>(g, &t, f);
-    jmin
-}
-
-/// Strain energy (F2) of one F-bar element (`NaN` if it is inverted).
-pub fn strain_energy<M: Hyperelastic + ?Sized>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-) -> f64 {
-    let (n, q) = sizes(grad, dv, u);
-    dispatch!(M, n, q, energy_nq(material, grad, dv, u))
-}
-
-fn energy_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-) -> f64 {
-    let (g, _) = grad.as_chunks::<Q>();
-    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
-    let k = kinematics::<N, Q>(&g[..3 * N], dv, u);
-    if inverted(k.jmin()) {
-        return f64::NAN;
-    }
-    weighted_energy(material, &k.fbar(), dv)
-}
-
-/// Stress output of one F-bar element: the averages of the Cauchy stress, `J` and `W` at
-/// `F̄_q`.
-pub fn cell_stress<M: Hyperelastic + ?Sized>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-) -> CellStress {
-    let (n, q) = sizes(grad, dv, u);
-    dispatch!(M, n, q, stress_nq(material, grad, dv, u))
-}
-
-fn stress_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-) -> CellStress {
-    let (g, _) = grad.as_chunks::<Q>();
-    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
-    let k = kinematics::<N, Q>(&g[..3 * N], dv, u);
-    let fbar = k.fbar();
-    let mut acc = StressAverage::new(k.volume);
-    for q in 0..Q {
-        let fq: Mat3 = std::array::from_fn(|i| std::array::from_fn(|kk| fbar[i][kk][q]));
-        acc.add(material, &fq, dv[q]);
-    }
-    acc.finish()
-}
-
-/// Consistent tangent (F4) of one F-bar element into `k` (`3N × 3N`, row-major, symmetric);
-/// the smallest `J` over its points.
-pub fn tangent_stiffness<M: Hyperelastic + ?Sized>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-    k: &mut [f64],
-) -> f64 {
-    let (n, q) = sizes(grad, dv, u);
-    assert_eq!(k.len(), 9 * n * n);
-    dispatch!(M, n, q, tangent_nq(material, grad, dv, u, k))
-}
-
-fn tangent_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-    k: &mut [f64],
-) -> f64 {
-    let (g, _) = grad.as_chunks::<Q>();
-    let g = &g[..3 * N];
-    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
-    let kin = kinematics::<N, Q>(g, dv, u);
-    let jmin = kin.jmin();
-    let nd = 3 * N;
-    k.fill(0.0);
-    if inverted(jmin) {
-        k.fill(f64::NAN);
-        return jmin;
-    }
-    // h_q (3N per point): h_q,(a,i) = (F_q⁻ᵀ ∇₀N_a)_i; ĥ = Σ dV J h / (V J̄).
-    let mut h = vec![[0.0; Q]; nd];
-    let mut hhat = vec![0.0; nd];
-    for a in 0..N {
+        let fbar = k.fbar();
+        let mut p = [[[0.0; Q]; 3]; 3];
+        let mut jbar_q = [0.0; Q];
+        first_piola_points(material, &fbar, &mut p, &mut jbar_q);
+        // c_q = P̄_q : F_q and C = Σ dV α c / 3.
+        let mut c = [0.0; Q];
         for i in 0..3 {
-            for q in 0..Q {
-                let v: f64 = (0..3)
-                    .map(|kk| kin.cof[i][kk][q] * g[3 * a + kk][q])
-                    .sum::<f64>()
-                    / kin.jac[q];
-                h[3 * a + i][q] = v;
-                hhat[3 * a + i] += dv[q] * kin.jac[q] * v;
+            for kk in 0..3 {
+                for q in 0..Q {
+                    c[q] += p[i][kk][q] * k.f[i][kk][q];
+                }
             }
         }
+        let big_c: f64 = (0..Q).map(|q| dv[q] * k.alpha[q] * c[q] / 3.0).sum();
+        let coupling = big_c / (k.volume * k.jbar);
+        // T_q dV_q = α (P̄ − c/3 F⁻ᵀ) dV + C J/(V J̄) F⁻ᵀ dV, with F⁻ᵀ = cof F / J.
+        let mut t = [[[0.0; Q]; 3]; 3];
+        for i in 0..3 {
+            for kk in 0..3 {
+                for q in 0..Q {
+                    let finv_t = k.cof[i][kk][q] / k.jac[q];
+                    t[i][kk][q] = dv[q]
+                        * (k.alpha[q] * (p[i][kk][q] - c[q] / 3.0 * finv_t)
+                            + coupling * k.jac[q] * finv_t);
+                }
+            }
+        }
+        contract_force::<N, Q>(g, &t, f);
+        jmin
     }
-    for v in hhat.iter_mut() {
-        *v /= kin.volume * kin.jbar;
+
+    /// Strain energy (F2) of one F-bar element (`NaN` if it is inverted).
+    fn energy_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+    ) -> f64 {
+        let k = kinematics::<N, Q>(g, dv, u);
+        if inverted(k.jmin()) {
+            return f64::NAN;
+        }
+        weighted_energy(material, &k.fbar(), dv)
     }
-    let mut big_c = 0.0;
-    let mut t = vec![0.0; nd];
-    let mut d = vec![0.0; nd];
-    let mut gq = vec![[0.0; 9]; nd];
-    for q in 0..Q {
-        let f = kin.point(q);
-        let alpha = kin.alpha[q];
-        let fbar: Mat3 = std::array::from_fn(|i| std::array::from_fn(|kk| alpha * f[i][kk]));
-        let (s, dm) = material.pk2_stress_and_tangent(&fbar);
-        let pbar = mat_mul(&fbar, &voigt_to_matrix(&s));
-        let a_tensor = first_elasticity(&fbar, &s, &dm);
-        let c: f64 = (0..9).map(|r| pbar[r / 3][r % 3] * f[r / 3][r % 3]).sum();
-        big_c += dv[q] * alpha * c / 3.0;
+
+    /// Stress output of one F-bar element: the averages of the Cauchy stress, `J` and `W` at
+    /// `F̄_q`.
+    fn stress_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+    ) -> CellStress {
+        let k = kinematics::<N, Q>(g, dv, u);
+        let fbar = k.fbar();
+        let mut acc = StressAverage::new(k.volume);
+        for q in 0..Q {
+            let fq: Mat3 = std::array::from_fn(|i| std::array::from_fn(|kk| fbar[i][kk][q]));
+            acc.add(material, &fq, dv[q]);
+        }
+        acc.finish()
+    }
+
+    /// Consistent tangent (F4) of one F-bar element into `k` (`3N × 3N`, row-major, symmetric);
+    /// the smallest `J` over its points.
+    fn tangent_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+        k: &mut [f64],
+    ) -> f64 {
+        let kin = kinematics::<N, Q>(g, dv, u);
+        let jmin = kin.jmin();
+        let nd = 3 * N;
+        k.fill(0.0);
+        if inverted(jmin) {
+            k.fill(f64::NAN);
+            return jmin;
+        }
+        // h_q (3N per point): h_q,(a,i) = (F_q⁻ᵀ ∇₀N_a)_i; ĥ = Σ dV J h / (V J̄).
+        let mut h = vec![[0.0; Q]; nd];
+        let mut hhat = vec![0.0; nd];
         for a in 0..N {
             for i in 0..3 {
-                let r = 3 * a + i;
-                t[r] = (0..3).map(|kk| pbar[i][kk] * g[3 * a + kk][q]).sum();
-                d[r] = hhat[r] - h[r][q];
-                // G_q column (a, i): α (e_i ⊗ ∇₀N_a + d_(a,i) F / 3).
-                let mut col = [0.0; 9];
-                for m in 0..9 {
-                    col[m] = alpha * d[r] * f[m / 3][m % 3] / 3.0;
+                for q in 0..Q {
+                    let v: f64 = (0..3)
+                        .map(|kk| kin.cof[i][kk][q] * g[3 * a + kk][q])
+                        .sum::<f64>()
+                        / kin.jac[q];
+                    h[3 * a + i][q] = v;
+                    hhat[3 * a + i] += dv[q] * kin.jac[q] * v;
                 }
-                for kk in 0..3 {
-                    col[3 * i + kk] += alpha * g[3 * a + kk][q];
-                }
-                gq[r] = col;
             }
         }
-        let w = dv[q];
-        // A G (9 × 3N), then Gᵀ A G.
-        let ag: Vec<[f64; 9]> = gq
-            .iter()
-            .map(|col| std::array::from_fn(|m| (0..9).map(|n| a_tensor[m][n] * col[n]).sum()))
-            .collect();
+        for v in hhat.iter_mut() {
+            *v /= kin.volume * kin.jbar;
+        }
+        let mut big_c = 0.0;
+        let mut t = vec![0.0; nd];
+        let mut d = vec![0.0; nd];
+        let mut gq = vec![[0.0; 9]; nd];
+        for q in 0..Q {
+            let f = kin.point(q);
+            let alpha = kin.alpha[q];
+            let fbar: Mat3 = std::array::from_fn(|i| std::array::from_fn(|kk| alpha * f[i][kk]));
+            let (s, dm) = material.pk2_stress_and_tangent(&fbar);
+            let pbar = mat_mul(&fbar, &voigt_to_matrix(&s));
+            let a_tensor = first_elasticity(&fbar, &s, &dm);
+            let c: f64 = (0..9).map(|r| pbar[r / 3][r % 3] * f[r / 3][r % 3]).sum();
+            big_c += dv[q] * alpha * c / 3.0;
+            for a in 0..N {
+                for i in 0..3 {
+                    let r = 3 * a + i;
+                    t[r] = (0..3).map(|kk| pbar[i][kk] * g[3 * a + kk][q]).sum();
+                    d[r] = hhat[r] - h[r][q];
+                    // G_q column (a, i): α (e_i ⊗ ∇₀N_a + d_(a,i) F / 3).
+                    let mut col = [0.0; 9];
+                    for m in 0..9 {
+                        col[m] = alpha * d[r] * f[m / 3][m % 3] / 3.0;
+                    }
+                    for kk in 0..3 {
+                        col[3 * i + kk] += alpha * g[3 * a + kk][q];
+                    }
+                    gq[r] = col;
+                }
+            }
+            let w = dv[q];
+            // A G (9 × 3N), then Gᵀ A G.
+            let ag: Vec<[f64; 9]> = gq
+                .iter()
+                .map(|col| std::array::from_fn(|m| (0..9).map(|n| a_tensor[m][n] * col[n]).sum()))
+                .collect();
+            for r in 0..nd {
+                for cidx in 0..nd {
+                    let mat: f64 = (0..9).map(|m| gq[r][m] * ag[cidx][m]).sum();
+                    let mq = h[3 * (cidx / 3) + r % 3][q] * h[3 * (r / 3) + cidx % 3][q];
+                    k[r * nd + cidx] += w
+                        * (mat
+                            + alpha / 3.0 * (d[r] * t[cidx] + t[r] * d[cidx])
+                            + alpha * c / 9.0 * d[r] * d[cidx]
+                            + alpha * c / 3.0 * mq);
+                }
+            }
+        }
+        // C [ Σ_r dV_r J_r (h_r ⊗ h_r − M_r) / (V J̄) − ĥ ⊗ ĥ ].
+        let scale = big_c / (kin.volume * kin.jbar);
+        for q in 0..Q {
+            let wj = dv[q] * kin.jac[q] * scale;
+            for r in 0..nd {
+                for cidx in 0..nd {
+                    let mq = h[3 * (cidx / 3) + r % 3][q] * h[3 * (r / 3) + cidx % 3][q];
+                    k[r * nd + cidx] += wj * (h[r][q] * h[cidx][q] - mq);
+                }
+            }
+        }
         for r in 0..nd {
             for cidx in 0..nd {
-                let mat: f64 = (0..9).map(|m| gq[r][m] * ag[cidx][m]).sum();
-                let mq = h[3 * (cidx / 3) + r % 3][q] * h[3 * (r / 3) + cidx % 3][q];
-                k[r * nd + cidx] += w
-                    * (mat
-                        + alpha / 3.0 * (d[r] * t[cidx] + t[r] * d[cidx])
-                        + alpha * c / 9.0 * d[r] * d[cidx]
-                        + alpha * c / 3.0 * mq);
+                k[r * nd + cidx] -= big_c * hhat[r] * hhat[cidx];
             }
         }
+        jmin
     }
-    // C [ Σ_r dV_r J_r (h_r ⊗ h_r − M_r) / (V J̄) − ĥ ⊗ ĥ ].
-    let scale = big_c / (kin.volume * kin.jbar);
-    for q in 0..Q {
-        let wj = dv[q] * kin.jac[q] * scale;
-        for r in 0..nd {
-            for cidx in 0..nd {
-                let mq = h[3 * (cidx / 3) + r % 3][q] * h[3 * (r / 3) + cidx % 3][q];
-                k[r * nd + cidx] += wj * (h[r][q] * h[cidx][q] - mq);
-            }
-        }
-    }
-    for r in 0..nd {
-        for cidx in 0..nd {
-            k[r * nd + cidx] -= big_c * hhat[r] * hhat[cidx];
-        }
-    }
-    jmin
 }

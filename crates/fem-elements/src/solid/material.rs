@@ -473,16 +473,7 @@ impl Hyperelastic for Material {
         }
         let mu = self.mu;
         let kappa = self.bulk_modulus();
-        let mut cof = [[[0.0; LANES]; 3]; 3];
-        for i in 0..3 {
-            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-            for k in 0..3 {
-                let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-                for q in 0..LANES {
-                    cof[i][k][q] = f[i1][k1][q] * f[i2][k2][q] - f[i1][k2][q] * f[i2][k1][q];
-                }
-            }
-        }
+        let cof = cofactor_lanes(f);
         let mut i1 = [0.0; LANES];
         for row in f {
             for col in row {
@@ -566,6 +557,24 @@ pub fn det3(f: &Mat3) -> f64 {
     f[0][0] * (f[1][1] * f[2][2] - f[1][2] * f[2][1])
         - f[0][1] * (f[1][0] * f[2][2] - f[1][2] * f[2][0])
         + f[0][2] * (f[1][0] * f[2][1] - f[1][1] * f[2][0])
+}
+
+/// [`cofactor`] at every lane of `f` (`f[i][k][lane]`): `cof_ik = f_{i+1,k+1} f_{i+2,k+2} −
+/// f_{i+1,k+2} f_{i+2,k+1}` (indices mod 3), one loop over the lanes per entry so that it
+/// vectorizes; the same products as [`cofactor`], hence its bits at each lane.
+#[inline(always)]
+pub(crate) fn cofactor_lanes<const Q: usize>(f: &[[[f64; Q]; 3]; 3]) -> [[[f64; Q]; 3]; 3] {
+    let mut cof = [[[0.0; Q]; 3]; 3];
+    for i in 0..3 {
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+        for k in 0..3 {
+            let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+            for q in 0..Q {
+                cof[i][k][q] = f[i1][k1][q] * f[i2][k2][q] - f[i1][k2][q] * f[i2][k1][q];
+            }
+        }
+    }
+    cof
 }
 
 /// Cofactor matrix `cof F = (det F) F⁻ᵀ` (defined for singular `F` too).

@@ -53,11 +53,14 @@
 //! through the same code. An assembled body stores its cells' geometry in groups of [`LANES`],
 //! value by value ([`pack_lane`], [`internal_forces_packed`]): the batch then reads whole lanes
 //! instead of transposing each cell's 115 values at every evaluation (issue 25: that transpose
-//! was a third of the force's time). The energy, stress and tangent keep plain
+//! was a third of the force's time). The strain energy goes the same way
+//! ([`strain_energies_packed`]; one cell's [`strain_energy`] is the same code on one lane): it
+//! shares the force's kinematics (H1)–(H3) lane by lane, fused multiply-adds included, so the
+//! two see the same `F`, `p_α` and `K̂ p`. The stress output and the tangent keep plain
 //! products and sums: they agree with the force to rounding (the force is their gradient to
 //! the precision the central-difference tests check).
 
-use super::material::{Hyperelastic, LANES, Mat3, cofactor};
+use super::material::{Hyperelastic, LANES, Mat3, cofactor, cofactor_lanes};
 use super::quadrature3d::hex_gauss;
 use super::shape::{Hex8, ReferenceElement, SolidKind};
 use super::total_lagrangian::{
@@ -332,37 +335,56 @@ fn block(geo: &[f64]) -> &[f64; GEOMETRY_LEN] {
     geo.try_into().expect("a one-point geometry block")
 }
 
-/// The hourglass energy (H3) of one cell.
+/// The hourglass energy (H3) of one cell (plain products and sums: the energy of
+/// [`strain_energy`] to rounding).
 pub fn hourglass_energy(geo: &[f64], u: &[[f64; 3]; 8]) -> f64 {
-    let st = state(block(geo), u);
-    0.5 * (0..4)
-        .map(|alpha| {
-            (0..3)
-                .map(|i| st.p[alpha][i] * st.kp[alpha][i])
-                .sum::<f64>()
-        })
-        .sum::<f64>()
+    state(block(geo), u).hourglass_energy()
 }
 
-/// Strain energy `V W(F) + E_hg` of one cell and its hourglass part `E_hg` (`NaN` if inverted).
+impl State {
+    /// `E_hg = ½ Σ_α p_α · (K̂ p)_α` (H3).
+    fn hourglass_energy(&self) -> f64 {
+        0.5 * (0..4)
+            .map(|alpha| {
+                (0..3)
+                    .map(|i| self.p[alpha][i] * self.kp[alpha][i])
+                    .sum::<f64>()
+            })
+            .sum::<f64>()
+    }
+}
+
+/// Strain energy `V W(F) + E_hg` of one cell and its hourglass part `E_hg` (`NaN` if inverted):
+/// the code of [`strain_energies_packed`] on one lane, hence its bits.
 pub fn strain_energy<M: Hyperelastic + ?Sized>(
     material: &M,
     geo: &[f64],
     u: &[[f64; 3]; 8],
 ) -> (f64, f64) {
-    let st = state(block(geo), u);
-    if inverted(st.jac) {
-        return (f64::NAN, f64::NAN);
+    pulp::Arch::new().dispatch(OneCellEnergy {
+        material,
+        geo: block(geo),
+        u,
+    })
+}
+
+/// [`strain_energy`]'s arguments, for the runtime dispatch.
+struct OneCellEnergy<'a, M: ?Sized> {
+    material: &'a M,
+    geo: &'a [f64; GEOMETRY_LEN],
+    u: &'a [[f64; 3]; 8],
+}
+
+impl<M: Hyperelastic + ?Sized> pulp::WithSimd for OneCellEnergy<'_, M> {
+    type Output = (f64, f64);
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> (f64, f64) {
+        let mut lanes = Lanes8::default();
+        lanes.load(0, self.geo, self.u);
+        let (mut w, mut hg) = ([0.0; LANES], [0.0; LANES]);
+        group_energies(self.material, &lanes.geo, &lanes.u, 1, &mut w, &mut hg);
+        (w[0], hg[0])
     }
-    let hg = 0.5
-        * (0..4)
-            .map(|alpha| {
-                (0..3)
-                    .map(|i| st.p[alpha][i] * st.kp[alpha][i])
-                    .sum::<f64>()
-            })
-            .sum::<f64>();
-    (geo[OFF_V] * material.strain_energy(&st.f) + hg, hg)
 }
 
 /// Stress output of one cell: the material's stress at `F` (the hourglass forces carry no
@@ -376,7 +398,7 @@ pub fn cell_stress<M: Hyperelastic + ?Sized>(
     let v = geo[OFF_V];
     let mut acc = StressAverage::new(v);
     acc.add(material, &st.f, v);
-    acc.add_energy(hourglass_energy(geo, u));
+    acc.add_energy(st.hourglass_energy());
     acc.finish()
 }
 
@@ -579,6 +601,42 @@ fn forces_packed<M: Hyperelastic + ?Sized>(
     u: &[f64],
     forces: &mut [f64],
 ) -> Option<usize> {
+    assert_eq!(forces.len(), 3 * connectivity.len());
+    let (out, _) = forces.as_chunks_mut::<24>();
+    let mut first_inverted = None;
+    let (mut jac, mut f) = ([0.0; LANES], [[0.0; LANES]; 24]);
+    let mut ul = [[[0.0; LANES]; 3]; 8];
+    for (g, geo) in packed_groups(groups, first_lane, connectivity).enumerate() {
+        let (lanes, first) = load_group(g, first_lane, connectivity, u, &mut ul);
+        // The material at lanes 0..hi (a full group: the vectorized path).
+        group_forces(material, geo, &ul, lanes.end, &mut jac, &mut f);
+        for l in lanes.clone() {
+            let c = first + l - lanes.start;
+            for (r, v) in out[c].iter_mut().enumerate() {
+                *v = f[r][l];
+            }
+            if inverted(jac[l]) {
+                first_inverted.get_or_insert(c);
+            }
+        }
+    }
+    first_inverted
+}
+
+/// The groups of the packed geometry `groups` (laid out as [`internal_forces_packed`] takes
+/// it), each as lanes. (The batches loop over them themselves, with [`load_group`]: a
+/// helper that took the per-group work as a closure made the force 12× slower — the closure,
+/// not inlined, was compiled without the dispatched target features, so its fused
+/// multiply-adds became calls.)
+///
+/// # Panics
+/// If `groups` does not hold exactly the groups of `first_lane + n_cells` lanes (caller errors).
+#[inline(always)]
+fn packed_groups<'a>(
+    groups: &'a [f64],
+    first_lane: usize,
+    connectivity: &[usize],
+) -> impl Iterator<Item = &'a [Lane; GEOMETRY_LEN]> {
     let n_cells = connectivity.len() / 8;
     assert_eq!(connectivity.len(), 8 * n_cells);
     assert!(first_lane < LANES);
@@ -586,44 +644,102 @@ fn forces_packed<M: Hyperelastic + ?Sized>(
         groups.len(),
         GROUP_LEN * (first_lane + n_cells).div_ceil(LANES)
     );
-    assert_eq!(forces.len(), 24 * n_cells);
-    let (u3, _) = u.as_chunks::<3>();
     let (lanes, _) = groups.as_chunks::<LANES>();
-    let (out, _) = forces.as_chunks_mut::<24>();
-    let mut first_inverted = None;
-    let mut ul = [[[0.0; LANES]; 3]; 8];
-    let (mut jac, mut f) = ([0.0; LANES], [[0.0; LANES]; 24]);
-    for (g, geo) in lanes.chunks_exact(GEOMETRY_LEN).enumerate() {
-        let geo: &[Lane; GEOMETRY_LEN] = geo.try_into().expect("a whole group");
-        // Lanes `lo..hi` of this group are cells `g · LANES + l − first_lane`.
-        let lo = if g == 0 { first_lane } else { 0 };
-        let hi = (first_lane + n_cells - g * LANES).min(LANES);
-        if lo > 0 || hi < LANES {
-            ul = [[[0.0; LANES]; 3]; 8];
-        }
-        let cell = |l: usize| g * LANES + l - first_lane;
-        for l in lo..hi {
-            let nodes = &connectivity[8 * cell(l)..8 * cell(l) + 8];
-            for a in 0..8 {
-                let ua = u3[nodes[a]];
-                for i in 0..3 {
-                    ul[a][i][l] = ua[i];
-                }
-            }
-        }
-        // The material at lanes 0..hi (a full group: the vectorized path).
-        group_forces(material, geo, &ul, hi, &mut jac, &mut f);
-        for l in lo..hi {
-            let c = cell(l);
-            for (r, v) in out[c].iter_mut().enumerate() {
-                *v = f[r][l];
-            }
-            if jac[l].is_nan() || jac[l] <= 0.0 {
-                first_inverted.get_or_insert(c);
+    lanes
+        .chunks_exact(GEOMETRY_LEN)
+        .map(|geo| geo.try_into().expect("a whole group"))
+}
+
+/// The displacements `ul[a][i][lane]` of group `g`'s cells (zero at its lanes without a cell);
+/// returns the lanes that hold cells and the first of those cells' position in
+/// `connectivity` (arguments as [`internal_forces_packed`]).
+#[inline(always)]
+fn load_group(
+    g: usize,
+    first_lane: usize,
+    connectivity: &[usize],
+    u: &[f64],
+    ul: &mut [[Lane; 3]; 8],
+) -> (std::ops::Range<usize>, usize) {
+    let n_cells = connectivity.len() / 8;
+    let (u3, _) = u.as_chunks::<3>();
+    // Lanes `lo..hi` of this group are cells `g · LANES + l − first_lane`.
+    let lo = if g == 0 { first_lane } else { 0 };
+    let hi = (first_lane + n_cells - g * LANES).min(LANES);
+    if lo > 0 || hi < LANES {
+        *ul = [[[0.0; LANES]; 3]; 8];
+    }
+    let first = g * LANES + lo - first_lane;
+    for l in lo..hi {
+        let c = first + l - lo;
+        let nodes = &connectivity[8 * c..8 * c + 8];
+        for a in 0..8 {
+            let ua = u3[nodes[a]];
+            for i in 0..3 {
+                ul[a][i][l] = ua[i];
             }
         }
     }
-    first_inverted
+    (lo..hi, first)
+}
+
+/// [`strain_energy`] of the cells of packed geometry (arguments as
+/// [`internal_forces_packed`]): cell `c`'s `V W(F) + E_hg` into `energy[c]` and its `E_hg`
+/// (H3) into `hourglass[c]`, both `NaN` for an inverted cell. Reads whole lanes as the force
+/// does (no copy of a cell's block out of its group), with the same arithmetic as
+/// [`strain_energy`] of one cell: the same bits.
+///
+/// # Panics
+/// As [`internal_forces_packed`], and if `energy` or `hourglass` does not hold one value a
+/// cell.
+pub fn strain_energies_packed<M: Hyperelastic + ?Sized>(
+    material: &M,
+    groups: &[f64],
+    first_lane: usize,
+    connectivity: &[usize],
+    u: &[f64],
+    energy: &mut [f64],
+    hourglass: &mut [f64],
+) {
+    pulp::Arch::new().dispatch(PackedEnergies {
+        material,
+        groups,
+        first_lane,
+        connectivity,
+        u,
+        energy,
+        hourglass,
+    })
+}
+
+/// [`strain_energies_packed`]' arguments, for the runtime dispatch.
+struct PackedEnergies<'a, M: ?Sized> {
+    material: &'a M,
+    groups: &'a [f64],
+    first_lane: usize,
+    connectivity: &'a [usize],
+    u: &'a [f64],
+    energy: &'a mut [f64],
+    hourglass: &'a mut [f64],
+}
+
+impl<M: Hyperelastic + ?Sized> pulp::WithSimd for PackedEnergies<'_, M> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let n_cells = self.connectivity.len() / 8;
+        assert_eq!(self.energy.len(), n_cells);
+        assert_eq!(self.hourglass.len(), n_cells);
+        let (mut w, mut hg) = ([0.0; LANES], [0.0; LANES]);
+        let mut ul = [[[0.0; LANES]; 3]; 8];
+        for (g, geo) in packed_groups(self.groups, self.first_lane, self.connectivity).enumerate() {
+            let (lanes, first) = load_group(g, self.first_lane, self.connectivity, self.u, &mut ul);
+            group_energies(self.material, geo, &ul, lanes.end, &mut w, &mut hg);
+            let cells = first..first + lanes.len();
+            self.energy[cells.clone()].copy_from_slice(&w[lanes.clone()]);
+            self.hourglass[cells].copy_from_slice(&hg[lanes]);
+        }
+    }
 }
 
 /// [`internal_forces`] for groups of [`LANES`] cells, struct of arrays: every quantity of (H1)–
@@ -711,18 +827,22 @@ impl Lanes8 {
     }
 }
 
-/// `J` and the forces `f[3a + i][lane]` (H5), into `jac` and `forces`, of a group of cells (lane `l` of `geo[m]` the
-/// value `m` of cell `l`'s geometry block, `u[a][i][l]` its displacements); the material at the
-/// first `n` lanes.
+/// The kinematics (H1)–(H3) of a group of cells, lane by lane: `F`, `F⁻¹`, `J` (from the
+/// cofactor, for the inversion check of the energy), `p_α` and `(K̂ p)_α` (12 lanes each,
+/// `3α + i`).
+struct GroupState {
+    f: [[Lane; 3]; 3],
+    finv: [[Lane; 3]; 3],
+    jac: Lane,
+    p: [Lane; 12],
+    kp: [Lane; 12],
+}
+
+/// [`GroupState`] of a group of cells (lane `l` of `geo[m]` the value `m` of cell `l`'s
+/// geometry block, `u[a][i][l]` its displacements): what the force (H5) and the energy (H3)
+/// share, so that they see the same bits of `F`, `p_α` and `K̂ p`.
 #[inline(always)]
-fn group_forces<M: Hyperelastic + ?Sized>(
-    material: &M,
-    geo: &[Lane; GEOMETRY_LEN],
-    u: &[[Lane; 3]; 8],
-    n: usize,
-    jac: &mut Lane,
-    forces: &mut [Lane; 24],
-) {
+fn group_state(geo: &[Lane; GEOMETRY_LEN], u: &[[Lane; 3]; 8]) -> GroupState {
     const L: usize = LANES;
     let zero = [0.0; L];
     // H and h_α · u (H1).
@@ -763,19 +883,12 @@ fn group_forces<M: Hyperelastic + ?Sized>(
             f[i][i][l] += 1.0;
         }
     }
-    let mut cof = [[zero; 3]; 3];
-    for i in 0..3 {
-        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-        for k in 0..3 {
-            let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-            for l in 0..L {
-                cof[i][k][l] = f[i1][k1][l] * f[i2][k2][l] - f[i1][k2][l] * f[i2][k1][l];
-            }
-        }
-    }
+    let cof = cofactor_lanes(&f);
+    let mut jac = zero;
     let mut inv_j = zero;
     for l in 0..L {
         let j = f[0][0][l] * cof[0][0][l] + f[0][1][l] * cof[0][1][l] + f[0][2][l] * cof[0][2][l];
+        jac[l] = j;
         inv_j[l] = 1.0 / j;
     }
     let mut finv = [[zero; 3]; 3];
@@ -798,7 +911,7 @@ fn group_forces<M: Hyperelastic + ?Sized>(
         }
     }
     // K̂ p (H3) row by row from the packed upper triangle (each stored entry read twice, for
-    // its row and its column: no partial sums go back to memory), s_α = F⁻ᵀ (K̂ p)_α.
+    // its row and its column: no partial sums go back to memory).
     let mut kp = [zero; 12];
     for r in 0..12 {
         let mut acc = zero;
@@ -810,6 +923,65 @@ fn group_forces<M: Hyperelastic + ?Sized>(
         }
         kp[r] = acc;
     }
+    GroupState {
+        f,
+        finv,
+        jac,
+        p,
+        kp,
+    }
+}
+
+/// The strain energy `V W(F) + E_hg` and the hourglass energy `E_hg` (H3) of a group of
+/// cells (as [`group_state`]) into `energy` and `hourglass`, lane by lane; the material at
+/// the first `n` lanes; both `NaN` at a lane whose `J ≤ 0` or `NaN`.
+#[inline(always)]
+fn group_energies<M: Hyperelastic + ?Sized>(
+    material: &M,
+    geo: &[Lane; GEOMETRY_LEN],
+    u: &[[Lane; 3]; 8],
+    n: usize,
+    energy: &mut Lane,
+    hourglass: &mut Lane,
+) {
+    const L: usize = LANES;
+    let st = group_state(geo, u);
+    let mut w = [0.0; L];
+    material.strain_energy_lanes(&st.f, n, &mut w);
+    // E_hg = ½ Σ_α p_α · (K̂ p)_α.
+    let mut pkp = [0.0; L];
+    for r in 0..12 {
+        for l in 0..L {
+            pkp[l] = st.p[r][l].mul_add(st.kp[r][l], pkp[l]);
+        }
+    }
+    for l in 0..L {
+        let hg = 0.5 * pkp[l];
+        let bad = inverted(st.jac[l]);
+        hourglass[l] = if bad { f64::NAN } else { hg };
+        energy[l] = if bad {
+            f64::NAN
+        } else {
+            geo[OFF_V][l].mul_add(w[l], hg)
+        };
+    }
+}
+
+/// `J` and the forces `f[3a + i][lane]` (H5), into `jac` and `forces`, of a group of cells
+/// (as [`group_state`]); the material at the first `n` lanes.
+#[inline(always)]
+fn group_forces<M: Hyperelastic + ?Sized>(
+    material: &M,
+    geo: &[Lane; GEOMETRY_LEN],
+    u: &[[Lane; 3]; 8],
+    n: usize,
+    jac: &mut Lane,
+    forces: &mut [Lane; 24],
+) {
+    const L: usize = LANES;
+    let zero = [0.0; L];
+    let GroupState { f, finv, p, kp, .. } = group_state(geo, u);
+    // s_α = F⁻ᵀ (K̂ p)_α.
     let mut s = [[zero; 3]; 4];
     for alpha in 0..4 {
         for i in 0..3 {

@@ -128,25 +128,250 @@ pub fn reference_geometry(
     Ok(())
 }
 
-/// Calls `$f::<M, N, Q>` for the shipped `(N, Q)` pairs.
-macro_rules! dispatch {
-    ($m:ty, $n:expr, $q:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+/// `$body` with the consts `$nn` and `$qq` set to the shipped `(N, Q)` pair equal to
+/// `($n, $q)`: the one place the sizes of a slice become the const parameters of a kernel.
+macro_rules! with_sizes {
+    ($n:expr, $q:expr, |$nn:ident, $qq:ident| $body:expr) => {
         match ($n, $q) {
-            (4, 1) => $f::<$m, 4, 1>($($arg),*),
-            (8, 1) => $f::<$m, 8, 1>($($arg),*),
-            (4, 4) => $f::<$m, 4, 4>($($arg),*),
-            (8, 8) => $f::<$m, 8, 8>($($arg),*),
-            (8, 27) => $f::<$m, 8, 27>($($arg),*),
-            (10, 4) => $f::<$m, 10, 4>($($arg),*),
-            (10, 14) => $f::<$m, 10, 14>($($arg),*),
-            (11, 8) => $f::<$m, 11, 8>($($arg),*),
-            (20, 27) => $f::<$m, 20, 27>($($arg),*),
-            (27, 27) => $f::<$m, 27, 27>($($arg),*),
+            (4, 1) => with_sizes!(@ $nn = 4, $qq = 1, $body),
+            (8, 1) => with_sizes!(@ $nn = 8, $qq = 1, $body),
+            (4, 4) => with_sizes!(@ $nn = 4, $qq = 4, $body),
+            (8, 8) => with_sizes!(@ $nn = 8, $qq = 8, $body),
+            (8, 27) => with_sizes!(@ $nn = 8, $qq = 27, $body),
+            (10, 4) => with_sizes!(@ $nn = 10, $qq = 4, $body),
+            (10, 14) => with_sizes!(@ $nn = 10, $qq = 14, $body),
+            (11, 8) => with_sizes!(@ $nn = 11, $qq = 8, $body),
+            (20, 27) => with_sizes!(@ $nn = 20, $qq = 27, $body),
+            (27, 27) => with_sizes!(@ $nn = 27, $qq = 27, $body),
             (n, q) => panic!("no solid kernel for {n} nodes and {q} quadrature points"),
         }
     };
+    (@ $nn:ident = $n:literal, $qq:ident = $q:literal, $body:expr) => {{
+        const $nn: usize = $n;
+        const $qq: usize = $q;
+        $body
+    }};
 }
-pub(crate) use dispatch;
+
+/// The kernels of one formulation on the standard geometry layout ([`reference_geometry`]:
+/// gradients `g[3a + k][q]` and weights `dv[q]` at `Q` points) for `N` nodes, and their entry
+/// points on flat slices, written once: the slices' sizes checked and turned into `(N, Q)`
+/// (the shipped pairs of [`SolidKind::force_rule`] and the enhanced hex8's (11, 8)), then the
+/// kernel. Implemented by the displacement-based element ([`Standard`]: this module's
+/// [`internal_force`], [`strain_energy`], [`cell_stress`], [`tangent_stiffness`]) and by
+/// F-bar ([`FBar`](super::fbar::FBar)).
+pub trait PointKernels {
+    /// Internal force of one element into `f` (`3N`, overwritten); the smallest `J` over its
+    /// points (`≤ 0` or `NaN`: inverted, the force is meaningless).
+    fn force_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+        f: &mut [f64],
+    ) -> f64;
+
+    /// Strain energy of one element (`NaN` if it is inverted, where the formulation checks).
+    fn energy_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+    ) -> f64;
+
+    /// Stress output of one element.
+    fn stress_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+    ) -> CellStress;
+
+    /// Consistent tangent of one element into `k` (`3N × 3N`, row-major, overwritten); the
+    /// smallest `J` over its points.
+    fn tangent_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+        k: &mut [f64],
+    ) -> f64;
+
+    /// [`force_points`](Self::force_points) on the slices of one element (`grad` `3NQ`, `dv`
+    /// `Q`, `u` and `f` `3N`).
+    fn internal_force<M: Hyperelastic + ?Sized>(
+        material: &M,
+        grad: &[f64],
+        dv: &[f64],
+        u: &[f64],
+        f: &mut [f64],
+    ) -> f64 {
+        let (n, q) = sizes(grad, dv, u);
+        assert_eq!(f.len(), 3 * n);
+        with_sizes!(n, q, |N, Q| {
+            let (g, dv) = points::<N, Q>(grad, dv);
+            Self::force_points::<M, N, Q>(material, g, dv, u, f)
+        })
+    }
+
+    /// [`energy_points`](Self::energy_points) on the slices of one element.
+    fn strain_energy<M: Hyperelastic + ?Sized>(
+        material: &M,
+        grad: &[f64],
+        dv: &[f64],
+        u: &[f64],
+    ) -> f64 {
+        let (n, q) = sizes(grad, dv, u);
+        with_sizes!(n, q, |N, Q| {
+            let (g, dv) = points::<N, Q>(grad, dv);
+            Self::energy_points::<M, N, Q>(material, g, dv, u)
+        })
+    }
+
+    /// [`stress_points`](Self::stress_points) on the slices of one element.
+    fn cell_stress<M: Hyperelastic + ?Sized>(
+        material: &M,
+        grad: &[f64],
+        dv: &[f64],
+        u: &[f64],
+    ) -> CellStress {
+        let (n, q) = sizes(grad, dv, u);
+        with_sizes!(n, q, |N, Q| {
+            let (g, dv) = points::<N, Q>(grad, dv);
+            Self::stress_points::<M, N, Q>(material, g, dv, u)
+        })
+    }
+
+    /// [`tangent_points`](Self::tangent_points) on the slices of one element (`k` `3N × 3N`).
+    fn tangent_stiffness<M: Hyperelastic + ?Sized>(
+        material: &M,
+        grad: &[f64],
+        dv: &[f64],
+        u: &[f64],
+        k: &mut [f64],
+    ) -> f64 {
+        let (n, q) = sizes(grad, dv, u);
+        assert_eq!(k.len(), 9 * n * n);
+        with_sizes!(n, q, |N, Q| {
+            let (g, dv) = points::<N, Q>(grad, dv);
+            Self::tangent_points::<M, N, Q>(material, g, dv, u, k)
+        })
+    }
+}
+
+/// The gradients (`3N` lanes of `Q`) and weights of one element's slices.
+#[inline(always)]
+fn points<'a, const N: usize, const Q: usize>(
+    grad: &'a [f64],
+    dv: &'a [f64],
+) -> (&'a [[f64; Q]], &'a [f64; Q]) {
+    let (g, _) = grad.as_chunks::<Q>();
+    (&g[..3 * N], dv.try_into().expect("Q weights"))
+}
+
+/// The displacement-based element: `f_a = Σ_q P(F_q) ∇₀N_a dV_q`, `U = Σ_q W(F_q) dV_q` and
+/// their derivatives (the [module docs](self)).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Standard;
+
+impl PointKernels for Standard {
+    #[inline(always)]
+    fn force_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+        f: &mut [f64],
+    ) -> f64 {
+        let h = deformation_gradients::<N, Q>(g, u);
+        let mut p = [[[0.0; Q]; 3]; 3];
+        let jmin = weighted_first_piola(material, &h, dv, &mut p);
+        contract_force::<N, Q>(g, &p, f);
+        jmin
+    }
+
+    fn energy_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+    ) -> f64 {
+        let h = deformation_gradients::<N, Q>(g, u);
+        weighted_energy(material, &h, dv)
+    }
+
+    fn stress_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+    ) -> CellStress {
+        let h = displacement_gradient::<N, Q>(g, u);
+        let mut acc = StressAverage::new(dv.iter().sum());
+        for q in 0..Q {
+            acc.add(material, &deformation_gradient(&h, q), dv[q]);
+        }
+        acc.finish()
+    }
+
+    fn tangent_points<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
+        material: &M,
+        g: &[[f64; Q]],
+        dv: &[f64; Q],
+        u: &[f64],
+        k: &mut [f64],
+    ) -> f64 {
+        let h = displacement_gradient::<N, Q>(g, u);
+        let nd = 3 * N;
+        k.fill(0.0);
+        let mut jmin = f64::INFINITY;
+        for q in 0..Q {
+            let f = deformation_gradient(&h, q);
+            jmin = jmin.min(det3(&f));
+            let (s, d) = material.pk2_stress_and_tangent(&f);
+            let s = voigt_to_matrix(&s);
+            let w = dv[q];
+            // B_a (6×3): δE_v = Σ_a B_a δu_a (engineering shears).
+            let mut b = [[[0.0; 3]; 6]; N];
+            let mut gq = [[0.0; 3]; N];
+            for a in 0..N {
+                gq[a] = std::array::from_fn(|m| g[3 * a + m][q]);
+                for (r, &(x, y)) in VOIGT_PAIRS.iter().enumerate() {
+                    for i in 0..3 {
+                        b[a][r][i] = if x == y {
+                            f[i][x] * gq[a][x]
+                        } else {
+                            f[i][x] * gq[a][y] + f[i][y] * gq[a][x]
+                        };
+                    }
+                }
+            }
+            for a in 0..N {
+                // (D B_a) scaled by dV.
+                let mut db = [[0.0; 3]; 6];
+                for r in 0..6 {
+                    for i in 0..3 {
+                        db[r][i] = w * (0..6).map(|c| d[r][c] * b[a][c][i]).sum::<f64>();
+                    }
+                }
+                let sg: [f64; 3] =
+                    std::array::from_fn(|m| w * (0..3).map(|l| s[m][l] * gq[a][l]).sum::<f64>());
+                for bb in 0..N {
+                    let geo: f64 = (0..3).map(|m| gq[bb][m] * sg[m]).sum();
+                    for j in 0..3 {
+                        for i in 0..3 {
+                            let mat: f64 = (0..6).map(|r| b[bb][r][j] * db[r][i]).sum();
+                            // Row (b, j), column (a, i): Bᵀ_b D B_a, symmetric overall.
+                            k[(3 * bb + j) * nd + 3 * a + i] +=
+                                mat + if i == j { geo } else { 0.0 };
+                        }
+                    }
+                }
+            }
+        }
+        jmin
+    }
+}
 
 /// Whether a smallest `J = det F` says the element is inverted: `J ≤ 0` or `NaN`.
 #[inline(always)]
@@ -174,9 +399,7 @@ pub fn internal_force<M: Hyperelastic + ?Sized>(
     u: &[f64],
     f: &mut [f64],
 ) -> f64 {
-    let (n, q) = sizes(grad, dv, u);
-    assert_eq!(f.len(), 3 * n);
-    dispatch!(M, n, q, force_nq(material, grad, dv, u, f))
+    <Standard as PointKernels>::internal_force(material, grad, dv, u, f)
 }
 
 /// `H[i][k][q] = Σ_a u_a,i ∂N_a/∂X_k(ξ_q)`: the displacement gradient at every point.
@@ -205,6 +428,21 @@ pub(crate) fn displacement_gradient<const N: usize, const Q: usize>(
     h
 }
 
+/// `F[i][k][q] = δ_ik + H[i][k][q]` ([`displacement_gradient`]) at every point.
+#[inline(always)]
+pub(crate) fn deformation_gradients<const N: usize, const Q: usize>(
+    g: &[[f64; Q]],
+    u: &[f64],
+) -> [[[f64; Q]; 3]; 3] {
+    let mut f = displacement_gradient::<N, Q>(g, u);
+    for (i, row) in f.iter_mut().enumerate() {
+        for q in 0..Q {
+            row[i][q] += 1.0;
+        }
+    }
+    f
+}
+
 /// Sum of the lanes in a fixed tree order (halves added lane-wise, so the first stages
 /// vectorize): for 8 lanes `((a₀+a₄)+(a₂+a₆)) + ((a₁+a₅)+(a₃+a₇))`.
 #[inline(always)]
@@ -225,29 +463,6 @@ pub(crate) fn lane_sum<const Q: usize>(mut v: [f64; Q]) -> f64 {
 #[inline(always)]
 pub(crate) fn deformation_gradient<const Q: usize>(h: &[[[f64; Q]; 3]; 3], q: usize) -> Mat3 {
     std::array::from_fn(|i| std::array::from_fn(|k| h[i][k][q] + if i == k { 1.0 } else { 0.0 }))
-}
-
-#[inline(always)]
-fn force_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-    f: &mut [f64],
-) -> f64 {
-    let (g, _) = grad.as_chunks::<Q>();
-    let g = &g[..3 * N];
-    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
-    let mut h = displacement_gradient::<N, Q>(g, u);
-    for (i, row) in h.iter_mut().enumerate() {
-        for q in 0..Q {
-            row[i][q] += 1.0;
-        }
-    }
-    let mut p = [[[0.0; Q]; 3]; 3];
-    let jmin = weighted_first_piola(material, &h, dv, &mut p);
-    contract_force::<N, Q>(g, &p, f);
-    jmin
 }
 
 /// `f_a = Σ_q T_q ∇₀N_a(ξ_q)` for a weighted stress `T_q` (lanes) into `f` (`3N`).
@@ -411,17 +626,18 @@ pub fn internal_forces<M: Hyperelastic + ?Sized>(
         // One point per cell: vectorize the stress across cells instead.
         return forces_one_point_batch::<M, 4>(material, geometry, connectivity, u, forces);
     }
-    dispatch!(
-        M,
-        n,
-        n_points,
-        forces_batch(material, geometry, connectivity, u, forces)
-    )
+    with_sizes!(n, n_points, |N, Q| forces_batch::<M, N, Q>(
+        material,
+        geometry,
+        connectivity,
+        u,
+        forces
+    ))
 }
 
 /// [`forces_batch`] for one-point elements (tet4): groups of [`LANES`] cells share the
 /// lane-wise stress evaluation (the cells are the lanes), the rest goes one by one. Each
-/// cell's arithmetic is the same as in [`force_nq`], so the results are identical.
+/// cell's arithmetic is the same as in [`Standard::force_points`], so the results are identical.
 fn forces_one_point_batch<M: Hyperelastic + ?Sized, const N: usize>(
     material: &M,
     geometry: &[f64],
@@ -507,7 +723,8 @@ fn forces_batch<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
             ue[a] = u3[node];
         }
         let (grad, dv) = geo.split_at(3 * N * Q);
-        let jmin = force_nq::<M, N, Q>(material, grad, dv, ue.as_flattened(), f);
+        let (g, dv) = points::<N, Q>(grad, dv);
+        let jmin = Standard::force_points::<M, N, Q>(material, g, dv, ue.as_flattened(), f);
         if jmin.is_nan() || jmin <= 0.0 {
             first_inverted.get_or_insert(c);
         }
@@ -522,25 +739,7 @@ pub fn strain_energy<M: Hyperelastic + ?Sized>(
     dv: &[f64],
     u: &[f64],
 ) -> f64 {
-    let (n, q) = sizes(grad, dv, u);
-    dispatch!(M, n, q, energy_nq(material, grad, dv, u))
-}
-
-fn energy_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-) -> f64 {
-    let (g, _) = grad.as_chunks::<Q>();
-    let mut h = displacement_gradient::<N, Q>(&g[..3 * N], u);
-    for (i, row) in h.iter_mut().enumerate() {
-        for q in 0..Q {
-            row[i][q] += 1.0;
-        }
-    }
-    let dv: &[f64; Q] = dv.try_into().expect("Q weights");
-    weighted_energy(material, &h, dv)
+    <Standard as PointKernels>::strain_energy(material, grad, dv, u)
 }
 
 /// Consistent tangent `K = ∂f/∂u` (material + geometric part) of one element into `k`,
@@ -553,67 +752,7 @@ pub fn tangent_stiffness<M: Hyperelastic + ?Sized>(
     u: &[f64],
     k: &mut [f64],
 ) -> f64 {
-    let (n, q) = sizes(grad, dv, u);
-    assert_eq!(k.len(), 9 * n * n);
-    dispatch!(M, n, q, tangent_nq(material, grad, dv, u, k))
-}
-
-fn tangent_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-    k: &mut [f64],
-) -> f64 {
-    let (g, _) = grad.as_chunks::<Q>();
-    let h = displacement_gradient::<N, Q>(&g[..3 * N], u);
-    let nd = 3 * N;
-    k.fill(0.0);
-    let mut jmin = f64::INFINITY;
-    for q in 0..Q {
-        let f = deformation_gradient(&h, q);
-        jmin = jmin.min(det3(&f));
-        let (s, d) = material.pk2_stress_and_tangent(&f);
-        let s = voigt_to_matrix(&s);
-        let w = dv[q];
-        // B_a (6×3): δE_v = Σ_a B_a δu_a (engineering shears).
-        let mut b = [[[0.0; 3]; 6]; N];
-        let mut gq = [[0.0; 3]; N];
-        for a in 0..N {
-            gq[a] = std::array::from_fn(|m| g[3 * a + m][q]);
-            for (r, &(x, y)) in VOIGT_PAIRS.iter().enumerate() {
-                for i in 0..3 {
-                    b[a][r][i] = if x == y {
-                        f[i][x] * gq[a][x]
-                    } else {
-                        f[i][x] * gq[a][y] + f[i][y] * gq[a][x]
-                    };
-                }
-            }
-        }
-        for a in 0..N {
-            // (D B_a) scaled by dV.
-            let mut db = [[0.0; 3]; 6];
-            for r in 0..6 {
-                for i in 0..3 {
-                    db[r][i] = w * (0..6).map(|c| d[r][c] * b[a][c][i]).sum::<f64>();
-                }
-            }
-            let sg: [f64; 3] =
-                std::array::from_fn(|m| w * (0..3).map(|l| s[m][l] * gq[a][l]).sum::<f64>());
-            for bb in 0..N {
-                let geo: f64 = (0..3).map(|m| gq[bb][m] * sg[m]).sum();
-                for j in 0..3 {
-                    for i in 0..3 {
-                        let mat: f64 = (0..6).map(|r| b[bb][r][j] * db[r][i]).sum();
-                        // Row (b, j), column (a, i): Bᵀ_b D B_a, symmetric overall.
-                        k[(3 * bb + j) * nd + 3 * a + i] += mat + if i == j { geo } else { 0.0 };
-                    }
-                }
-            }
-        }
-    }
-    jmin
+    <Standard as PointKernels>::tangent_stiffness(material, grad, dv, u, k)
 }
 
 /// Volume averages of stress measures over one element, for output.
@@ -637,23 +776,7 @@ pub fn cell_stress<M: Hyperelastic + ?Sized>(
     dv: &[f64],
     u: &[f64],
 ) -> CellStress {
-    let (n, q) = sizes(grad, dv, u);
-    dispatch!(M, n, q, stress_nq(material, grad, dv, u))
-}
-
-fn stress_nq<M: Hyperelastic + ?Sized, const N: usize, const Q: usize>(
-    material: &M,
-    grad: &[f64],
-    dv: &[f64],
-    u: &[f64],
-) -> CellStress {
-    let (g, _) = grad.as_chunks::<Q>();
-    let h = displacement_gradient::<N, Q>(&g[..3 * N], u);
-    let mut acc = StressAverage::new(dv.iter().sum());
-    for q in 0..Q {
-        acc.add(material, &deformation_gradient(&h, q), dv[q]);
-    }
-    acc.finish()
+    <Standard as PointKernels>::cell_stress(material, grad, dv, u)
 }
 
 /// Volume average of the Cauchy stress, `J` and `W` over points (what [`CellStress`] holds).
