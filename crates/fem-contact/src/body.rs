@@ -174,6 +174,50 @@ fn map_dot_velocity(h: &PointMap, u: &[f64]) -> Vector3<f64> {
         .fold(Vector3::zeros(), |acc, &(d, v)| acc + v * u[d])
 }
 
+/// The blocks `W_ij = F_i (±H_i)(±A⁻¹H_jᵀ) F_jᵀ` one body gives (C4) for its constraint sides
+/// `list` (constraint, side; in constraint order), row by row in that order and, in a row, by
+/// column in that order, for the pairs whose `H_i` and `A⁻¹H_jᵀ` share a dof: the others are
+/// zero and left out. A lumped mass (DEF_EXP, a particle) couples only the points of a node or
+/// a face, so a body with `n` points gives `O(n)` blocks, not `n²`; a dense `A⁻¹Hᵀ` (DEF_LIM, a
+/// rigid body) still pairs every point with every other.
+fn body_blocks(
+    list: &[(usize, usize)],
+    per: &[(Vec<SideMaps>, Vector3<f64>)],
+    frames: &[Matrix3<f64>],
+) -> Vec<(usize, usize, Matrix3<f64>)> {
+    // Which sides' A⁻¹Hᵀ touch each dof: (dof, position in `list`), sorted.
+    let mut touching: Vec<(usize, usize)> = list
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &(c, s))| per[c].0[s].g.iter().map(move |&(d, _)| (d, k)))
+        .collect();
+    touching.sort_unstable();
+    let mut seen = vec![usize::MAX; list.len()];
+    let mut partners = Vec::new();
+    let mut out = Vec::new();
+    for (ka, &(ci, si)) in list.iter().enumerate() {
+        let a = &per[ci].0[si];
+        partners.clear();
+        for &(d, _) in &a.h {
+            let from = touching.partition_point(|&(e, _)| e < d);
+            for &(_, kb) in touching[from..].iter().take_while(|&&(e, _)| e == d) {
+                if seen[kb] != ka {
+                    seen[kb] = ka;
+                    partners.push(kb);
+                }
+            }
+        }
+        partners.sort_unstable();
+        for &kb in &partners {
+            let (cj, sj) = list[kb];
+            let b = &per[cj].0[sj];
+            let world = dot_maps(&a.h, &b.g) * (a.sign * b.sign);
+            out.push((ci, cj, frames[ci] * world * frames[cj].transpose()));
+        }
+    }
+    out
+}
+
 /// Assembles `W` and `q` (C4, C2) for the constraints. Work is spread over the rayon pool
 /// (per constraint, then per body) and gathered in a fixed order: the same bits on any
 /// number of threads.
@@ -261,18 +305,7 @@ pub fn assemble(
     let frames: Vec<Matrix3<f64>> = constraints.iter().map(|k| k.frame).collect();
     let triplets: Vec<(usize, usize, Matrix3<f64>)> = on_body
         .par_iter()
-        .map(|list| {
-            let mut out = Vec::with_capacity(list.len() * list.len());
-            for &(ci, si) in list {
-                let a = &per[ci].0[si];
-                for &(cj, sj) in list {
-                    let b = &per[cj].0[sj];
-                    let world = dot_maps(&a.h, &b.g) * (a.sign * b.sign);
-                    out.push((ci, cj, frames[ci] * world * frames[cj].transpose()));
-                }
-            }
-            out
-        })
+        .map(|list| body_blocks(list, &per, &frames))
         .collect::<Vec<_>>()
         .into_iter()
         .flatten()

@@ -19,7 +19,7 @@
 //!
 //! **A shape against a solid's faces.** For each convex shape of another group (a rigid
 //! body) near a face, parry's `contact` query against the face's triangles (a quad is split
-//! in two) gives the nearest points; the point on the face, with the face's shape functions,
+//! in two, a tri6 in its four flat sub-triangles) gives the nearest points; the point on the face, with the face's shape functions,
 //! is the solid's side. A point at a face's corner is left to the node's own contact (the
 //! node's ball meets the shape already), so a box lying on a solid is not held twice.
 
@@ -125,10 +125,12 @@ pub(crate) fn surface_contacts(
         for (q, f) in box_pairs(&boxes[b], &query_boxes) {
             let s = queries[q].0;
             let (x, n) = body.surface.corners(f);
-            let triangles: &[[usize; 3]] = if n == 3 {
-                &[[0, 1, 2]]
-            } else {
-                &[[0, 1, 2], [0, 2, 3]]
+            // A tri6 is queried as its four flat sub-triangles (corners and mid-sides), the
+            // point then projected onto the curved face.
+            let triangles: &[[usize; 3]] = match n {
+                3 => &[[0, 1, 2]],
+                6 => &[[0, 3, 5], [3, 1, 4], [5, 4, 2], [3, 4, 5]],
+                _ => &[[0, 1, 2], [0, 2, 3]],
             };
             for t in triangles {
                 let tri = [x[t[0]], x[t[1]], x[t[2]]];

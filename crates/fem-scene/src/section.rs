@@ -965,8 +965,8 @@ impl SceneSection {
             None => boundary_nodes(prepared.mesh_kind, &prepared.connectivity)
                 .map_err(|e| InputError::invalid(format!("{key}.contact_group"), e.to_string()))?,
         };
-        // The contact faces: the boundary faces on the contact nodes (tet4 and hex8 cells;
-        // other kinds touch by their nodes only).
+        // The contact faces: the boundary faces on the contact nodes (tet4, hex8 and tet10
+        // cells; other kinds touch by their nodes only).
         let faces = match boundary_faces(prepared.mesh_kind, &prepared.connectivity) {
             Ok(all) => {
                 let mut sorted = nodes.clone();

@@ -127,44 +127,13 @@ pub fn boundary_nodes(
     kind: CellKind,
     connectivity: &[usize],
 ) -> Result<Vec<usize>, SolidGroupError> {
-    let mut nodes: Vec<usize> = if kind == CellKind::Tet10 {
-        tet10_boundary_nodes(connectivity)
-    } else {
-        crate::solid_faces::boundary_faces(kind, connectivity)?
-            .iter()
-            .flat_map(|f| f.nodes().to_vec())
-            .collect()
-    };
+    let mut nodes: Vec<usize> = crate::solid_faces::boundary_faces(kind, connectivity)?
+        .iter()
+        .flat_map(|f| f.nodes().to_vec())
+        .collect();
     nodes.sort_unstable();
     nodes.dedup();
     Ok(nodes)
-}
-
-/// The nodes of the boundary tri6 faces of tet10 cells (corners and mid-sides; unsorted).
-fn tet10_boundary_nodes(connectivity: &[usize]) -> Vec<usize> {
-    // Gmsh's tet10: mid-edge nodes 4..=9 on (0,1), (1,2), (2,0), (3,0), (3,2), (3,1)
-    // (fem_elements::solid::shape::TET10_EDGES); each face's corners, then its mid-sides.
-    const TET10: [[usize; 6]; 4] = [
-        [0, 2, 1, 6, 5, 4],
-        [0, 1, 3, 4, 9, 7],
-        [0, 3, 2, 7, 8, 6],
-        [1, 2, 3, 5, 8, 9],
-    ];
-    // Per face (its sorted corners): how many cells hold it, and its nodes.
-    let mut count: HashMap<[usize; 3], (u32, [usize; 6])> = HashMap::new();
-    for cell in connectivity.chunks_exact(CellKind::Tet10.n_nodes()) {
-        for f in &TET10 {
-            let all = f.map(|k| cell[k]);
-            let mut key = [all[0], all[1], all[2]];
-            key.sort_unstable();
-            count.entry(key).or_insert((0, all)).0 += 1;
-        }
-    }
-    count
-        .into_values()
-        .filter(|(c, _)| *c == 1)
-        .flat_map(|(_, all)| all)
-        .collect()
 }
 
 /// One solid: its stepper, contact nodes and the impulse of the step (a [`ContactBody`]).
@@ -209,13 +178,13 @@ pub struct SolidBody {
 }
 
 /// A point handed out on a face: the face and its shape functions there.
-type FacePoint = (usize, [f64; 4]);
+type FacePoint = (usize, [f64; 6]);
 
 /// A solid's contact faces and where their nodes are (mid-step inside a step).
 #[derive(Debug, Default)]
 pub(crate) struct Surface {
-    /// Faces, by their corners' indices into `nodes`.
-    pub(crate) faces: Vec<([usize; 4], u8)>,
+    /// Faces, by their nodes' indices into `nodes`, and their number of nodes (3, 4, 6).
+    pub(crate) faces: Vec<([usize; 6], u8)>,
     /// The faces' mesh nodes.
     nodes: Vec<usize>,
     /// Their free dofs.
@@ -231,10 +200,10 @@ pub(crate) struct Surface {
 }
 
 impl Surface {
-    /// The corner positions of face `f`.
-    pub(crate) fn corners(&self, f: usize) -> ([Vector3<f64>; 4], usize) {
+    /// The node positions of face `f` (corners, then a tri6's mid-sides) and their number.
+    pub(crate) fn corners(&self, f: usize) -> ([Vector3<f64>; 6], usize) {
         let (c, n) = self.faces[f];
-        let mut x = [Vector3::zeros(); 4];
+        let mut x = [Vector3::zeros(); 6];
         for k in 0..n as usize {
             x[k] = self.placed[c[k]];
         }
@@ -246,7 +215,8 @@ impl Surface {
         let mut n = vec![Vector3::zeros(); self.nodes.len()];
         for f in 0..self.faces.len() {
             let (x, k) = self.corners(f);
-            let area = if k == 3 {
+            // (A tri6: its corner triangle's.)
+            let area = if k != 4 {
                 (x[1] - x[0]).cross(&(x[2] - x[0]))
             } else {
                 (x[2] - x[0]).cross(&(x[3] - x[1]))
@@ -261,7 +231,7 @@ impl Surface {
     }
 
     /// Records that `point` is on face `f` with the shape functions `weights`.
-    pub(crate) fn hand_out(&self, point: &Vector3<f64>, f: usize, weights: [f64; 4]) {
+    pub(crate) fn hand_out(&self, point: &Vector3<f64>, f: usize, weights: [f64; 6]) {
         if let Ok(mut m) = self.points.lock() {
             m.insert(bits(point), (f, weights));
         }
@@ -410,7 +380,7 @@ impl SolidBody {
         let mut index: HashMap<usize, usize> = HashMap::new();
         let mut surface = Surface::default();
         for f in faces {
-            let mut c = [0; 4];
+            let mut c = [0; 6];
             for (k, &n) in f.nodes().iter().enumerate() {
                 c[k] = *index.entry(n).or_insert_with(|| {
                     surface.nodes.push(n);
