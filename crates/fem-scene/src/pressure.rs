@@ -19,21 +19,10 @@
 //! The areas sum to the boundary's area (the tri6 sub-triangles' flat area: a curved face's
 //! chord area).
 
-use std::collections::HashMap;
-
 use fem_mesh::CellKind;
 use nalgebra::Vector3;
 
 use crate::solid::SolidGroupError;
-
-/// Gmsh's tet10 faces, outward: corners, then the mid-side nodes of the edges (0,1), (1,2),
-/// (2,0) of the face (fem_elements::solid::shape::TET10_EDGES).
-const TET10_FACES: [[usize; 6]; 4] = [
-    [0, 2, 1, 6, 5, 4],
-    [0, 1, 3, 4, 9, 7],
-    [0, 3, 2, 7, 8, 6],
-    [1, 2, 3, 5, 8, 9],
-];
 
 /// The tributary area (C31) of every mesh node on the boundary of the cells `connectivity` of
 /// `kind` (tet4, hex8, tet10) with reference coordinates `points`; zero off the boundary.
@@ -45,10 +34,10 @@ pub fn tributary_areas(
     let mut area = vec![0.0; points.len()];
     let x = |n: usize| Vector3::from(points[n]);
     let triangle = |a: usize, b: usize, c: usize| 0.5 * (x(b) - x(a)).cross(&(x(c) - x(a))).norm();
-    if kind == CellKind::Tet10 {
-        for f in tet10_boundary_faces(connectivity) {
-            // Sub-triangles: each corner with its two mid-sides, and the mid-sides' own.
-            let [c0, c1, c2, m01, m12, m20] = f;
+    for face in crate::solid_faces::boundary_faces(kind, connectivity)? {
+        let n = face.nodes();
+        if let &[c0, c1, c2, m01, m12, m20] = n {
+            // tri6 sub-triangles: each corner with its two mid-sides, and the mid-sides' own.
             for [a, b, c] in [
                 [c0, m01, m20],
                 [c1, m12, m01],
@@ -60,12 +49,7 @@ pub fn tributary_areas(
                     area[n] += share;
                 }
             }
-        }
-        return Ok(area);
-    }
-    for face in crate::solid_faces::boundary_faces(kind, connectivity)? {
-        let n = face.nodes();
-        if n.len() == 3 {
+        } else if n.len() == 3 {
             let share = triangle(n[0], n[1], n[2]) / 3.0;
             for &k in n {
                 area[k] += share;
@@ -90,24 +74,6 @@ pub fn tributary_areas(
         }
     }
     Ok(area)
-}
-
-/// The boundary tri6 faces of tet10 cells (the faces one cell holds), in cell order.
-fn tet10_boundary_faces(connectivity: &[usize]) -> Vec<[usize; 6]> {
-    let mut count: HashMap<[usize; 3], u32> = HashMap::new();
-    let key = |all: &[usize; 6]| {
-        let mut k = [all[0], all[1], all[2]];
-        k.sort_unstable();
-        k
-    };
-    let faces: Vec<[usize; 6]> = connectivity
-        .chunks_exact(CellKind::Tet10.n_nodes())
-        .flat_map(|cell| TET10_FACES.map(|f| f.map(|k| cell[k])))
-        .collect();
-    for f in &faces {
-        *count.entry(key(f)).or_insert(0) += 1;
-    }
-    faces.into_iter().filter(|f| count[&key(f)] == 1).collect()
 }
 
 /// The pressure (C30) of the nodal contact forces `force` (3 per node) over `areas`: zero
