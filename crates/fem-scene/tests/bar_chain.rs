@@ -309,3 +309,114 @@ fn probe() {
         }
     }
 }
+
+/// A hex8 bar 0.1 × 0.1 × 0.2 (1 × 1 × 4 cells, E = 1e9, ρ = 1000, ν = 0) standing on the
+/// plane z = 0 from rest under gravity, DEF_EXP at h = 2e-5 for 0.05 s: the deepest any
+/// contact node goes below the plane at the end of a step (solid_pairs.rs's bar, without the
+/// sphere); the first step's apart (the bar starts on the plane at rest, and that step's
+/// contacts carry no impulse under either law: an open question, docs/validation.md).
+fn standing_bar(mid_step_law: bool) -> (f64, f64) {
+    let (g, dt) = (9.81, 2e-5);
+    let mesh = box_mesh([0.1, 0.1, 0.2], [1, 1, 4], BoxCells::Hex8).unwrap();
+    let conn = mesh.blocks[0].connectivity.clone();
+    let dofmap = DofMap::new(mesh.n_nodes(), 3);
+    let material = Material::new(MaterialModel::SaintVenantKirchhoff, 1e9, 0.0).unwrap();
+    let operator = SolidOperator::new(
+        SolidKind::Hex8,
+        &mesh.points,
+        &conn,
+        material,
+        1000.0,
+        Lumping::RowSum,
+        &dofmap,
+    )
+    .unwrap();
+    let system = SolidSystem::new(operator, SolidMass::Lumped)
+        .unwrap()
+        .with_gravity([0.0, 0.0, -g]);
+    let x0 = vec![0.0; dofmap.n_free()];
+    let output = SolidOutput::new(
+        mesh.points.clone(),
+        VtkCells::new(),
+        system.shared_operator(),
+    );
+    let stepper = DefExp::new(
+        system,
+        StepSettings::new(dt),
+        &x0,
+        &x0,
+        CriticalStepCheck::every(0),
+    )
+    .unwrap();
+    let nodes = boundary_nodes(fem_mesh::CellKind::Hex8, &conn).unwrap();
+    let mut body = SolidBody::new(
+        SolidStepper::Exp(stepper),
+        mesh.points.clone(),
+        nodes,
+        0,
+        output,
+    )
+    .unwrap();
+    if mid_step_law {
+        body = body.with_mid_step_law();
+    }
+    let mut scene = SceneStepper::new(
+        vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
+        vec![Obstacle::Plane {
+            point: Vector3::zeros(),
+            normal: Vector3::z(),
+        }],
+        MaterialTable {
+            default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
+            pairs: vec![],
+            obstacle_materials: vec![0],
+        },
+        &[],
+        SceneSettings {
+            solver: NsgsSettings {
+                tolerance: 1e-12,
+                ..NsgsSettings::default()
+            },
+            prediction: Prediction::Auto,
+        },
+    )
+    .unwrap();
+    let (mut first, mut depth): (f64, f64) = (0.0, 0.0);
+    for k in 0..2500 {
+        scene.step().unwrap();
+        let group = scene.groups()[0]
+            .as_any()
+            .downcast_ref::<SolidGroup>()
+            .unwrap();
+        let solid = &group.bodies()[0];
+        for (i, &d) in solid.free_dofs().iter().enumerate() {
+            if d % 3 == 2 {
+                let z = mesh.points[d / 3][2] + solid.position()[i];
+                if k == 0 {
+                    first = first.max(-z);
+                } else {
+                    depth = depth.max(-z);
+                }
+            }
+        }
+    }
+    (first, depth)
+}
+
+#[test]
+fn the_mid_step_law_halves_how_far_a_standing_bars_nodes_sink() {
+    // Rule (R) holds the mid-step positions with U_N⁺ ≥ 0 and does not push a node out: the
+    // end-of-step positions sink by up to g h² (3.9e-9 m). The mid-step law holds the next
+    // mid-step position on the plane, g(t+h/2) + h U_N⁺ ≥ 0, so the end of the step,
+    // g + (h/2) U_N⁺ ≥ g/2, should be above the plane to the solver's tolerance. It is not:
+    // measured 1.84e-9 m (half of rule (R)'s), and the first step's contacts carry no
+    // impulse under either law. Not understood yet (docs/validation.md): this asserts the
+    // measured improvement only, not the bar.
+    let (first_r, rule_r) = standing_bar(false);
+    let (first_mid, mid) = standing_bar(true);
+    println!(
+        "standing bar: deepest end-of-step node after the first step, rule (R) {rule_r:.3e} m, mid-step law {mid:.3e} m; at the first step {first_r:.3e}, {first_mid:.3e}"
+    );
+    assert!(rule_r > 1e-9, "{rule_r}");
+    assert!(mid < 0.6 * rule_r, "{mid} {rule_r}");
+}
