@@ -38,6 +38,7 @@ struct Outcome {
 /// `n` cells along the axis, section `side × side`, speed `v0`, step `courant · Δx/c`;
 /// `rollers` holds every lateral dof; `force_bound` gives DEF_EXP the chain's bound `Δx/c`
 /// instead of its own estimate.
+#[allow(clippy::too_many_arguments)]
 fn chain(
     n: usize,
     side: f64,
