@@ -105,6 +105,15 @@ pub trait BodyGroup: Send + Sync {
         let _ = shape;
         false
     }
+    /// Whether the contact detected on the group's shape `shape` takes the mid-step position
+    /// law: the node's next mid-step position, where the scheme evaluates its forces, is held
+    /// on the surface, `g(t+h/2) + h U_N⁺ ≥ 0`, `q_N += g/h` for either sign of the mid-step
+    /// gap `g`, with no restitution and no rule (R) (docs/theory/contact.md §9.2, eq. C18).
+    /// Default: no.
+    fn mid_step_level(&self, shape: usize) -> bool {
+        let _ = shape;
+        false
+    }
     /// Whether the group's shapes are points of its bodies (a solid's nodes): two such
     /// shapes of two bodies are not paired (node to node is no contact; two solids meet node
     /// to face, [`Self::surface_contacts`]).

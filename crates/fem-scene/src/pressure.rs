@@ -1,5 +1,5 @@
 //! Contact pressure as a surface field of a solid's frames (issue 24 scope item 3;
-//! docs/theory/contact.md §9.2): the nodal contact force over the node's tributary area on
+//! docs/theory/contact.md §9.3): the nodal contact force over the node's tributary area on
 //! the boundary,
 //!
 //! ```text

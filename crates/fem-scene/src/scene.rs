@@ -805,11 +805,24 @@ impl SceneStepper {
             })
             .collect();
         position_level.resize(n_contacts, false);
+        // Contacts of nodes under the mid-step position law (§9.2): no rule (R) either.
+        let mut mid_step_level: Vec<bool> = kept
+            .iter()
+            .map(|&j| {
+                let d = &detected[j];
+                let level = |shape: usize| {
+                    let (g, k) = of_group[shape];
+                    self.groups[g].mid_step_level(k)
+                };
+                level(d.first) || matches!(d.second, Other::Body(s) if level(s))
+            })
+            .collect();
+        mid_step_level.resize(n_contacts, false);
         for (i, c) in constraints.iter_mut().take(n_contacts).enumerate() {
             let Law::Contact { friction, .. } = c.law else {
                 continue;
             };
-            if position_level[i] {
+            if position_level[i] || mid_step_level[i] {
                 c.law = Law::Contact {
                     friction,
                     restitution: 0.0,
@@ -860,6 +873,10 @@ impl SceneStepper {
                 assembly
                     .problem
                     .shift_normal(i, 2.0 * gap_rate * c.gap - assembled);
+            } else if mid_step_level[i] && c.gap <= 0.0 {
+                // The mid-step law: q_N += g/h for either sign of g (eq. C18); the assembly
+                // gave g/h for g > 0 only.
+                assembly.problem.shift_normal(i, gap_rate * c.gap);
             }
         }
         let mut r: Vec<Vector3<f64>> = constraints
@@ -905,6 +922,7 @@ impl SceneStepper {
                 Law::Contact { .. } if position_level.get(i) == Some(&true) => {
                     2.0 * gap_rate * c.gap
                 }
+                Law::Contact { .. } if mid_step_level.get(i) == Some(&true) => gap_rate * c.gap,
                 Law::Contact { restitution, .. } => {
                     if c.gap > 0.0 {
                         gap_rate * c.gap

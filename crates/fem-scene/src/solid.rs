@@ -153,6 +153,9 @@ pub struct SolidBody {
     /// Whether each contact node carries no mass (a redistributed mass): it takes the
     /// position-level law ([`BodyGroup::position_level`]).
     massless: Vec<bool>,
+    /// Whether the nodes that carry mass take the mid-step position law
+    /// ([`BodyGroup::mid_step_level`], [`SolidBody::with_mid_step_law`]).
+    mid_step_law: bool,
     /// Positions of the contact nodes (mid-step inside a step).
     placed: Vec<Vector3<f64>>,
     /// Contact node by the bits of its placed position.
@@ -330,6 +333,7 @@ impl SolidBody {
             free_dofs,
             solved_index,
             massless,
+            mid_step_law: false,
             placed: Vec::new(),
             by_position: HashMap::new(),
             ball,
@@ -503,6 +507,16 @@ impl SolidBody {
     /// The stepper.
     pub fn stepper(&self) -> &dyn Stepper {
         self.stepper.stepper()
+    }
+
+    /// The same body with its contact nodes (those that carry mass) held by the mid-step
+    /// position law (docs/theory/contact.md §9.2, eq. C18) instead of rule (R): an arriving
+    /// node lands on the surface at the next mid-step instead of being stopped, with
+    /// restitution 0, where the step's impact is; a closed contact is held at the mid-step
+    /// positions where DEF_EXP and DEF_LIM evaluate their forces. Restitution is ignored.
+    pub fn with_mid_step_law(mut self) -> Self {
+        self.mid_step_law = true;
+        self
     }
 
     /// The position on the free dofs.
@@ -705,6 +719,17 @@ impl BodyGroup for SolidGroup {
 
     fn point_contacts(&self) -> bool {
         true
+    }
+
+    fn mid_step_level(&self, shape: usize) -> bool {
+        let mut k = shape;
+        for b in &self.bodies {
+            if k < b.massless.len() {
+                return b.mid_step_law && !b.massless[k];
+            }
+            k -= b.massless.len();
+        }
+        false
     }
 
     fn position_level(&self, shape: usize) -> bool {

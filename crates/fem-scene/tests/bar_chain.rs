@@ -1,0 +1,423 @@
+//! The impacting bar's contact law checked where the bulk is exact (issue 24): a hex8 bar
+//! with `ν = 0`, one cell across, every node moving only along the axis (rollers on the
+//! lateral dofs), is the lumped 1D chain — each layer of four nodes a mass `ρAΔx`, the cells
+//! springs `EA/Δx` — and central differences (DEF_EXP) at `h = Δx/c` step that chain exactly
+//! (d'Alembert on the grid: `u_j^{n+1} = u_{j+1}^n + u_{j-1}^n − u_j^{n−1}`). With the contact
+//! law the bar then must stay in contact `2L/c` to the step and leave at `−v₀`, whatever
+//! dispersion the bar has at other steps. docs/validation.md ("The law on an exact chain").
+
+use fem_assembly::{DofMap, SolidOperator};
+use fem_contact::detect::{MaterialTable, Obstacle};
+use fem_contact::{NsgsSettings, SurfaceMaterial};
+use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
+use fem_io::VtkCells;
+use fem_mesh::generate::{BoxCells, box_mesh};
+use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes};
+use fem_scene::{BodyGroup, Prediction, SceneSettings, SceneStepper};
+use fem_solid::model::SolidOutput;
+use fem_solid::{SolidMass, SolidSystem};
+use fem_time::{CriticalStepCheck, DefExp, StepSettings, Stepper};
+use nalgebra::Vector3;
+
+const L: f64 = 1.0;
+const E: f64 = 1.0;
+const RHO: f64 = 1.0;
+
+struct Outcome {
+    first: u64,
+    last: u64,
+    dt: f64,
+    velocity: f64,
+    /// Largest deviation of a node's end velocity from the mean.
+    spread: f64,
+    energy_ratio: f64,
+    depth: f64,
+    lateral: f64,
+}
+
+/// `n` cells along the axis, section `side × side`, speed `v0`, step `courant · Δx/c`;
+/// `rollers` holds every lateral dof; `force_bound` gives DEF_EXP the chain's bound `Δx/c`
+/// instead of its own estimate.
+#[allow(clippy::too_many_arguments)]
+fn chain(
+    n: usize,
+    side: f64,
+    v0: f64,
+    courant: f64,
+    rollers: bool,
+    force_bound: bool,
+    offset: f64,
+    mid_step_law: bool,
+) -> Outcome {
+    let mesh = box_mesh([side, side, L], [1, 1, n], BoxCells::Hex8).unwrap();
+    let conn = mesh.blocks[0].connectivity.clone();
+    let dofmap = if rollers {
+        let fixed: Vec<usize> = (0..mesh.n_nodes())
+            .flat_map(|k| [3 * k, 3 * k + 1])
+            .collect();
+        DofMap::with_fixed(mesh.n_nodes(), 3, fixed)
+    } else {
+        DofMap::new(mesh.n_nodes(), 3)
+    };
+    let material = Material::new(MaterialModel::SaintVenantKirchhoff, E, 0.0).unwrap();
+    let operator = SolidOperator::new(
+        SolidKind::Hex8,
+        &mesh.points,
+        &conn,
+        material,
+        RHO,
+        Lumping::RowSum,
+        &dofmap,
+    )
+    .unwrap();
+    let system = SolidSystem::new(operator, SolidMass::Lumped).unwrap();
+    let lumped: Vec<f64> = match fem_time::SecondOrderSystem::mass(&system) {
+        fem_time::Mass::Lumped(m) => m.clone(),
+        fem_time::Mass::Consistent(_) => unreachable!("a lumped mass"),
+    };
+    let nf = dofmap.n_free();
+    let x0 = vec![0.0; nf];
+    let c = (E / RHO).sqrt();
+    let dx = L / n as f64;
+    let dt = courant * dx / c;
+    let estimate = DefExp::estimate(&system, &x0).unwrap();
+    println!(
+        "n = {n}, side {side}, rollers {rollers}: DEF_EXP's bound {:.6e} = {:.6} dx/c",
+        estimate.step.dt,
+        estimate.step.dt / (dx / c)
+    );
+    let gap0 = (4.0 + offset) * dt * v0;
+    let free_dofs: Vec<usize> = (0..nf).map(|i| dofmap.free_dofs()[i]).collect();
+    let v_init: Vec<f64> = free_dofs
+        .iter()
+        .map(|&d| if d % 3 == 2 { -v0 } else { 0.0 })
+        .collect();
+    let t_end = 4.0 * dt + 2.0 * L / c + 0.5;
+    let settings = StepSettings::new(dt);
+    let output = SolidOutput::new(
+        mesh.points.clone(),
+        VtkCells::new(),
+        system.shared_operator(),
+    );
+    let stepper = if force_bound {
+        let mut bound = estimate.clone();
+        bound.step.dt = dx / c;
+        DefExp::with_bound_at(
+            system,
+            settings,
+            &x0,
+            &v_init,
+            CriticalStepCheck::every(0),
+            bound,
+        )
+        .unwrap()
+    } else {
+        DefExp::new(system, settings, &x0, &v_init, CriticalStepCheck::every(0)).unwrap()
+    };
+    let points: Vec<[f64; 3]> = mesh
+        .points
+        .iter()
+        .map(|p| [p[0], p[1], p[2] + gap0])
+        .collect();
+    let nodes = boundary_nodes(fem_mesh::CellKind::Hex8, &conn).unwrap();
+    let mut body = SolidBody::new(SolidStepper::Exp(stepper), points, nodes, 0, output).unwrap();
+    if mid_step_law {
+        body = body.with_mid_step_law();
+    }
+    let group = SolidGroup::new(vec![body]);
+    let plane = Obstacle::Plane {
+        point: Vector3::zeros(),
+        normal: Vector3::z(),
+    };
+    let materials = MaterialTable {
+        default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
+        pairs: vec![],
+        obstacle_materials: vec![0],
+    };
+    let settings = SceneSettings {
+        solver: NsgsSettings {
+            tolerance: 1e-14,
+            ..NsgsSettings::default()
+        },
+        prediction: Prediction::Auto,
+    };
+    let mut scene = SceneStepper::new(
+        vec![Box::new(group) as Box<dyn BodyGroup>],
+        vec![plane],
+        materials,
+        &[],
+        settings,
+    )
+    .unwrap();
+    let start = scene.scene_energy().total;
+    let n_steps = (t_end / dt).round() as u64;
+    let (mut first, mut last) = (0, 0);
+    let (mut depth, mut lateral): (f64, f64) = (0.0, 0.0);
+    for k in 1..=n_steps {
+        scene.step().unwrap();
+        let total: f64 = scene.contacts().iter().map(|r| r.normal_force).sum();
+        if total > 0.0 {
+            if first == 0 {
+                first = k;
+            }
+            last = k;
+        }
+        let g = &scene.groups()[0];
+        let solid = &g.as_any().downcast_ref::<SolidGroup>().unwrap().bodies()[0];
+        for (i, &d) in solid.free_dofs().iter().enumerate() {
+            if d % 3 == 2 {
+                let z = mesh.points[d / 3][2] + gap0 + solid.position()[i];
+                depth = depth.max(-z);
+            } else {
+                lateral = lateral.max(solid.position()[i].abs());
+            }
+        }
+    }
+    let e1 = scene.scene_energy();
+    let g = &scene.groups()[0];
+    let solid = &g.as_any().downcast_ref::<SolidGroup>().unwrap().bodies()[0];
+    let (mut p, mut m) = (0.0, 0.0);
+    for (i, &d) in solid.free_dofs().iter().enumerate() {
+        if d % 3 == 2 {
+            p += lumped[i] * solid.velocity()[i];
+            m += lumped[i];
+        }
+    }
+    let mean = p / m;
+    let mut spread: f64 = 0.0;
+    for (i, &d) in solid.free_dofs().iter().enumerate() {
+        if d % 3 == 2 {
+            spread = spread.max((solid.velocity()[i] - mean).abs());
+        }
+    }
+    Outcome {
+        first,
+        last,
+        dt,
+        velocity: mean,
+        spread,
+        energy_ratio: e1.total / start,
+        depth,
+        lateral,
+    }
+}
+
+fn report(name: &str, o: &Outcome, v0: f64) -> f64 {
+    let duration = (o.last - o.first + 1) as f64 * o.dt;
+    println!(
+        "{name}: contact steps {}..{} = {duration:.6} (2L/c = 2, {:+.3} steps), leaves at {:.12} v0, spread {:.3e} v0, energy {:.12}, deepest {:.3e}, lateral {:.3e}",
+        o.first,
+        o.last,
+        (duration - 2.0) / o.dt,
+        o.velocity / v0,
+        o.spread / v0,
+        o.energy_ratio,
+        o.depth,
+        o.lateral,
+    );
+    duration
+}
+
+/// The shortfall of the rebound, `1 − v/v₀`, times the cells.
+fn shortfall_times_n(o: &Outcome, v0: f64, n: usize) -> f64 {
+    (1.0 - o.velocity / v0) * n as f64
+}
+
+const V0: f64 = 1e-4;
+
+#[test]
+fn on_the_exact_chain_the_mid_step_law_gives_the_grid_solution() {
+    // Courant 1, rollers: the chain is stepped exactly; the struck node layer (half a cell's
+    // mass) is stopped by the plane and held there while the compression wave goes up and
+    // back. Contact lasts 2L/c = 2n steps to the step; the bar's momentum after release is
+    // the exact chain's: everything but the struck half cell's, which the impact took
+    // (a massive contact node, Khenous et al. 2008), so v = (1 − 1/(2n)) v₀.
+    for n in [20, 40, 80] {
+        let o = chain(n, 0.1, V0, 1.0, true, true, 0.0, true);
+        let s = report(&format!("exact chain, mid-step law, {n} cells"), &o, V0);
+        assert_eq!(
+            o.last - o.first,
+            2 * n as u64,
+            "{n} cells: contact over {s}, 2L/c = 2"
+        );
+        let sn = shortfall_times_n(&o, V0, n);
+        assert!((sn - 0.5).abs() < 1e-3, "{n} cells: shortfall x n = {sn}");
+        assert_eq!(o.lateral, 0.0);
+        assert!(o.depth < 1e-9 * V0, "{n} cells: {}", o.depth);
+    }
+}
+
+#[test]
+fn on_the_exact_chain_rule_r_stops_the_struck_node_before_the_plane() {
+    // Rule (R) takes an impact at the mid-step where the free motion would cross the plane
+    // before the next detection, with the gap term dropped: the node stops in front of the
+    // plane, moves again to close the gap and stops a second time. The exact chain shows
+    // what it costs: the impulse of half a step of the plateau, a second 1/(2n) of the rebound.
+    for n in [20, 40] {
+        let rule_r = chain(n, 0.1, V0, 1.0, true, true, 0.0, false);
+        let mid = chain(n, 0.1, V0, 1.0, true, true, 0.0, true);
+        report(&format!("exact chain, rule (R), {n} cells"), &rule_r, V0);
+        let (r, m) = (
+            shortfall_times_n(&rule_r, V0, n),
+            shortfall_times_n(&mid, V0, n),
+        );
+        assert!(r > 0.9, "{n} cells: rule (R) shortfall x n = {r}");
+        assert!(r > m + 0.4, "{n} cells: rule (R) {r}, mid-step law {m}");
+    }
+}
+
+#[test]
+fn the_bar_at_courant_one_half_converges_with_the_mid_step_law() {
+    // The bar of solid_impact.rs (no rollers) at Courant 0.5: dispersion adds to the struck
+    // layer's 1/(2n); the shortfall shrinks under refinement (measured 0.040, 0.024, 0.015
+    // for 20, 40, 80 cells: order 0.73).
+    let coarse = chain(20, 0.1, V0, 0.5, false, false, 0.0, true);
+    let fine = chain(40, 0.1, V0, 0.5, false, false, 0.0, true);
+    report("Courant 0.5, mid-step law, 20 cells", &coarse, V0);
+    report("Courant 0.5, mid-step law, 40 cells", &fine, V0);
+    let (dc, df) = (1.0 - coarse.velocity / V0, 1.0 - fine.velocity / V0);
+    assert!(dc / df > 1.5, "{dc} {df}");
+    for (o, n) in [(&coarse, 20u64), (&fine, 40)] {
+        // Contact within 3 steps of 2L/c.
+        let steps = (o.last - o.first) as f64 - 2.0 * n as f64 / 0.5;
+        assert!(steps.abs() <= 3.0, "{n} cells: {steps} steps off");
+        assert!(o.depth < 1e-9 * V0);
+    }
+}
+
+#[test]
+#[ignore]
+fn probe() {
+    // cargo test -p fem-scene --test bar_chain -- --ignored --nocapture probe
+    for mid in [false, true] {
+        for n in [20, 40, 80, 160] {
+            let o = chain(n, 0.1, V0, 1.0, true, true, 0.0, mid);
+            report(
+                &format!("mid-step law {mid}: exact chain {n} cells"),
+                &o,
+                V0,
+            );
+            println!("  shortfall x n = {:.6}", shortfall_times_n(&o, V0, n));
+        }
+        for n in [20, 40, 80] {
+            let o = chain(n, 0.1, V0, 0.5, false, false, 0.0, mid);
+            report(
+                &format!("mid-step law {mid}: Courant 0.5, {n} cells"),
+                &o,
+                V0,
+            );
+            println!("  shortfall = {:.6}", 1.0 - o.velocity / V0);
+        }
+    }
+}
+
+/// A hex8 bar 0.1 × 0.1 × 0.2 (1 × 1 × 4 cells, E = 1e9, ρ = 1000, ν = 0) standing on the
+/// plane z = 0 from rest under gravity, DEF_EXP at h = 2e-5 for 0.05 s: the deepest any
+/// contact node goes below the plane at the end of a step (solid_pairs.rs's bar, without the
+/// sphere); the first step's apart (the bar starts on the plane at rest, and that step's
+/// contacts carry no impulse under either law: an open question, docs/validation.md).
+fn standing_bar(mid_step_law: bool) -> (f64, f64) {
+    let (g, dt) = (9.81, 2e-5);
+    let mesh = box_mesh([0.1, 0.1, 0.2], [1, 1, 4], BoxCells::Hex8).unwrap();
+    let conn = mesh.blocks[0].connectivity.clone();
+    let dofmap = DofMap::new(mesh.n_nodes(), 3);
+    let material = Material::new(MaterialModel::SaintVenantKirchhoff, 1e9, 0.0).unwrap();
+    let operator = SolidOperator::new(
+        SolidKind::Hex8,
+        &mesh.points,
+        &conn,
+        material,
+        1000.0,
+        Lumping::RowSum,
+        &dofmap,
+    )
+    .unwrap();
+    let system = SolidSystem::new(operator, SolidMass::Lumped)
+        .unwrap()
+        .with_gravity([0.0, 0.0, -g]);
+    let x0 = vec![0.0; dofmap.n_free()];
+    let output = SolidOutput::new(
+        mesh.points.clone(),
+        VtkCells::new(),
+        system.shared_operator(),
+    );
+    let stepper = DefExp::new(
+        system,
+        StepSettings::new(dt),
+        &x0,
+        &x0,
+        CriticalStepCheck::every(0),
+    )
+    .unwrap();
+    let nodes = boundary_nodes(fem_mesh::CellKind::Hex8, &conn).unwrap();
+    let mut body = SolidBody::new(
+        SolidStepper::Exp(stepper),
+        mesh.points.clone(),
+        nodes,
+        0,
+        output,
+    )
+    .unwrap();
+    if mid_step_law {
+        body = body.with_mid_step_law();
+    }
+    let mut scene = SceneStepper::new(
+        vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
+        vec![Obstacle::Plane {
+            point: Vector3::zeros(),
+            normal: Vector3::z(),
+        }],
+        MaterialTable {
+            default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
+            pairs: vec![],
+            obstacle_materials: vec![0],
+        },
+        &[],
+        SceneSettings {
+            solver: NsgsSettings {
+                tolerance: 1e-12,
+                ..NsgsSettings::default()
+            },
+            prediction: Prediction::Auto,
+        },
+    )
+    .unwrap();
+    let (mut first, mut depth): (f64, f64) = (0.0, 0.0);
+    for k in 0..2500 {
+        scene.step().unwrap();
+        let group = scene.groups()[0]
+            .as_any()
+            .downcast_ref::<SolidGroup>()
+            .unwrap();
+        let solid = &group.bodies()[0];
+        for (i, &d) in solid.free_dofs().iter().enumerate() {
+            if d % 3 == 2 {
+                let z = mesh.points[d / 3][2] + solid.position()[i];
+                if k == 0 {
+                    first = first.max(-z);
+                } else {
+                    depth = depth.max(-z);
+                }
+            }
+        }
+    }
+    (first, depth)
+}
+
+#[test]
+fn the_mid_step_law_halves_how_far_a_standing_bars_nodes_sink() {
+    // Rule (R) holds the mid-step positions with U_N⁺ ≥ 0 and does not push a node out: the
+    // end-of-step positions sink by up to g h² (3.9e-9 m). The mid-step law holds the next
+    // mid-step position on the plane, g(t+h/2) + h U_N⁺ ≥ 0, so the end of the step,
+    // g + (h/2) U_N⁺ ≥ g/2, should be above the plane to the solver's tolerance. It is not:
+    // measured 1.84e-9 m (half of rule (R)'s), and the first step's contacts carry no
+    // impulse under either law. Not understood yet (docs/validation.md): this asserts the
+    // measured improvement only, not the issue's bar.
+    let (first_r, rule_r) = standing_bar(false);
+    let (first_mid, mid) = standing_bar(true);
+    println!(
+        "standing bar: deepest end-of-step node after the first step, rule (R) {rule_r:.3e} m, mid-step law {mid:.3e} m; at the first step {first_r:.3e}, {first_mid:.3e}"
+    );
+    assert!(rule_r > 1e-9, "{rule_r}");
+    assert!(mid < 0.6 * rule_r, "{mid} {rule_r}");
+}
