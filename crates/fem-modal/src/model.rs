@@ -415,33 +415,18 @@ impl Model for ModalStringModel {
         if !self.has_contact {
             return Vec::new();
         }
-        [
-            "n_active",
-            "lcp_iterations",
-            "lcp_residual",
-            "min_gap",
-            "contact_force_total",
-        ]
-        .map(String::from)
-        .to_vec()
+        fem_time::nonsmooth::modal::CONTACT_COLUMNS
+            .map(String::from)
+            .to_vec()
     }
     fn history_values(&self, _report: &StepReport, out: &mut Vec<f64>) {
         if !self.has_contact {
             return;
         }
-        let r = self.stepper.last_contact();
-        let min_gap = if self.stepper.step_index() == 0 {
-            self.initial_min_gap
-        } else {
-            r.min_gap
-        };
-        out.extend([
-            r.n_active as f64,
-            r.lcp_iterations as f64,
-            r.lcp_residual,
-            min_gap,
-            self.stepper.impulses().iter().sum::<f64>() / self.grid.dt(),
-        ]);
+        out.extend(
+            self.stepper
+                .contact_history(self.initial_min_gap, self.grid.dt()),
+        );
     }
     fn frame(&mut self) -> Frame<'_> {
         let n_modes = self.modes.n_modes();

@@ -45,13 +45,7 @@ use crate::system::SolidMass;
 pub const NAME: &str = modal::NAME;
 
 /// The history columns after `step,t,kinetic,potential,total`, with a `contact` section.
-pub const CONTACT_COLUMNS: [&str; 5] = [
-    "n_active",
-    "lcp_iterations",
-    "lcp_residual",
-    "min_gap",
-    "contact_force_total",
-];
+pub use fem_time::nonsmooth::modal::CONTACT_COLUMNS;
 
 /// The solid in its lowest modes, stepped by the exact modal Moreau–Jean scheme.
 pub struct ModalSolidModel {
@@ -464,19 +458,10 @@ impl Model for ModalSolidModel {
         if !self.has_contact {
             return;
         }
-        let r = self.stepper.last_contact();
-        let min_gap = if self.stepper.step_index() == 0 {
-            self.initial_min_gap
-        } else {
-            r.min_gap
-        };
-        out.extend([
-            r.n_active as f64,
-            r.lcp_iterations as f64,
-            r.lcp_residual,
-            min_gap,
-            self.stepper.impulses().iter().sum::<f64>() / self.grid.dt(),
-        ]);
+        out.extend(
+            self.stepper
+                .contact_history(self.initial_min_gap, self.grid.dt()),
+        );
     }
     fn frame(&mut self) -> Frame<'_> {
         combine(&self.basis, self.stepper.position(), &mut self.position);

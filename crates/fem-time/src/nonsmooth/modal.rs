@@ -292,6 +292,15 @@ pub struct ModalEnergy {
     pub plain: f64,
 }
 
+/// The history columns of a modal model with contacts ([`ModalMoreauJean::contact_history`]).
+pub const CONTACT_COLUMNS: [&str; 5] = [
+    "n_active",
+    "lcp_iterations",
+    "lcp_residual",
+    "min_gap",
+    "contact_force_total",
+];
+
 /// The exact modal Moreau–Jean scheme with optional unilateral contacts, on the physical state
 /// (see the module doc).
 #[derive(Debug)]
@@ -528,6 +537,25 @@ impl ModalMoreauJean {
     /// What the contact solve of the last step did.
     pub fn last_contact(&self) -> ContactReport {
         self.last_contact
+    }
+
+    /// The history values under [`CONTACT_COLUMNS`] after a step of size `dt`: the last
+    /// contact solve's active count, iterations and residual, the smallest gap
+    /// (`initial_min_gap` before the first step) and the total contact force `Σλ / dt`.
+    pub fn contact_history(&self, initial_min_gap: f64, dt: f64) -> [f64; 5] {
+        let r = self.last_contact;
+        let min_gap = if self.clock.step() == 0 {
+            initial_min_gap
+        } else {
+            r.min_gap
+        };
+        [
+            r.n_active as f64,
+            r.lcp_iterations as f64,
+            r.lcp_residual,
+            min_gap,
+            self.impulses().iter().sum::<f64>() / dt,
+        ]
     }
 
     /// The modal system.
