@@ -6,18 +6,17 @@
 //! law the bar then must stay in contact `2L/c` to the step and leave at `−v₀`, whatever
 //! dispersion the bar has at other steps. docs/validation.md ("The law on an exact chain").
 
+mod common;
+
 use fem_assembly::{DofMap, SolidOperator};
-use fem_contact::detect::{MaterialTable, Obstacle};
-use fem_contact::{NsgsSettings, SurfaceMaterial};
 use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::generate::{BoxCells, box_mesh};
+use fem_scene::BodyGroup;
 use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes};
-use fem_scene::{BodyGroup, Prediction, SceneSettings, SceneStepper};
 use fem_solid::model::SolidOutput;
 use fem_solid::{SolidMass, SolidSystem};
 use fem_time::{CriticalStepCheck, DefExp, StepSettings, Stepper};
-use nalgebra::Vector3;
 
 const L: f64 = 1.0;
 const E: f64 = 1.0;
@@ -125,30 +124,7 @@ fn chain(
         body = body.with_mid_step_law();
     }
     let group = SolidGroup::new(vec![body]);
-    let plane = Obstacle::Plane {
-        point: Vector3::zeros(),
-        normal: Vector3::z(),
-    };
-    let materials = MaterialTable {
-        default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
-        pairs: vec![],
-        obstacle_materials: vec![0],
-    };
-    let settings = SceneSettings {
-        solver: NsgsSettings {
-            tolerance: 1e-14,
-            ..NsgsSettings::default()
-        },
-        prediction: Prediction::Auto,
-    };
-    let mut scene = SceneStepper::new(
-        vec![Box::new(group) as Box<dyn BodyGroup>],
-        vec![plane],
-        materials,
-        &[],
-        settings,
-    )
-    .unwrap();
+    let mut scene = common::on_the_floor(vec![Box::new(group) as Box<dyn BodyGroup>], 1e-14);
     let start = scene.scene_energy().total;
     let n_steps = (t_end / dt).round() as u64;
     let (mut first, mut last) = (0, 0);
@@ -361,27 +337,10 @@ fn standing_bar(mid_step_law: bool) -> (f64, f64) {
     if mid_step_law {
         body = body.with_mid_step_law();
     }
-    let mut scene = SceneStepper::new(
+    let mut scene = common::on_the_floor(
         vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
-        vec![Obstacle::Plane {
-            point: Vector3::zeros(),
-            normal: Vector3::z(),
-        }],
-        MaterialTable {
-            default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
-            pairs: vec![],
-            obstacle_materials: vec![0],
-        },
-        &[],
-        SceneSettings {
-            solver: NsgsSettings {
-                tolerance: 1e-12,
-                ..NsgsSettings::default()
-            },
-            prediction: Prediction::Auto,
-        },
-    )
-    .unwrap();
+        1e-12,
+    );
     let (mut first, mut depth): (f64, f64) = (0.0, 0.0);
     for k in 0..2500 {
         scene.step().unwrap();

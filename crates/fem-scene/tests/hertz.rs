@@ -14,20 +14,19 @@
 //! node carrying force and of the next surface node out; (ii) the second moment: for Hertz's
 //! pressure `∫ p r² dA / F = (2/5) a²`, so `a₂ = √(5/2 · Σ f_i r_i² / Σ f_i)`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use fem_assembly::{DofMap, SolidOperator};
-use fem_contact::detect::{MaterialTable, Obstacle};
-use fem_contact::{NsgsSettings, SurfaceMaterial};
 use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::{CellKind, read_msh};
+use fem_scene::BodyGroup;
 use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, group_nodes};
-use fem_scene::{BodyGroup, Prediction, SceneSettings, SceneStepper};
 use fem_solid::model::SolidOutput;
 use fem_solid::{SolidMass, SolidSystem};
 use fem_time::{DefLim, StepSettings, Stepper};
-use nalgebra::Vector3;
 
 const R: f64 = 1.0;
 const YOUNG: f64 = 1.0;
@@ -132,27 +131,10 @@ fn press(file: &str, steps: usize) -> Hertz {
     // The tributary areas sum to the hemisphere's area 3πR² (the tri6 faces' chords: less).
     let area: f64 = body.tributary_areas().iter().sum();
     let area_ratio = area / (3.0 * std::f64::consts::PI * R * R);
-    let mut scene = SceneStepper::new(
+    let mut scene = common::on_the_floor(
         vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
-        vec![Obstacle::Plane {
-            point: Vector3::zeros(),
-            normal: Vector3::z(),
-        }],
-        MaterialTable {
-            default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
-            pairs: vec![],
-            obstacle_materials: vec![0],
-        },
-        &[],
-        SceneSettings {
-            solver: NsgsSettings {
-                tolerance: 1e-12,
-                ..NsgsSettings::default()
-            },
-            prediction: Prediction::Auto,
-        },
-    )
-    .unwrap();
+        1e-12,
+    );
     let mut sweeps = 0;
     for k in 1..=steps {
         scene.step().unwrap();

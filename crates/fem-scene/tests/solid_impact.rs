@@ -4,19 +4,18 @@
 //! its axis (hex8, tet4) and stepped by DEF_EXP and DEF_LIM through the scene's contact solve
 //! (its nodes touching the plane, node to surface). docs/validation.md ("Impacting bar").
 
+mod common;
+
 use fem_assembly::{DofMap, SolidOperator};
-use fem_contact::detect::{MaterialTable, Obstacle};
-use fem_contact::{NsgsSettings, SurfaceMaterial};
 use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::generate::{BoxCells, box_mesh};
+use fem_scene::BodyGroup;
 use fem_scene::redistribute::redistribute;
 use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes};
-use fem_scene::{BodyGroup, Prediction, SceneSettings, SceneStepper};
 use fem_solid::model::SolidOutput;
 use fem_solid::{SolidMass, SolidSystem};
 use fem_time::{CriticalStepCheck, DefExp, DefLim, StepSettings, Stepper};
-use nalgebra::Vector3;
 
 const L: f64 = 1.0;
 const A_SIDE: f64 = 0.1;
@@ -121,30 +120,7 @@ fn impact_with(cells: BoxCells, implicit: bool, courant: f64, n: usize, law: Law
     let nodes = boundary_nodes(mesh_kind, &conn).unwrap();
     let body = SolidBody::new(stepper, points, nodes, 0, output).unwrap();
     let group = SolidGroup::new(vec![body]);
-    let plane = Obstacle::Plane {
-        point: Vector3::zeros(),
-        normal: Vector3::z(),
-    };
-    let materials = MaterialTable {
-        default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
-        pairs: vec![],
-        obstacle_materials: vec![0],
-    };
-    let settings = SceneSettings {
-        solver: NsgsSettings {
-            tolerance: 1e-12,
-            ..NsgsSettings::default()
-        },
-        prediction: Prediction::Auto,
-    };
-    let mut scene = SceneStepper::new(
-        vec![Box::new(group) as Box<dyn BodyGroup>],
-        vec![plane],
-        materials,
-        &[],
-        settings,
-    )
-    .unwrap();
+    let mut scene = common::on_the_floor(vec![Box::new(group) as Box<dyn BodyGroup>], 1e-12);
     let e0 = scene.scene_energy();
     let start = e0.total;
     let n_steps = (t_end / dt).ceil() as u64;

@@ -4,9 +4,10 @@
 //! solid's nodes dropped on a tet10 solid are stopped by its tri6 faces (without them they pass
 //! through, node against node being no contact).
 
+mod common;
+
 use fem_assembly::{DofMap, SolidOperator};
-use fem_contact::detect::{MaterialTable, Obstacle, Shape};
-use fem_contact::{NsgsSettings, SurfaceMaterial};
+use fem_contact::detect::Shape;
 use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::CellKind;
@@ -15,11 +16,10 @@ use fem_rigid::{RigidBodies, RigidStepper, Scheme};
 use fem_scene::rigid::{RigidGroup, body_of_shape};
 use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes};
 use fem_scene::solid_faces::boundary_faces;
-use fem_scene::{BodyGroup, Prediction, SceneSettings, SceneStepper};
+use fem_scene::{BodyGroup, SceneStepper};
 use fem_solid::model::SolidOutput;
 use fem_solid::{SolidMass, SolidSystem};
 use fem_time::{CriticalStepCheck, DefExp, StepSettings, Stepper};
-use nalgebra::Vector3;
 
 const G: f64 = 9.81;
 const DENSITY: f64 = 1000.0;
@@ -90,27 +90,7 @@ fn box_solid(
 }
 
 fn scene(groups: Vec<Box<dyn BodyGroup>>) -> SceneStepper {
-    SceneStepper::new(
-        groups,
-        vec![Obstacle::Plane {
-            point: Vector3::zeros(),
-            normal: Vector3::z(),
-        }],
-        MaterialTable {
-            default: SurfaceMaterial::new(0.0, 0.0).unwrap(),
-            pairs: vec![],
-            obstacle_materials: vec![0],
-        },
-        &[],
-        SceneSettings {
-            solver: NsgsSettings {
-                tolerance: 1e-12,
-                ..NsgsSettings::default()
-            },
-            prediction: Prediction::Auto,
-        },
-    )
-    .unwrap()
+    common::on_the_floor(groups, 1e-12)
 }
 
 /// The tet10 block's faces: a box 0.1 × 0.1 × 0.1 of one cube of tets (each box face four

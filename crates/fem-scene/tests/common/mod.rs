@@ -90,6 +90,22 @@ pub fn scene(
     .unwrap()
 }
 
+/// A scene of `groups` over the floor `z = 0`: frictionless, no restitution, NSGS to
+/// `tolerance`.
+pub fn on_the_floor(groups: Vec<Box<dyn BodyGroup>>, tolerance: f64) -> SceneStepper {
+    SceneStepper::new(
+        groups,
+        vec![plane([0.0; 3], [0.0, 0.0, 1.0])],
+        materials(0.0, 0.0, 1),
+        &[],
+        SceneSettings {
+            solver: tight(tolerance),
+            prediction: Prediction::Auto,
+        },
+    )
+    .unwrap()
+}
+
 /// Tight solver settings.
 pub fn tight(tolerance: f64) -> NsgsSettings {
     NsgsSettings {
