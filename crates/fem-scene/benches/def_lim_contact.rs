@@ -240,7 +240,11 @@ fn main() {
                 by_point.inverse_inertia_maps(&hs, &mut gs);
             })
         });
-        row("point by point (3 columns a solve, dense columns)", 1, reference);
+        row(
+            "point by point (3 columns a solve, dense columns)",
+            1,
+            reference,
+        );
         let solids = group.as_any().downcast_ref::<SolidGroup>().unwrap();
         let mut ks: Vec<usize> = vec![1, 2, 4, 8, 16, 32, 64, 128];
         ks.retain(|&k| k < hs.len());
