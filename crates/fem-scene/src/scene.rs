@@ -239,6 +239,11 @@ pub struct SolveSummary {
     pub warm_started: usize,
     /// The solver's report.
     pub report: NsgsReport,
+    /// `‖q‖` of the solve (C4, C11): a converged solve leaves every normal velocity at most
+    /// `τ ‖q‖` short of the law (`τ` the solver's tolerance), so a contact's next mid-step
+    /// gap at most `h τ ‖q‖` below zero — the solver's tolerance in metres
+    /// (docs/validation.md, "No node below a plane").
+    pub q_norm: f64,
 }
 
 /// Time spent in each part of the steps so far (wall clock).
@@ -867,18 +872,23 @@ impl SceneStepper {
             })?;
         // The position-level law: q_N += 2g/h for either sign of g (eq. C17), in place of
         // the assembly's g/h for g > 0.
-        for (i, c) in constraints.iter().take(n_contacts).enumerate() {
-            if position_level[i] {
-                let assembled = if c.gap > 0.0 { gap_rate * c.gap } else { 0.0 };
-                assembly
-                    .problem
-                    .shift_normal(i, 2.0 * gap_rate * c.gap - assembled);
-            } else if mid_step_level[i] && c.gap <= 0.0 {
-                // The mid-step law: q_N += g/h for either sign of g (eq. C18); the assembly
-                // gave g/h for g > 0 only.
-                assembly.problem.shift_normal(i, gap_rate * c.gap);
-            }
-        }
+        let shifts = constraints
+            .iter()
+            .take(n_contacts)
+            .enumerate()
+            .filter_map(|(i, c)| {
+                if position_level[i] {
+                    let assembled = if c.gap > 0.0 { gap_rate * c.gap } else { 0.0 };
+                    Some((i, 2.0 * gap_rate * c.gap - assembled))
+                } else if mid_step_level[i] && c.gap <= 0.0 {
+                    // The mid-step law: q_N += g/h for either sign of g (eq. C18); the
+                    // assembly gave g/h for g > 0 only.
+                    Some((i, gap_rate * c.gap))
+                } else {
+                    None
+                }
+            });
+        assembly.problem.shift_normals(shifts);
         let mut r: Vec<Vector3<f64>> = constraints
             .iter()
             .enumerate()
@@ -996,6 +1006,7 @@ impl SceneStepper {
             links: constraints.len() - n_contacts,
             warm_started: previous.iter().filter(|p| p.is_some()).count(),
             report,
+            q_norm: assembly.problem.norm_q(),
         };
         let updated = Instant::now();
         self.timing.update += updated - solved;
