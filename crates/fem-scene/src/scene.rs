@@ -810,7 +810,8 @@ impl SceneStepper {
             })
             .collect();
         position_level.resize(n_contacts, false);
-        // Contacts of nodes under the mid-step position law (§9.2): no rule (R) either.
+        // Contacts of nodes under the mid-step position law (§9.2, a solid's default): no
+        // rule (R) either.
         let mut mid_step_level: Vec<bool> = kept
             .iter()
             .map(|&j| {
@@ -822,7 +823,11 @@ impl SceneStepper {
                 level(d.first) || matches!(d.second, Other::Body(s) if level(s))
             })
             .collect();
-        mid_step_level.resize(n_contacts, false);
+        // A contact on a group's own faces takes the mid-step law when the face's body does.
+        for c in &constraints[mid_step_level.len()..n_contacts] {
+            let face = c.second.map(|b| self.locate(b));
+            mid_step_level.push(face.is_some_and(|(g, b)| self.groups[g].mid_step_body(b)));
+        }
         for (i, c) in constraints.iter_mut().take(n_contacts).enumerate() {
             let Law::Contact { friction, .. } = c.law else {
                 continue;

@@ -251,7 +251,9 @@ fn bits(p: &Vector3<f64>) -> [u64; 3] {
 
 impl SolidBody {
     /// A solid of `system` stepped by `stepper`, with the contact nodes `nodes` (mesh nodes)
-    /// of surface material `material`, drawn by `output` on the mesh's `points`.
+    /// of surface material `material`, drawn by `output` on the mesh's `points`. Its contacts
+    /// take the mid-step position law (C18; [`Self::with_rule_r`] for rule (R)), its massless
+    /// nodes the position-level law (C17).
     pub fn new(
         stepper: SolidStepper,
         points: Vec<[f64; 3]>,
@@ -333,7 +335,7 @@ impl SolidBody {
             free_dofs,
             solved_index,
             massless,
-            mid_step_law: false,
+            mid_step_law: true,
             placed: Vec::new(),
             by_position: HashMap::new(),
             ball,
@@ -514,8 +516,21 @@ impl SolidBody {
     /// node lands on the surface at the next mid-step instead of being stopped, with
     /// restitution 0, where the step's impact is; a closed contact is held at the mid-step
     /// positions where DEF_EXP and DEF_LIM evaluate their forces. Restitution is ignored.
+    /// The law applies to the body's nodes against planes and rigid shapes, and to the
+    /// contacts on its faces. A solid's default ([`SolidBody::new`]); this undoes
+    /// [`Self::with_rule_r`].
     pub fn with_mid_step_law(mut self) -> Self {
         self.mid_step_law = true;
+        self
+    }
+
+    /// The same body with its contact nodes held by the velocity law and rule (R) of
+    /// docs/theory/contact.md §8, the rigid bodies' law, instead of the solids' default
+    /// mid-step law (C18): an impact at mid-step with the surface pair's restitution. It
+    /// loses a second `1/(2n)` of an impacting bar's rebound (docs/validation.md, "The law on
+    /// an exact chain"); kept for comparisons.
+    pub fn with_rule_r(mut self) -> Self {
+        self.mid_step_law = false;
         self
     }
 
@@ -719,6 +734,10 @@ impl BodyGroup for SolidGroup {
 
     fn point_contacts(&self) -> bool {
         true
+    }
+
+    fn mid_step_body(&self, body: usize) -> bool {
+        self.bodies.get(body).is_some_and(|b| b.mid_step_law)
     }
 
     fn mid_step_level(&self, shape: usize) -> bool {

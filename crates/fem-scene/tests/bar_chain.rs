@@ -120,8 +120,8 @@ fn chain(
         .collect();
     let nodes = boundary_nodes(fem_mesh::CellKind::Hex8, &conn).unwrap();
     let mut body = SolidBody::new(SolidStepper::Exp(stepper), points, nodes, 0, output).unwrap();
-    if mid_step_law {
-        body = body.with_mid_step_law();
+    if !mid_step_law {
+        body = body.with_rule_r();
     }
     let group = SolidGroup::new(vec![body]);
     let mut scene = common::on_the_floor(vec![Box::new(group) as Box<dyn BodyGroup>], 1e-14);
@@ -346,8 +346,8 @@ fn standing_bar(mid_step_law: bool) -> Standing {
         output,
     )
     .unwrap();
-    if mid_step_law {
-        body = body.with_mid_step_law();
+    if !mid_step_law {
+        body = body.with_rule_r();
     }
     let mut scene = common::on_the_floor(
         vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
