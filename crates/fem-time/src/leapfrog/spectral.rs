@@ -46,7 +46,7 @@ const UNCONVERGED: f64 = 0.05;
 /// Power iterations of a re-check.
 const RECHECK_ITERATIONS: usize = 3;
 /// The strain of the finite-difference perturbation (S1).
-const PERTURBATION: f64 = 1e-6;
+pub const PERTURBATION: f64 = 1e-6;
 
 /// The refined critical step and what it rests on.
 #[derive(Clone, Debug, PartialEq)]
