@@ -561,7 +561,7 @@ fn dropped_cube(on_box: bool, dt: f64, rule_r: bool) -> Drop {
 
 #[test]
 fn a_cube_dropped_on_a_plane_comes_to_rest_with_its_energy_balance_closed() {
-    // The balance's drift is DEF_EXP's own energy error: the leap-frog (drift–kick–drift)
+    // The balance's drift is DEF_EXP's own energy error (docs/theory/contact.md, C25): the leap-frog (drift–kick–drift)
     // keeps `T + V − W − (h²/8) uᵀKu` for a linear body (docs/validation.md, "The cube's
     // balance"), so the drift is `(h²/8) uᵀKu` of the cube's vibration — second order in h,
     // oscillating with the vibration's phase. Measured (largest over the run, of m g d):
