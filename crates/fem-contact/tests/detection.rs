@@ -291,7 +291,7 @@ fn a_ball_against_a_plane_takes_the_planes_normal_even_with_its_centre_on_it() {
             let centre = point + along * offset + normal * height;
             let d = detect(
                 &[placed(Shape::sphere(r).unwrap(), centre)],
-                &[plane.clone()],
+                std::slice::from_ref(&plane),
                 &DetectSettings {
                     prediction: 4.0 * r,
                 },
