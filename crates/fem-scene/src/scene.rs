@@ -32,7 +32,10 @@
 //!
 //! A ball landing slowly is thus stopped exactly at the surface and then held there without
 //! restitution (no jitter, no penetration), while an impact bounces with `e` before the surface
-//! is crossed. Links take `q_N += g/h` of their violation `g` (drift correction).
+//! is crossed. Rule (R) is the rigid bodies' law; a solid's contacts take the mid-step position
+//! law instead, `q_N += g/h` for either sign of `g` (docs/theory/contact.md §9.2, eq. C18;
+//! [`BodyGroup::mid_step_level`], [`BodyGroup::mid_step_body`]), and its massless nodes the
+//! position-level law (§9.1, eq. C17). Links take `q_N += g/h` of their violation `g` (drift correction).
 //!
 //! **Energy.** The work of the impulses, `½ Σ_i r_i · (U_i⁺ + U_i⁻)` (local frames, `U⁺`
 //! the velocity the contact layer computed), is split into the work of the normal impulses of
