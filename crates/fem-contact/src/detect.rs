@@ -537,7 +537,7 @@ pub fn detect(
                     second: other,
                 });
             }
-            // A ball against a plane: the plane's normal is known (see `ball_on_plane`).
+            // A ball against a plane: the plane's normal is known ([`BallOnPlane`], C24).
             let ball_on_plane = match (other, bodies[i].shape.inner.as_ball()) {
                 (Other::Obstacle(k), Some(ball)) => match &obstacles[k] {
                     Obstacle::Plane { point, normal } => Some(BallOnPlane {
