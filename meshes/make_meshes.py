@@ -3,7 +3,10 @@
 
 Usage (from anywhere):  pip install gmsh && python3 meshes/make_meshes.py [--parts] [OUT_DIR]
 (`--parts`: only the solid parts column_*.msh and bracket_*.msh; `--hemispheres`: only
-Hertz's hemisphere_tet10_*.msh)
+Hertz's hemisphere_tet10_*.msh and hertz_quarter_*_k4.msh; `--hertz DIR`: every level of
+Hertz's convergence study hertz_quarter_*_k{4,8,16}.msh into DIR, not committed: the
+ignored tests of crates/fem-scene/tests/hertz_refined.rs read them from FEM_HERTZ_MESHES,
+default target/hertz)
 
 Every good mesh is written in MSH 4.1 (what `fem` reads); the files in bad/
 exercise the reader's error paths. The script is deterministic for a given
