@@ -629,7 +629,29 @@ fn hertz_contact_radius_at_rest_coarse() {
     let q = Quarter::read(&meshes_dir().join("hertz_quarter_a10_k4.msh"), Law::Linear);
     // The mesh: a quarter of the hemisphere (volume π/3 R³ less the chords).
     assert!((q.volume / (std::f64::consts::PI / 6.0) - 1.0).abs() < 1e-3);
-    let m = measure(&q, Law::Linear, punch_for(0.1));
+    // The solution meets the Signorini conditions and the plate's force is the plane's.
+    let load = punch_for(0.1);
+    let s = solve(&q, Law::Linear, load);
+    let k0 = q.operator.tangent(&vec![0.0; s.u.len()]).unwrap();
+    let mut r = vec![0.0; s.u.len()];
+    multiply(&k0, &s.u, &mut r);
+    let total: f64 = s.lambda.iter().sum();
+    let plate: f64 = q.top.iter().map(|&d| r[d]).sum();
+    assert!(
+        (plate + total).abs() < 1e-10 * total,
+        "{plate} against {total}"
+    );
+    let delta = 0.01;
+    for (i, &node) in q.surface.iter().enumerate() {
+        let gap = q.mesh.points[node][2] + s.u[3 * node + 2];
+        assert!(gap > -1e-14 * delta, "node {node}: gap {gap:e}");
+        assert!(s.lambda[i] >= 0.0, "node {node}: λ {:e}", s.lambda[i]);
+        assert!(
+            s.lambda[i] * gap.abs() <= 1e-14 * delta * total,
+            "node {node}"
+        );
+    }
+    let m = measure(&q, Law::Linear, load);
     show("a/R = 0.1, a/4, Hooke, punch", &m);
     let h = 0.1 / 4.0;
     // Hertz's radius lies in the bracket widened by half a pole element.
