@@ -653,6 +653,21 @@ fn hertz_contact_radius_at_rest_coarse() {
     }
     let m = measure(&q, Law::Linear, load);
     show("a/R = 0.1, a/4, Hooke, punch", &m);
+    // The pressure: the field 4/3 of Hertz's at mid-side nodes, the recovery (R1) Hertz's to
+    // 0.03 p₀ in the rings inside 0.8 a (0.003 p₀ at a/16: docs/validation.md).
+    let rings = pressure_rings(&m);
+    for (ring, [_, mid, recovered, hertz]) in rings.iter().enumerate().take(8) {
+        if *mid > 0.0 {
+            assert!(
+                (mid / hertz - 4.0 / 3.0).abs() < 0.03,
+                "ring {ring}: {mid} {hertz}"
+            );
+        }
+        assert!(
+            (recovered - hertz).abs() < 0.03,
+            "ring {ring}: {recovered} {hertz}"
+        );
+    }
     let h = 0.1 / 4.0;
     // Hertz's radius lies in the bracket widened by half a pole element.
     assert!(m.r_in - 0.5 * h < m.a && m.a < m.r_out + 0.5 * h, "{m:?}");
