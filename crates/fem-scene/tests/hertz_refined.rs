@@ -842,7 +842,7 @@ fn hertz_causes() {
 /// hemisphere: stiffness-proportional damping `η = √2/ω_c`, `h = η/4`, 40 steps), its nodal
 /// contact forces against the static solution's.
 #[test]
-#[ignore = "54 s on the loaded machine (DEF_LIM's W, one solve per contact node): docs/validation.md"]
+#[ignore = "27–54 s by the machine's load (DEF_LIM's W, one solve per contact node): docs/validation.md"]
 fn the_scene_at_rest_is_the_static_solution() {
     let path = meshes_dir().join("hertz_quarter_a10_k4.msh");
     let q = Quarter::read(&path, Law::SaintVenantKirchhoff);
