@@ -6,7 +6,10 @@
 //! The model is the solid linearized about its reference state: `K φ = ω² M φ` on the free
 //! dofs (`K` the tangent at zero displacement, `M` the lumped or consistent mass,
 //! docs/theory/modes.md), truncated to the `m` lowest `M`-orthonormal modes `Φ`, so that
-//! `u = Φ q` and each modal coordinate obeys `q̈_k + ω_k² q_k = (Φᵀ Hᵀ λ)_k` between impacts.
+//! `u = Φ q` and each modal coordinate obeys `q̈_k + 2σ_k q̇_k + ω_k² q_k = (Φᵀ Hᵀ λ)_k`.
+//! The losses are `model.solid.damping`'s, the same as under DEF_LIM: the stiffness-proportional
+//! damping `C = η K`, whose modal rates are `σ_k = η ω_k² / 2` (damping ratio
+//! `ζ_k = σ_k/ω_k = η ω_k / 2`, docs/theory/modes.md (M7)); the scheme is exact for them too.
 //! A contact node `a` of a group meeting the plane through `p` with unit normal `n` has the gap
 //! `y_a = n · (X_a + u_a − p) = (n Φ)_a q + n · (X_a − p) ≥ 0`: a row of the modal contact
 //! operator `H Φ` (docs/theory/moreau_jean.md: the impact law on secant gap rates, exact
@@ -16,7 +19,10 @@
 //! Output contract: frames are the solid's ([`crate::model`]: `displacement = Φ q` and
 //! `velocity = Φ q̇` on the mesh, the stresses of that displacement); `history.csv` has
 //! `step,t,kinetic,potential,total` (the energy of the `m` modes, `½ Σ q̇²` and `½ Σ ω² q²`),
-//! then, with a `contact` section, `n_active,lcp_iterations,lcp_residual,min_gap,
+//! then, with `damping`, `dissipated` (the energy the damping took out since the start,
+//! `Σ_k ∫ 2σ_k q̇_k² dt`) and, with a `contact` section too, `impact_work` (what the contact
+//! impulses put in since the start), so that `total + dissipated − impact_work` is the initial
+//! energy to round-off; then, with a `contact` section, `n_active,lcp_iterations,lcp_residual,min_gap,
 //! contact_force_total` as the modal string has them: the contacts active in the step, the
 //! impact LCP's iterations and residual, the smallest gap of a contact node to its plane (a
 //! cantilever's tip clearance above its stop), the sum of the contact impulses over `Δt`.
@@ -33,9 +39,9 @@ use fem_model::input::{ContactInput, LcpSolverKind};
 use fem_model::number::shown;
 use fem_model::vibration::LinearizationResult;
 use fem_model::{InputError, Model, Sections};
-use fem_time::nonsmooth::modal;
+use fem_time::nonsmooth::{ModalSystem, modal};
+use fem_time::{Energy, StateField, StepError, StepReport, Stepper, TimeGrid, restored};
 use fem_time::{Mass, ModalBasis, ModalDamping, ModalMoreauJean, NodalStepper};
-use fem_time::{StepReport, Stepper, TimeGrid};
 
 use crate::model::{SolidOutput, linearize};
 use crate::section::SolidSection;
@@ -62,6 +68,80 @@ pub struct ModalSolidModel {
     /// `Φ q` and `Φ q̇` on the free dofs (the frame's buffers).
     position: Vec<f64>,
     velocity: Vec<f64>,
+    /// The losses' bookkeeping (`Some` when `damping` is given and positive).
+    losses: Option<Losses>,
+}
+
+/// The energy balance of a damped modal solid, kept step by step ([`Losses::after_step`]).
+///
+/// A step of the scheme is a kick at `t_i` — the contact impulse `P = (HΦ)ᵀλ` changes the
+/// modal velocity by `ΔU_k = S_k P_k / (m_k Δt)` (`S_k` the free flow's response to a unit
+/// velocity, `m_k` the modal mass) — followed by the exact damped free flow over `Δt`. So the
+/// impulses' work is `E(q^i, u^i + ΔU) − E(q^i, u^i)` and the damping's dissipation is
+/// `E(q^i, u^i + ΔU) − E(q^{i+1}, u^{i+1})`, with `E = ½ Σ m (u² + ω² q²)`.
+struct Losses {
+    /// `S_k / (m_k Δt)` per mode.
+    kick: Vec<f64>,
+    /// The contact rows `HΦ`, row-major (`m` values per contact; empty without contact).
+    rows: Vec<f64>,
+    has_contact: bool,
+    /// `(q^i, u^i)`: the state at the start of the next step.
+    q: Vec<f64>,
+    u: Vec<f64>,
+    /// The modal impulse `P` of the step (scratch).
+    impulse: Vec<f64>,
+    /// `[dissipated, impact_work]` since the start.
+    totals: [f64; 2],
+}
+
+/// The history columns of a damped modal solid, before the contact columns.
+pub const DAMPING_COLUMNS: [&str; 2] = ["dissipated", "impact_work"];
+
+impl Losses {
+    /// The modal energy `½ Σ m (u² + ω² q²)` (as the stepper's).
+    fn energy(system: &ModalSystem, q: &[f64], u: &[f64]) -> f64 {
+        let mut e = 0.0;
+        for k in 0..q.len() {
+            let (m, w) = (system.mass[k], system.omega[k]);
+            e += 0.5 * m * (u[k] * u[k] + w * w * q[k] * q[k]);
+        }
+        e
+    }
+
+    /// Accounts for the step just taken by `stepper` from the state kept here.
+    fn after_step(&mut self, stepper: &ModalMoreauJean) {
+        let system = stepper.system();
+        let before = Self::energy(system, &self.q, &self.u);
+        self.impulse.fill(0.0);
+        let m = self.q.len();
+        for (c, &l) in stepper.impulses().iter().enumerate() {
+            if l != 0.0 {
+                self.impulse
+                    .iter_mut()
+                    .zip(&self.rows[c * m..(c + 1) * m])
+                    .for_each(|(p, h)| *p += h * l);
+            }
+        }
+        // u^i + ΔU, in place (u^i is not needed again).
+        self.u
+            .iter_mut()
+            .zip(self.kick.iter().zip(&self.impulse))
+            .for_each(|(u, (k, p))| *u += k * p);
+        let kicked = Self::energy(system, &self.q, &self.u);
+        self.q.copy_from_slice(stepper.position());
+        self.u.copy_from_slice(&stepper.velocity_at_step());
+        let after = Self::energy(system, &self.q, &self.u);
+        self.totals[0] += kicked - after;
+        self.totals[1] += kicked - before;
+    }
+
+    fn columns(&self) -> &'static [&'static str] {
+        if self.has_contact {
+            &DAMPING_COLUMNS
+        } else {
+            &DAMPING_COLUMNS[..1]
+        }
+    }
 }
 
 impl std::fmt::Debug for ModalSolidModel {
@@ -337,9 +417,19 @@ impl ModalSolidModel {
         let basis = ModalBasis::from_modes(&modes);
         let q0 = vec![0.0; n_modes];
         let qdot0 = basis.to_modal(&mass, &v0);
+        // C = η K: σ_k = η ω_k² / 2 (ModalDamping::Rayleigh with no mass part).
+        let eta = section.damping_eta()?;
+        let damping = if eta > 0.0 {
+            ModalDamping::Rayleigh {
+                mass: 0.0,
+                stiffness: eta,
+            }
+        } else {
+            ModalDamping::None
+        };
         let system = basis
-            .modal_system(&ModalDamping::None)
-            .map_err(|e| invalid("model.solid.modes", e.to_string()))?;
+            .modal_system(&damping)
+            .map_err(|e| invalid("model.solid.damping", e.to_string()))?;
         let setup_error = |e: fem_time::StepError| invalid("time", e.to_string());
         let mut stepper =
             ModalMoreauJean::from_physical_state(system, grid.dt(), grid.t0(), &q0, &qdot0)
@@ -353,7 +443,16 @@ impl ModalSolidModel {
             shown(wm / two_pi),
             shown(wm * grid.dt())
         ));
+        if eta > 0.0 {
+            describe.push(format!(
+                "  damping: C = eta K, eta = {} s: damping ratio eta omega / 2 from {} (mode 1) to {} (mode {n_modes})",
+                shown(eta),
+                shown(0.5 * eta * w1),
+                shown(0.5 * eta * wm)
+            ));
+        }
         let mut planes = Vec::new();
+        let mut rows = Vec::new();
         let mut initial_min_gap = f64::INFINITY;
         if let Some(c) = input.contact {
             let solver = contact_solver(c)?;
@@ -373,6 +472,7 @@ impl ModalSolidModel {
             stepper = stepper.with_contacts(set, solver).map_err(setup_error)?;
             describe.push(found.describe);
             planes = found.planes;
+            rows = found.rows;
         }
         describe.push(format!(
             "  time: exact modal Moreau-Jean on the modes, dt = {}, {} steps from {} to {}",
@@ -385,6 +485,20 @@ impl ModalSolidModel {
         let mut vtk = VtkCells::new();
         vtk.push_block(setup.mesh_kind, &setup.connectivity);
         let output = SolidOutput::new(setup.mesh.points.clone(), vtk, Arc::new(operator));
+        let losses = (eta > 0.0).then(|| Losses {
+            kick: stepper
+                .coefficients()
+                .iter()
+                .zip(&stepper.system().mass)
+                .map(|(c, m)| c.flow_s / (m * grid.dt()))
+                .collect(),
+            rows,
+            has_contact: input.contact.is_some(),
+            q: q0.clone(),
+            u: qdot0.clone(),
+            impulse: vec![0.0; n_modes],
+            totals: [0.0; 2],
+        });
         Ok(Self {
             stepper,
             basis,
@@ -397,7 +511,16 @@ impl ModalSolidModel {
             planes,
             position: vec![0.0; n_free],
             velocity: vec![0.0; n_free],
+            losses,
         })
+    }
+
+    /// The damping's dissipation and the contact impulses' work since the start (both 0
+    /// without `damping`).
+    pub fn losses(&self) -> (f64, f64) {
+        self.losses
+            .as_ref()
+            .map_or((0.0, 0.0), |l| (l.totals[0], l.totals[1]))
     }
 
     /// The modes the solid is stepped in.
@@ -448,13 +571,35 @@ impl Model for ModalSolidModel {
     fn stepper_mut(&mut self) -> &mut dyn Stepper {
         &mut self.stepper
     }
-    fn history_columns(&self) -> Vec<String> {
-        if !self.has_contact {
-            return Vec::new();
+    fn after_step(&mut self, _report: &StepReport) -> Result<(), StepError> {
+        if let Some(l) = &mut self.losses {
+            l.after_step(&self.stepper);
         }
-        CONTACT_COLUMNS.map(String::from).to_vec()
+        Ok(())
+    }
+    /// The stepper's energy with the damping's dissipation since the start.
+    fn energy(&self) -> Option<Energy> {
+        let mut e = self.stepper.energy()?;
+        e.dissipated = self.losses().0;
+        Some(e)
+    }
+    fn history_columns(&self) -> Vec<String> {
+        let mut columns: Vec<String> = self
+            .losses
+            .as_ref()
+            .map_or(&[][..], |l| l.columns())
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        if self.has_contact {
+            columns.extend(CONTACT_COLUMNS.map(String::from));
+        }
+        columns
     }
     fn history_values(&self, _report: &StepReport, out: &mut Vec<f64>) {
+        if let Some(l) = &self.losses {
+            out.extend(&l.totals[..l.columns().len()]);
+        }
         if !self.has_contact {
             return;
         }
@@ -462,6 +607,28 @@ impl Model for ModalSolidModel {
             self.stepper
                 .contact_history(self.initial_min_gap, self.grid.dt()),
         );
+    }
+    /// The stepper's state, with the losses' bookkeeping when damped (the state the next
+    /// step starts from and the totals).
+    fn save(&self) -> Vec<StateField<'_>> {
+        let mut fields = self.stepper.state();
+        if let Some(l) = &self.losses {
+            fields.push(StateField::other("losses_start_position", &l.q));
+            fields.push(StateField::other("losses_start_velocity", &l.u));
+            fields.push(StateField::other("losses_totals", &l.totals));
+        }
+        fields
+    }
+    fn restore(&mut self, step_index: u64, fields: &[StateField<'_>]) -> Result<(), StepError> {
+        self.stepper.restore(step_index, fields)?;
+        if let Some(l) = &mut self.losses {
+            let m = l.q.len();
+            l.q.copy_from_slice(restored(fields, "losses_start_position", m)?);
+            l.u.copy_from_slice(restored(fields, "losses_start_velocity", m)?);
+            l.totals
+                .copy_from_slice(restored(fields, "losses_totals", 2)?);
+        }
+        Ok(())
     }
     fn frame(&mut self) -> Frame<'_> {
         combine(&self.basis, self.stepper.position(), &mut self.position);
