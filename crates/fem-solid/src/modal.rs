@@ -9,7 +9,7 @@
 //! `u = Φ q` and each modal coordinate obeys `q̈_k + 2σ_k q̇_k + ω_k² q_k = (Φᵀ Hᵀ λ)_k`.
 //! The losses are `model.solid.damping`'s, the same as under DEF_LIM: the stiffness-proportional
 //! damping `C = η K`, whose modal rates are `σ_k = η ω_k² / 2` (damping ratio
-//! `ζ_k = σ_k/ω_k = η ω_k / 2`, docs/theory/modes.md (M7)); the scheme is exact for them too.
+//! `ζ_k = σ_k/ω_k = η ω_k / 2`, docs/theory/modes.md (M10)); the scheme is exact for them too.
 //! A contact node `a` of a group meeting the plane through `p` with unit normal `n` has the gap
 //! `y_a = n · (X_a + u_a − p) = (n Φ)_a q + n · (X_a − p) ≥ 0`: a row of the modal contact
 //! operator `H Φ` (docs/theory/moreau_jean.md: the impact law on secant gap rates, exact
@@ -72,7 +72,8 @@ pub struct ModalSolidModel {
     losses: Option<Losses>,
 }
 
-/// The energy balance of a damped modal solid, kept step by step ([`Losses::after_step`]).
+/// The energy balance of a damped modal solid, kept step by step ([`Losses::after_step`];
+/// docs/theory/modes.md (M11)).
 ///
 /// A step of the scheme is a kick at `t_i` — the contact impulse `P = (HΦ)ᵀλ` changes the
 /// modal velocity by `ΔU_k = S_k P_k / (m_k Δt)` (`S_k` the free flow's response to a unit

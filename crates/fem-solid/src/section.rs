@@ -108,8 +108,9 @@ pub struct SolidSection {
     /// The initial velocity (default zero).
     #[serde(default)]
     pub initial_velocity: Option<InitialVelocityInput>,
-    /// DEF_LIM: stiffness-proportional damping `η ≥ 0` (s), default 0.
-    #[serde(default)]
+    /// DEF_LIM and `modal_moreau_jean`: stiffness-proportional damping `C = η K`, `η ≥ 0` (s),
+    /// default 0 (a mode's damping ratio `η ω / 2`).
+    #[serde(default, deserialize_with = "fem_model::number::strict")]
     pub damping: Option<f64>,
     /// DEF_EXP: take the step as this fraction of the critical step `2/sqrt(λ_max)` at the
     /// start (Solfec uses 0.5), at most `time.dt`.
