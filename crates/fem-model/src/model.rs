@@ -283,6 +283,9 @@ pub struct CheckOptions {
     /// Compute the explicit critical step of the assembled body (the Lanczos refinement of
     /// the element bound) even where the element bound answers (`fem check --critical-step`).
     pub critical_step: bool,
+    /// Compute a modal model's modes (the eigen-solve the run starts with) and report their
+    /// frequencies (`fem check --modes`); without it a modal solid is checked without them.
+    pub modes: bool,
 }
 
 /// What `fem check` prints of a model: its description and its time grid.

@@ -295,6 +295,9 @@ impl ModelSection for SolidSection {
     }
 
     fn check(&self, input: &Sections<'_>, options: CheckOptions) -> Result<Checked, InputError> {
+        if input.scheme_name() == crate::modal::NAME && !options.modes {
+            return crate::modal::check(self, input);
+        }
         if input.scheme_name() != def_exp::NAME || options.critical_step {
             return check_by_building(self, input);
         }
