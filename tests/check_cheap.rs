@@ -274,3 +274,53 @@ fn check_of_a_modal_solid_does_not_compute_its_modes() {
         stderr(&out)
     );
 }
+
+/// The compressing thread's copy of a frame (VTKHDF with compression: a step is compressed and
+/// written by a thread of its own) is in the memory estimate the input is checked against: the
+/// output's memory is 3 frames with compression and none without, and a budget with room for
+/// the model but not for that copy refuses the compressed output at `output.compression`.
+#[test]
+fn the_compressing_threads_frame_is_in_the_memory_estimate() {
+    use fem::model::resources::{Budget, COMPRESSING_COPIES};
+    let input = |output: &str| {
+        format!(
+            "mesh:\n  box: {{ lengths: [1.0, 1.0, 1.0], cells: [20, 20, 20], kind: hex8 }}\nmodel:\n  \
+             solid:\n    material: {{ model: svk, young: 1e7, poisson: 0.3, density: 1000 }}\n\
+             fixed:\n  - group: xmin\ntime: {{ scheme: def_exp, dt: 1e-5, t_end: 1e-4 }}\n\
+             output: {output}\n"
+        )
+    };
+    let path = Path::new("compressed.yaml");
+    let checked = |output: &str, budget: Budget| {
+        let parsed = fem::parse(&input(output), path).unwrap();
+        let result = parsed.check_within(path, &budget, Default::default());
+        (result, parsed.estimate.get(), parsed.memory.get())
+    };
+    let (ok, raw, model) = checked("{ format: vtkhdf, compression: none }", Budget::unlimited());
+    ok.unwrap();
+    let raw = raw.unwrap();
+    assert_eq!(raw.memory, 0.0);
+    assert!(model > 0.0);
+    let (ok, pvd, _) = checked("{ format: pvd }", Budget::unlimited());
+    ok.unwrap();
+    assert_eq!(pvd.unwrap().memory, 0.0);
+    let (ok, compressed, model_again) = checked("{ format: vtkhdf }", Budget::unlimited());
+    ok.unwrap();
+    let compressed = compressed.unwrap();
+    assert_eq!(model_again, model);
+    // One frame's bytes: the disk estimate is frames × frame + the history.
+    let frame = compressed.memory / COMPRESSING_COPIES;
+    assert!(frame > 0.0 && frame * compressed.frames as f64 <= compressed.bytes);
+    assert!(frame > 20.0f64.powi(3) * 8.0, "{frame}");
+    // Room for the model and one frame, not for the thread's copies.
+    let tight = Budget::new((model + frame) as u64, u64::MAX);
+    let (ok, _, _) = checked("{ format: vtkhdf, compression: none }", tight);
+    ok.unwrap();
+    let (refused, _, _) = checked("{ format: vtkhdf }", tight);
+    let message = refused.unwrap_err().to_string();
+    assert!(message.contains("output.compression"), "{message}");
+    assert!(
+        message.contains("compressing thread's copy of a frame"),
+        "{message}"
+    );
+}
