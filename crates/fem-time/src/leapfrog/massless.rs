@@ -1,0 +1,275 @@
+//! DEF_EXP's massless dofs (issue 24; docs/theory/contact.md §9.1, eqs. C25–C28): dofs whose
+//! lumped mass is zero (a redistributed mass, `fem_scene::redistribute`) have no inertia to
+//! step; their positions at `t + h` are the static equilibrium of the body given the massive
+//! dofs' new positions and the impulse `p_c` on them,
+//!
+//! ```text
+//! f_ext,c − f_int,c(q_m^{t+h}, q_c^{t+h}) + p_c/h = 0                                    (C25)
+//! u_c^{t+h} = 2 (q_c^{t+h} − q_c^{t+h/2}) / h      (the leap-frog's drift q(t+h), read backwards)  (C26)
+//! u_c^{t+h} ≈ u_c,free + (2/h²) K_cc⁻¹ p_c,   i.e. A_c = (h²/2) K_cc                         (C27)
+//! ```
+//!
+//! `(C25)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
+//! for an unsymmetric tangent): one solve for a linear law ([`LeapFrogSystem::is_linear`]: the
+//! block is factored once), and for a nonlinear one until the correction is below
+//! [`TOLERANCE`] of the step's motion of those dofs (two iterations for SVK at `v₀/c = 10⁻⁴`),
+//! at most [`MAX_ITERATIONS`]. The last factorization is kept for the contact map `(C27)`.
+//!
+//! After the step, a massless dof's velocity is not the `u_c^{t+h}` of `(C26)` (that one
+//! alternates from step to step: the energy does not see it) but the rate of its equilibrium,
+//!
+//! ```text
+//! u_c^{t+h} := −K_cc⁻¹ K_c,r u_r^{t+h}       (r: every other dof)                             (C28)
+//! ```
+//!
+//! so that the next half drift `q_c + (h/2) u_c` is, for a linear law, exactly the equilibrium
+//! at the massive dofs' mid-step positions: the massive dofs then step the condensed system
+//! `M_m ü_m + (K_mm − K_mc K_cc⁻¹ K_cm) q_m = f_m` by the plain leap-frog. (The mean rate
+//! `(q_c^{t+h} − q_c^t)/h` DEF_LIM uses would evaluate the force at an extrapolation
+//! `q_c^t + (q_c^t − q_c^{t−h})/2` instead, a two-step scheme of its own.)
+
+use fem_assembly::{CsrMatrix, Factorization};
+
+use super::LeapFrogSystem;
+use crate::{Clock, EvalError, StepError};
+
+/// Newton on (C25) stops when the correction is below this fraction of the massless dofs'
+/// motion over the step (or of their positions, for a body at rest).
+pub const TOLERANCE: f64 = 1e-10;
+/// At most this many Newton iterations on (C25).
+pub const MAX_ITERATIONS: usize = 20;
+
+/// The massless block of a DEF_EXP body: its dofs, the tangent's block `K_cc` factored.
+#[derive(Debug)]
+pub(crate) struct Massless {
+    /// The massless dofs that are not prescribed, ascending.
+    dofs: Vec<usize>,
+    /// Dof → its index in `dofs`.
+    index: Vec<Option<usize>>,
+    /// The whole tangent (its pattern fixed).
+    k: CsrMatrix<f64>,
+    /// `K_cc` on its pattern, and where each of its entries sits in `k`.
+    k_cc: CsrMatrix<f64>,
+    positions: Vec<usize>,
+    factor: Factorization,
+    linear: bool,
+    /// Buffers: a trial position, its force, a right-hand side.
+    q: Vec<f64>,
+    f: Vec<f64>,
+    rhs: Vec<f64>,
+}
+
+impl Massless {
+    /// The massless block of `system` (dofs with `mass[d] == 0` that `prescribed` leaves free),
+    /// its tangent at `x` factored; `None` when there is none.
+    pub fn new<S: LeapFrogSystem>(
+        system: &S,
+        mass: &[f64],
+        prescribed: impl Fn(usize) -> bool,
+        x: &[f64],
+        clock: Clock,
+    ) -> Result<Option<Self>, StepError> {
+        let dofs: Vec<usize> = (0..mass.len())
+            .filter(|&d| mass[d] == 0.0 && !prescribed(d))
+            .collect();
+        if dofs.is_empty() {
+            return Ok(None);
+        }
+        let symmetry = system
+            .tangent_kind()
+            .symmetry()
+            .ok_or(StepError::NeedsTangent {
+                scheme: "DEF_EXP with massless dofs",
+            })?;
+        let mut index = vec![None; mass.len()];
+        for (i, &d) in dofs.iter().enumerate() {
+            index[d] = Some(i);
+        }
+        let k = system
+            .tangent(x)
+            .map_err(|e| clock.failed(e))?
+            .to_csr()
+            .into_owned();
+        let (k_cc, positions) = block(&k, &index, dofs.len());
+        let factor = Factorization::new(&k_cc, symmetry)?;
+        let n = mass.len();
+        let nc = dofs.len();
+        Ok(Some(Self {
+            dofs,
+            index,
+            k,
+            k_cc,
+            positions,
+            factor,
+            linear: system.is_linear(),
+            q: vec![0.0; n],
+            f: vec![0.0; n],
+            rhs: vec![0.0; nc],
+        }))
+    }
+
+    /// The massless dofs, ascending.
+    pub fn dofs(&self) -> &[usize] {
+        &self.dofs
+    }
+
+    /// Dof `d`'s index among [`dofs`](Self::dofs).
+    pub fn index(&self, d: usize) -> Option<usize> {
+        self.index.get(d).copied().flatten()
+    }
+
+    /// `b ← (2/h²) K_cc⁻¹ b` for `n_rhs` columns of [`dofs`](Self::dofs)`.len()` values
+    /// (C27), with the last factorization.
+    pub fn apply_inverse_inertia(&self, h: f64, b: &mut [f64], n_rhs: usize) {
+        self.factor.solve_many_in_place(b, n_rhs);
+        let c = 2.0 / (h * h);
+        b.iter_mut().for_each(|v| *v *= c);
+    }
+
+    /// Solves (C25) for `q_c^{t+h}` and writes `u_c^{t+h}` of (C26) into `u_new`: `q_half`
+    /// the mid-step positions, `u_new` the end velocities of every other dof (set), `f_ext`
+    /// the external force of the step, `impulse` the impulse per dof (or empty). The start
+    /// guess is `q_half + (h/2) u_new` on the massless dofs too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve<S: LeapFrogSystem>(
+        &mut self,
+        system: &S,
+        clock: Clock,
+        q_half: &[f64],
+        u_new: &mut [f64],
+        f_ext: &[f64],
+        impulse: &[f64],
+    ) -> Result<(), StepError> {
+        let h = clock.dt();
+        for ((q, qh), u) in self.q.iter_mut().zip(q_half).zip(u_new.iter()) {
+            *q = qh + 0.5 * h * u;
+        }
+        let motion = self
+            .dofs
+            .iter()
+            .map(|&d| (self.q[d] - q_half[d]).abs())
+            .fold(0.0, f64::max);
+        let size = self
+            .dofs
+            .iter()
+            .map(|&d| self.q[d].abs())
+            .fold(0.0, f64::max);
+        let scale = if motion > 0.0 { motion } else { size.max(1.0) };
+        let mut correction = f64::INFINITY;
+        let mut iterations = 0;
+        while iterations < MAX_ITERATIONS {
+            system
+                .internal_force(&self.q, &mut self.f)
+                .and_then(|()| EvalError::check_finite("internal force", &self.f))
+                .map_err(|e| clock.failed(e))?;
+            for (r, &d) in self.rhs.iter_mut().zip(&self.dofs) {
+                let p = impulse.get(d).copied().unwrap_or(0.0);
+                *r = f_ext[d] - self.f[d] + p / h;
+            }
+            if !self.linear {
+                system
+                    .tangent_into(&self.q, &mut self.k)
+                    .and_then(|()| EvalError::check_finite("tangent", self.k.values()))
+                    .map_err(|e| clock.failed(e))?;
+                for (v, &p) in self.k_cc.values_mut().iter_mut().zip(&self.positions) {
+                    *v = self.k.values()[p];
+                }
+                self.factor.refactor(&self.k_cc)?;
+            }
+            self.factor.solve_in_place(&mut self.rhs);
+            correction = 0.0;
+            for (dq, &d) in self.rhs.iter().zip(&self.dofs) {
+                self.q[d] += dq;
+                correction = f64::max(correction, dq.abs());
+            }
+            iterations += 1;
+            if self.linear || correction <= TOLERANCE * scale {
+                break;
+            }
+        }
+        if !(correction <= TOLERANCE * scale || self.linear) {
+            return Err(StepError::NewtonDiverged {
+                step: clock.step() + 1,
+                iterations,
+                residual: correction / scale,
+                tolerance: TOLERANCE,
+            });
+        }
+        for &d in &self.dofs {
+            u_new[d] = 2.0 * (self.q[d] - q_half[d]) / h;
+        }
+        Ok(())
+    }
+
+    /// Overwrites the massless entries of `u` with the rate of their equilibrium (C28),
+    /// `−K_cc⁻¹ K_c,r u_r`, with the last tangent.
+    pub fn equilibrium_rate(&mut self, u: &mut [f64]) {
+        for (r, &d) in self.rhs.iter_mut().zip(&self.dofs) {
+            let row = self.k.row(d);
+            let (cols, vals) = (row.col_indices(), row.values());
+            *r = -cols
+                .iter()
+                .zip(vals)
+                .filter(|(j, _)| self.index[**j].is_none())
+                .map(|(&j, v)| v * u[j])
+                .sum::<f64>();
+        }
+        self.factor.solve_in_place(&mut self.rhs);
+        for (v, &d) in self.rhs.iter().zip(&self.dofs) {
+            u[d] = *v;
+        }
+    }
+}
+
+/// The block of `k` on the rows and columns `index` numbers (`n` of them), and the position
+/// in `k`'s values of each of its entries.
+fn block(k: &CsrMatrix<f64>, index: &[Option<usize>], n: usize) -> (CsrMatrix<f64>, Vec<usize>) {
+    let mut offsets = vec![0usize; n + 1];
+    let mut cols = Vec::new();
+    let mut values = Vec::new();
+    let mut positions = Vec::new();
+    let mut row_of = vec![usize::MAX; n];
+    for (d, i) in index.iter().enumerate() {
+        if let Some(i) = i {
+            row_of[*i] = d;
+        }
+    }
+    let row_offsets = k.row_offsets();
+    for (i, &d) in row_of.iter().enumerate() {
+        let mut entries: Vec<(usize, usize)> = (row_offsets[d]..row_offsets[d + 1])
+            .filter_map(|p| index[k.col_indices()[p]].map(|j| (j, p)))
+            .collect();
+        entries.sort_unstable();
+        for (j, p) in entries {
+            cols.push(j);
+            values.push(k.values()[p]);
+            positions.push(p);
+        }
+        offsets[i + 1] = cols.len();
+    }
+    let k_cc = CsrMatrix::try_from_csr_data(n, n, offsets, cols, values)
+        .expect("a block of a CSR matrix is a CSR matrix");
+    (k_cc, positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_holds_the_entries_of_its_rows_and_columns() {
+        // K = [[2,-1,0],[-1,2,-1],[0,-1,2]], block {0, 2}: diag(2, 2).
+        let k = CsrMatrix::try_from_csr_data(
+            3,
+            3,
+            vec![0, 2, 5, 7],
+            vec![0, 1, 0, 1, 2, 1, 2],
+            vec![2.0, -1.0, -1.0, 2.0, -1.0, -1.0, 2.0],
+        )
+        .unwrap();
+        let (b, pos) = block(&k, &[Some(0), None, Some(1)], 2);
+        assert_eq!(b.values(), &[2.0, 2.0]);
+        assert_eq!(b.col_indices(), &[0, 1]);
+        assert_eq!(pos, vec![0, 6]);
+    }
+}
