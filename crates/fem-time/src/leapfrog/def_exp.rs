@@ -371,8 +371,15 @@ impl<S: LeapFrogSystem> DefExp<S> {
             s.prescribe_end_velocity();
         }
         if let Some(c) = &mut self.massless {
-            // u_c,free: the equilibrium (C25) without an impulse.
-            c.solve(&self.system, s.clock, &s.q_half, &mut s.u_new, &s.f_ext, &[])?;
+            // u_c,free: the equilibrium (C26) without an impulse.
+            c.solve(
+                &self.system,
+                s.clock,
+                &s.q_half,
+                &mut s.u_new,
+                &s.f_ext,
+                &[],
+            )?;
         }
         Ok(())
     }
@@ -404,13 +411,23 @@ impl<S: LeapFrogSystem> DefExp<S> {
         if let Some(c) = &mut self.massless
             && impulse.iter().any(|&p| p != 0.0)
         {
-            // The equilibrium (C25) with the impulse, at the massive dofs' final positions.
-            c.solve(&self.system, s.clock, &s.q_half, &mut s.u_new, &s.f_ext, impulse)?;
+            // The equilibrium (C26) with the impulse, at the massive dofs' final positions.
+            c.solve(
+                &self.system,
+                s.clock,
+                &s.q_half,
+                &mut s.u_new,
+                &s.f_ext,
+                impulse,
+            )?;
         }
         s.finish(&self.system, &self.reactions);
-        if let Some(c) = &mut self.massless {
-            // (After `finish`, `u` holds u^{t+h}.)
-            c.equilibrium_rate(&mut s.u);
+        if let Some(c) = &self.massless {
+            // A massless dof's velocity is the step's mean rate (q_c^{t+h} − q_c^t)/h
+            // (C29). (After `finish`, `u` holds u^{t+h}, `u_new` u^t.)
+            for &d in c.dofs() {
+                s.u[d] = 0.5 * (s.u[d] + s.u_new[d]);
+            }
         }
         s.check_state(&self.system)?;
         if s.clock.step() >= self.schedule.next {
@@ -452,7 +469,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
         self.massless.as_ref().and_then(|c| c.index(d))
     }
 
-    /// `b ← A_c⁻¹ b = (2/h²) K_cc⁻¹ b` on the massless block (C27), for `n_rhs` columns of
+    /// `b ← A_c⁻¹ b = (2/h²) K_cc⁻¹ b` on the massless block (C28), for `n_rhs` columns of
     /// [`massless_dofs`](Self::massless_dofs)`.len()` values each, with the tangent of the
     /// step begun: the velocity a massless dof's impulse gives the massless dofs.
     pub fn solve_massless(&self, b: &mut [f64], n_rhs: usize) {

@@ -1,42 +1,44 @@
-//! DEF_EXP's massless dofs (issue 24; docs/theory/contact.md §9.1, eqs. C25–C28): dofs whose
+//! DEF_EXP's massless dofs (issue 24; docs/theory/contact.md §9.1, eqs. C26–C29): dofs whose
 //! lumped mass is zero (a redistributed mass, `fem_scene::redistribute`) have no inertia to
 //! step; their positions at `t + h` are the static equilibrium of the body given the massive
 //! dofs' new positions and the impulse `p_c` on them,
 //!
 //! ```text
-//! f_ext,c − f_int,c(q_m^{t+h}, q_c^{t+h}) + p_c/h = 0                                    (C25)
-//! u_c^{t+h} = 2 (q_c^{t+h} − q_c^{t+h/2}) / h      (the leap-frog's drift q(t+h), read backwards)  (C26)
-//! u_c^{t+h} ≈ u_c,free + (2/h²) K_cc⁻¹ p_c,   i.e. A_c = (h²/2) K_cc                         (C27)
+//! f_ext,c − f_int,c(q_m^{t+h}, q_c^{t+h}) + p_c/h = 0                                    (C26)
+//! u_c^{t+h} = 2 (q_c^{t+h} − q_c^{t+h/2}) / h      (the leap-frog's drift q(t+h), read backwards)  (C27)
+//! u_c^{t+h} ≈ u_c,free + (2/h²) K_cc⁻¹ p_c,   i.e. A_c = (h²/2) K_cc                         (C28)
 //! ```
 //!
-//! `(C25)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
+//! `(C26)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
 //! for an unsymmetric tangent): one solve for a linear law ([`LeapFrogSystem::is_linear`]: the
 //! block is factored once), and for a nonlinear one until the correction is below
-//! [`TOLERANCE`] of the step's motion of those dofs (two iterations for SVK at `v₀/c = 10⁻⁴`),
-//! at most [`MAX_ITERATIONS`]. The last factorization is kept for the contact map `(C27)`.
+//! [`TOLERANCE`] of the body's motion over the step (two iterations for SVK at `v₀/c = 10⁻⁴`),
+//! at most [`MAX_ITERATIONS`]. The last factorization is kept for the contact map `(C28)`.
 //!
-//! After the step, a massless dof's velocity is not the `u_c^{t+h}` of `(C26)` (that one
-//! alternates from step to step: the energy does not see it) but the rate of its equilibrium,
+//! After the step, a massless dof's velocity is not the `u_c^{t+h}` of `(C27)` (that one
+//! alternates from step to step: the energy does not see it) but the step's mean rate, as in
+//! DEF_LIM,
 //!
 //! ```text
-//! u_c^{t+h} := −K_cc⁻¹ K_c,r u_r^{t+h}       (r: every other dof)                             (C28)
+//! u_c^{t+h} := (q_c^{t+h} − q_c^t)/h = (u_c^t + u_c^{t+h})/2                                 (C29)
 //! ```
 //!
-//! so that the next half drift `q_c + (h/2) u_c` is, for a linear law, exactly the equilibrium
-//! at the massive dofs' mid-step positions: the massive dofs then step the condensed system
-//! `M_m ü_m + (K_mm − K_mc K_cc⁻¹ K_cm) q_m = f_m` by the plain leap-frog. (The mean rate
-//! `(q_c^{t+h} − q_c^t)/h` DEF_LIM uses would evaluate the force at an extrapolation
-//! `q_c^t + (q_c^t − q_c^{t−h})/2` instead, a two-step scheme of its own.)
+//! so that the next half drift `q_c + (h/2) u_c` extrapolates the dof's motion, and a dof a
+//! contact holds on the obstacle (`q_c^{t+h} = q_c^t`) stays on it at the mid-step. The rate of
+//! the free equilibrium, `−K_cc⁻¹ K_c,r u_r` (exact for the condensed system without contact),
+//! was tried and rejected: it carries a held dof half a step into the obstacle at each mid-step,
+//! and the exact chain's energy then grew by 15 % (20 cells, Courant 1) where the mean rate's
+//! grows by 0.5 % (docs/validation.md, "The law on an exact chain").
 
 use fem_assembly::{CsrMatrix, Factorization};
 
 use super::LeapFrogSystem;
 use crate::{Clock, EvalError, StepError};
 
-/// Newton on (C25) stops when the correction is below this fraction of the massless dofs'
-/// motion over the step (or of their positions, for a body at rest).
+/// Newton on (C26) stops when the correction is below this fraction of the body's motion
+/// over the step (or of its positions, for a body at rest).
 pub const TOLERANCE: f64 = 1e-10;
-/// At most this many Newton iterations on (C25).
+/// At most this many Newton iterations on (C26).
 pub const MAX_ITERATIONS: usize = 20;
 
 /// The massless block of a DEF_EXP body: its dofs, the tangent's block `K_cc` factored.
@@ -119,14 +121,14 @@ impl Massless {
     }
 
     /// `b ← (2/h²) K_cc⁻¹ b` for `n_rhs` columns of [`dofs`](Self::dofs)`.len()` values
-    /// (C27), with the last factorization.
+    /// (C28), with the last factorization.
     pub fn apply_inverse_inertia(&self, h: f64, b: &mut [f64], n_rhs: usize) {
         self.factor.solve_many_in_place(b, n_rhs);
         let c = 2.0 / (h * h);
         b.iter_mut().for_each(|v| *v *= c);
     }
 
-    /// Solves (C25) for `q_c^{t+h}` and writes `u_c^{t+h}` of (C26) into `u_new`: `q_half`
+    /// Solves (C26) for `q_c^{t+h}` and writes `u_c^{t+h}` of (C27) into `u_new`: `q_half`
     /// the mid-step positions, `u_new` the end velocities of every other dof (set), `f_ext`
     /// the external force of the step, `impulse` the impulse per dof (or empty). The start
     /// guess is `q_half + (h/2) u_new` on the massless dofs too.
@@ -144,17 +146,18 @@ impl Massless {
         for ((q, qh), u) in self.q.iter_mut().zip(q_half).zip(u_new.iter()) {
             *q = qh + 0.5 * h * u;
         }
-        let motion = self
-            .dofs
+        // The scale of the tolerance: the body's motion over the step (a massless dof held
+        // by a contact does not move), or its positions for a body at rest.
+        let motion = u_new
             .iter()
-            .map(|&d| (self.q[d] - q_half[d]).abs())
+            .map(|u| (0.5 * h * u).abs())
             .fold(0.0, f64::max);
-        let size = self
-            .dofs
-            .iter()
-            .map(|&d| self.q[d].abs())
-            .fold(0.0, f64::max);
-        let scale = if motion > 0.0 { motion } else { size.max(1.0) };
+        let size = self.q.iter().map(|q| q.abs()).fold(0.0, f64::max);
+        let scale = if motion > 0.0 {
+            motion
+        } else {
+            size.max(f64::MIN_POSITIVE)
+        };
         let mut correction = f64::INFINITY;
         let mut iterations = 0;
         while iterations < MAX_ITERATIONS {
@@ -199,25 +202,6 @@ impl Massless {
             u_new[d] = 2.0 * (self.q[d] - q_half[d]) / h;
         }
         Ok(())
-    }
-
-    /// Overwrites the massless entries of `u` with the rate of their equilibrium (C28),
-    /// `−K_cc⁻¹ K_c,r u_r`, with the last tangent.
-    pub fn equilibrium_rate(&mut self, u: &mut [f64]) {
-        for (r, &d) in self.rhs.iter_mut().zip(&self.dofs) {
-            let row = self.k.row(d);
-            let (cols, vals) = (row.col_indices(), row.values());
-            *r = -cols
-                .iter()
-                .zip(vals)
-                .filter(|(j, _)| self.index[**j].is_none())
-                .map(|(&j, v)| v * u[j])
-                .sum::<f64>();
-        }
-        self.factor.solve_in_place(&mut self.rhs);
-        for (v, &d) in self.rhs.iter().zip(&self.dofs) {
-            u[d] = *v;
-        }
     }
 }
 
