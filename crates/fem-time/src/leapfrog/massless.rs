@@ -239,6 +239,103 @@ fn block(k: &CsrMatrix<f64>, index: &[Option<usize>], n: usize) -> (CsrMatrix<f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::leapfrog::{CriticalStepCheck, DefExp};
+    use crate::{LinearSystem, Mass, Matrix, NodalStepper, SecondOrderSystem, StepSettings};
+    use crate::{Stepper, TangentKind};
+    use fem_assembly::StableStep;
+
+    /// A mass `m = 1` on a spring `k₁ = 1` to the ground and on `k₂ = 2` to a massless node,
+    /// itself on `k₃ = 2` to the ground: the condensed spring is `k₁ + k₂k₃/(k₂ + k₃) = 2`,
+    /// `ω = √2`.
+    struct Springs(LinearSystem);
+
+    impl SecondOrderSystem for Springs {
+        fn n_dofs(&self) -> usize {
+            2
+        }
+        fn mass(&self) -> &Mass {
+            self.0.mass()
+        }
+        fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
+            self.0.internal_force(x, f)
+        }
+        fn tangent_kind(&self) -> TangentKind {
+            TangentKind::Symmetric
+        }
+        fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
+            self.0.tangent(x)
+        }
+        fn is_linear(&self) -> bool {
+            true
+        }
+        fn potential_energy(&self, x: &[f64]) -> Option<f64> {
+            self.0.potential_energy(x)
+        }
+    }
+
+    impl LeapFrogSystem for Springs {
+        fn critical_step(&self, _x: &[f64]) -> Result<StableStep, EvalError> {
+            // The massive block's bound, λ = K_00/m = 3 (held massless node).
+            Ok(StableStep {
+                dt: 2.0 / 3f64.sqrt(),
+                lambda_max: 3.0,
+                cell: 0,
+            })
+        }
+    }
+
+    fn springs() -> Springs {
+        let k = CsrMatrix::try_from_csr_data(
+            2,
+            2,
+            vec![0, 2, 4],
+            vec![0, 1, 0, 1],
+            vec![3.0, -2.0, -2.0, 4.0],
+        )
+        .unwrap();
+        Springs(LinearSystem::new(Mass::Lumped(vec![1.0, 0.0]), k))
+    }
+
+    /// The error of the mass's position at `t = 2` and the largest relative drift of
+    /// `½ m u² + ½ qᵀKq` over the run, step `h`.
+    fn run(h: f64) -> (f64, f64) {
+        let x0 = [1.0, 0.5];
+        let mut s = DefExp::new(
+            springs(),
+            StepSettings::new(h),
+            &x0,
+            &[0.0, 0.0],
+            CriticalStepCheck::every(0),
+        )
+        .unwrap();
+        let e0 = s.energy().unwrap().total;
+        let mut drift: f64 = 0.0;
+        let n = (2.0 / h).round() as usize;
+        for _ in 0..n {
+            s.step().unwrap();
+            drift = drift.max((s.energy().unwrap().total - e0).abs() / e0);
+        }
+        let exact = (2f64.sqrt() * 2.0).cos();
+        ((s.position()[0] - exact).abs(), drift)
+    }
+
+    #[test]
+    fn a_massless_node_between_springs_converges_at_second_order() {
+        // (C26)-(C29) on the linear two-spring system: the mass follows cos(√2 t) with the
+        // leap-frog's second order, and the energy drifts by O(h²) only.
+        let (e1, d1) = run(0.1);
+        let (e2, d2) = run(0.05);
+        let (e3, d3) = run(0.025);
+        let (p1, p2) = ((e1 / e2).log2(), (e2 / e3).log2());
+        println!(
+            "errors {e1:.3e} {e2:.3e} {e3:.3e}, orders {p1:.3} {p2:.3}, drift {d1:.3e} {d2:.3e} {d3:.3e}"
+        );
+        assert!(
+            p1 > 1.8 && p2 > 1.9,
+            "orders {p1} {p2} (errors {e1} {e2} {e3})"
+        );
+        assert!(d3 < 1e-3 && d2 / d3 > 3.0, "energy drift {d1} {d2} {d3}");
+    }
 
     #[test]
     fn the_block_holds_the_entries_of_its_rows_and_columns() {
