@@ -12,7 +12,8 @@
 //! `(C26)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
 //! for an unsymmetric tangent): one solve for a linear law ([`LeapFrogSystem::is_linear`]: the
 //! block is factored once), and for a nonlinear one until the correction is below
-//! [`TOLERANCE`] of the body's motion over the step (two iterations for SVK at `v₀/c = 10⁻⁴`),
+//! [`TOLERANCE`] of the body's motion over the step (three for most solves of an SVK bar at `v₀/c = 10⁻⁴`, each an internal
+//! force and a tangent of the whole body: docs/validation.md),
 //! at most [`MAX_ITERATIONS`]. The last factorization is kept for the contact map `(C28)`.
 //!
 //! After the step, a massless dof's velocity is not the `u_c^{t+h}` of `(C27)` (that one
