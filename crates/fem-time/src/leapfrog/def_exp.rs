@@ -193,7 +193,7 @@ pub struct DefExp<S> {
     /// `1/m_i` (0 on a massless dof).
     inverse_mass: Vec<f64>,
     /// The massless dofs' equilibrium (issue 24, [`super::massless`]), if any.
-    massless: Option<Massless>,
+    massless: Option<Box<Massless>>,
     check: CriticalStepCheck,
     schedule: RecheckSchedule,
     /// The latest critical step estimate.
@@ -268,7 +268,8 @@ impl<S: LeapFrogSystem> DefExp<S> {
                 |d| state.control.is_prescribed(d),
                 &state.q,
                 state.clock,
-            )?,
+            )?
+            .map(Box::new),
             Mass::Consistent(_) => None,
         };
         if let Mass::Lumped(m) = system.mass()
