@@ -412,15 +412,36 @@ impl<S: LeapFrogSystem> DefExp<S> {
         if let Some(c) = &mut self.massless
             && impulse.iter().any(|&p| p != 0.0)
         {
-            // The equilibrium (C26) with the impulse, at the massive dofs' final positions.
-            c.solve(
-                &self.system,
-                s.clock,
-                &s.q_half,
-                &mut s.u_new,
-                &s.f_ext,
-                impulse,
-            )?;
+            let massive = impulse
+                .iter()
+                .enumerate()
+                .any(|(d, &p)| p != 0.0 && c.index(d).is_none() && self.inverse_mass[d] > 0.0);
+            if massive {
+                // The massive dofs' final positions moved: the equilibrium (C26) again, with
+                // the impulse.
+                c.solve(
+                    &self.system,
+                    s.clock,
+                    &s.q_half,
+                    &mut s.u_new,
+                    &s.f_ext,
+                    impulse,
+                )?;
+            } else {
+                // Impulses on massless dofs only: (C28), the velocity the contact solver
+                // predicted with this map, so that a position-level contact (C17) ends on
+                // the obstacle (re-solving the nonlinear (C26) would move it off by the
+                // tangent's change over the impulse's displacement).
+                let mut b: Vec<f64> = c
+                    .dofs()
+                    .iter()
+                    .map(|&d| impulse.get(d).copied().unwrap_or(0.0))
+                    .collect();
+                c.apply_inverse_inertia(h, &mut b, 1);
+                for (du, &d) in b.iter().zip(c.dofs()) {
+                    s.u_new[d] += du;
+                }
+            }
         }
         s.finish(&self.system, &self.reactions);
         if let Some(c) = &self.massless {
