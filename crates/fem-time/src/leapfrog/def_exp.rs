@@ -20,6 +20,10 @@
 //! quarter of its remaining headroom over the step — every step when the step is at the bound
 //! and the bound falls, doubling the interval (from 10, at most
 //! [`CriticalStepCheck::recheck_every`]) while it holds.
+//!
+//! **Massless dofs** (a zero lumped mass, a redistributed one: issue 24): stepped by the body's
+//! static equilibrium ([`super::massless`], docs/theory/contact.md §9.1, eqs. C26–C29); the
+//! critical step is then the massive dofs' with the massless ones held ([`super::spectral`]).
 
 use std::borrow::Cow;
 

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! `(C26)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
-//! for an unsymmetric tangent): one solve for a linear law ([`LeapFrogSystem::is_linear`]: the
+//! for an unsymmetric tangent): one solve for a linear law ([`crate::SecondOrderSystem::is_linear`]: the
 //! block is factored once), and for a nonlinear one until the correction is below
 //! [`TOLERANCE`] of the body's motion over the step (three for most solves of an SVK bar at `v₀/c = 10⁻⁴`, each an internal
 //! force and a tangent of the whole body: docs/validation.md),
