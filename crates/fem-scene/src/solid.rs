@@ -602,12 +602,41 @@ impl ContactBody for SolidBody {
     fn inverse_inertia_map(&self, h: &PointMap, out: &mut PointMap) {
         match &self.stepper {
             SolidStepper::Exp(s) => {
+                // Massive dofs: M⁻¹ Hᵀ. Massless dofs (a redistributed mass, issue 24):
+                // (2/h²) K_cc⁻¹ Hᵀ on the massless block (C28), three columns in one solve
+                // with the factorization of the step begun. A column touching both blocks
+                // takes both (block-diagonal: the response of the massless dofs to an impulse
+                // on a massive one is left out of W, though the step's end re-solves their
+                // equilibrium, C26); a scene built from input never makes one, its contact
+                // faces being those within the contact nodes, all massless.
                 let inv = s.inverse_mass();
+                let start = out.len();
                 out.extend(
                     h.iter()
-                        .filter(|(d, _)| self.solved_index[*d].is_some())
+                        .filter(|(d, _)| {
+                            self.solved_index[*d].is_some() && s.massless_index(*d).is_none()
+                        })
                         .map(|&(d, v)| (d, v * inv[d])),
                 );
+                let n = s.massless_dofs().len();
+                if n > 0 && h.iter().any(|(d, _)| s.massless_index(*d).is_some()) {
+                    let mut b = vec![0.0; 3 * n];
+                    for &(d, v) in h {
+                        if let Some(i) = s.massless_index(d) {
+                            for k in 0..3 {
+                                b[k * n + i] += v[k];
+                            }
+                        }
+                    }
+                    s.solve_massless(&mut b, 3);
+                    for (i, &d) in s.massless_dofs().iter().enumerate() {
+                        let g = Vector3::new(b[i], b[n + i], b[2 * n + i]);
+                        if g != Vector3::zeros() {
+                            out.push((d, g));
+                        }
+                    }
+                    out[start..].sort_by_key(|(d, _)| *d);
+                }
             }
             SolidStepper::Lim(s) => {
                 // Three columns A⁻¹ (Hᵀ e_k), one block solve.

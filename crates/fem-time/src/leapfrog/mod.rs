@@ -26,6 +26,7 @@
 
 pub mod def_exp;
 pub mod def_lim;
+pub mod massless;
 pub mod spectral;
 
 pub use def_exp::{CriticalStepCheck, DEF_EXP_BOUND, DefExp};
