@@ -173,10 +173,9 @@ pub struct SolidBody {
     offset: [f64; 3],
     /// The solid's cells for a frame of several solids: kind and mesh connectivity.
     cells: Option<(CellKind, Vec<usize>)>,
-    /// Each mesh node's tributary area on the boundary (empty: no pressure field;
-    /// [`crate::pressure`]).
-    areas: Vec<f64>,
-    /// The frame's `contact_pressure` (C30).
+    /// The face recovery of the boundary (none: no pressure field; [`crate::pressure`]).
+    recovery: Option<crate::pressure::Recovery>,
+    /// The frame's `contact_pressure` (C32).
     pressure: Vec<f64>,
 }
 
@@ -347,7 +346,7 @@ impl SolidBody {
             surface: Surface::default(),
             offset: [0.0; 3],
             cells: None,
-            areas: Vec::new(),
+            recovery: None,
             pressure: Vec::new(),
         };
         body.place(false);
@@ -441,21 +440,41 @@ impl SolidBody {
     }
 
     /// The same solid with the point field `contact_pressure` in its frames: the nodal contact
-    /// force over the node's tributary area on the boundary of its cells `connectivity` of
-    /// `kind` (reference configuration; [`crate::pressure`], eqs. C30–C31).
+    /// forces recovered as a pressure by the boundary faces of its cells `connectivity` of
+    /// `kind` (reference configuration; [`crate::pressure`], eq. C32).
     pub fn with_pressure(
         mut self,
         kind: CellKind,
         connectivity: &[usize],
     ) -> Result<Self, SolidGroupError> {
-        self.areas = crate::pressure::tributary_areas(kind, connectivity, &self.points)?;
+        self.recovery = Some(crate::pressure::Recovery::new(
+            kind,
+            connectivity,
+            &self.points,
+        )?);
         Ok(self)
     }
 
-    /// Each mesh node's tributary area on the boundary (empty without
+    /// Each mesh node's tributary area on the boundary (C31; empty without
     /// [`Self::with_pressure`]).
     pub fn tributary_areas(&self) -> &[f64] {
-        &self.areas
+        self.recovery.as_ref().map_or(&[], |r| r.tributary_areas())
+    }
+
+    /// The face recovery of the pressure field (C32; none without [`Self::with_pressure`]).
+    pub fn pressure_recovery(&self) -> Option<&crate::pressure::Recovery> {
+        self.recovery.as_ref()
+    }
+
+    /// The frame's `contact_pressure` from the step's contact force (C32; empty without a
+    /// recovery).
+    fn update_pressure(&mut self) {
+        match &self.recovery {
+            Some(r) => {
+                crate::pressure::contact_pressure(&self.contact_force, r, &mut self.pressure)
+            }
+            None => self.pressure.clear(),
+        }
     }
 
     /// The contact nodes' positions (mid-step inside a step), in the order of
@@ -902,12 +921,12 @@ impl BodyGroup for SolidGroup {
             let b = &mut self.bodies[0];
             let position = b.stepper.position().to_vec();
             let velocity = b.stepper.velocity().to_vec();
-            crate::pressure::contact_pressure(&b.contact_force, &b.areas, &mut b.pressure);
+            b.update_pressure();
             let frame = b
                 .output
                 .frame(&position, &velocity)
                 .with_point_field(Field::vector("contact_force", &b.contact_force));
-            return if b.areas.is_empty() {
+            return if b.recovery.is_none() {
                 frame
             } else {
                 frame.with_point_field(Field::scalar("contact_pressure", &b.pressure))
@@ -966,8 +985,8 @@ impl SolidGroup {
         m.point_fields.clear();
         m.cell_fields.clear();
         let mut solid_index: Vec<f64> = Vec::new();
-        // The pressure field when every solid has its areas (zero where none is known).
-        let pressure = self.bodies.iter().all(|b| !b.areas.is_empty());
+        // The pressure field when every solid has its recovery.
+        let pressure = self.bodies.iter().all(|b| b.recovery.is_some());
         for (i, b) in self.bodies.iter_mut().enumerate() {
             let position = b.stepper.position().to_vec();
             let velocity = b.stepper.velocity().to_vec();
@@ -978,7 +997,7 @@ impl SolidGroup {
                 m.cells.push_block(*kind, &shifted);
                 solid_index.extend(std::iter::repeat_n(i as f64, conn.len() / kind.n_nodes()));
             }
-            crate::pressure::contact_pressure(&b.contact_force, &b.areas, &mut b.pressure);
+            b.update_pressure();
             let mut frame = b
                 .output
                 .frame(&position, &velocity)

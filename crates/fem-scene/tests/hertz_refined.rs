@@ -39,6 +39,7 @@ use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::{CellKind, Mesh, read_msh};
 use fem_scene::BodyGroup;
+use fem_scene::pressure::Recovery;
 use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, group_nodes};
 use fem_solid::model::SolidOutput;
 use fem_solid::{SolidMass, SolidSystem};
@@ -418,8 +419,9 @@ struct Measured {
     active_sets: usize,
     factorizations: usize,
     seconds: f64,
-    /// Each curved-face node within 1.2 a: `(r/a, p/p₀ of the field (C30), p/p₀ recovered
-    /// by faces (R1), corner of its tri6 faces)`, sorted by radius.
+    /// Each curved-face node within 1.2 a: `(r/a, p/p₀ of the nodal quotient |f_a|/A_a (C31
+    /// areas; the field before C32), p/p₀ of the field (C32), corner of its tri6 faces)`,
+    /// sorted by radius.
     profile: Vec<ProfileRow>,
 }
 
@@ -435,47 +437,15 @@ impl Measured {
     }
 }
 
-/// The pressure recovered by faces (proposed in docs/validation.md, (R1)): each node's force
-/// shared among its tri6 faces by their consistent weights `∫ N_a dA` (a third of the face's
-/// area at a mid-side node, none at a corner: a corner's force, zero under a uniform pressure,
-/// by area), each face's pressure its forces over its area, each node's pressure the
-/// area-weighted mean of its faces'. Exact for a uniform pressure on flat faces.
+/// The field `contact_pressure` (C32, `fem_scene::pressure::Recovery`) of the nodal force
+/// magnitudes `force` (one per mesh node) on the quarter's curved tri6 faces.
 fn recovered_pressure(q: &Quarter, force: &[f64]) -> Vec<f64> {
-    let n = q.mesh.n_nodes();
-    let x = |k: usize| nalgebra::Vector3::from(q.mesh.points[k]);
-    let area = |f: &[usize; 6]| 0.5 * (x(f[1]) - x(f[0])).cross(&(x(f[2]) - x(f[0]))).norm();
-    let (mut weight, mut area_sum) = (vec![0.0; n], vec![0.0; n]);
-    for f in &q.faces {
-        let a = area(f);
-        for (slot, &k) in f.iter().enumerate() {
-            weight[k] += if slot < 3 { 0.0 } else { a / 3.0 };
-            area_sum[k] += a;
-        }
-    }
-    let (mut pressure, mut norm) = (vec![0.0; n], vec![0.0; n]);
-    for f in &q.faces {
-        let a = area(f);
-        let total: f64 = f
-            .iter()
-            .enumerate()
-            .map(|(slot, &k)| {
-                if slot < 3 || weight[k] == 0.0 {
-                    force[k] * a / area_sum[k]
-                } else {
-                    force[k] * (a / 3.0) / weight[k]
-                }
-            })
-            .sum();
-        for &k in f {
-            pressure[k] += total;
-            norm[k] += a;
-        }
-    }
-    pressure
-        .iter()
-        .zip(&norm)
-        .map(|(p, a)| if *a > 0.0 { p / a } else { 0.0 })
-        .collect()
+    let recovery = Recovery::from_faces(q.faces.iter().map(|f| &f[..]), &q.mesh.points)
+        .expect("tri6 faces of the mesh");
+    let (mut face, mut nodal) = (Vec::new(), Vec::new());
+    recovery.face_pressures(force, &mut face);
+    recovery.nodal_pressures(&face, &mut nodal);
+    nodal
 }
 
 /// Solves the quarter `q` with `law` under `load` and measures the contact.
@@ -564,11 +534,12 @@ fn measure(q: &Quarter, law: Law, load: Load) -> Measured {
 /// A row of [`Measured::profile`].
 type ProfileRow = (f64, f64, f64, bool);
 
-/// The pressure by rings of `r/a` (width 0.1 up to 1.2): nodes, the field's mean `p/p₀` at
-/// corners and at mid-side nodes, the recovered mean, Hertz's mean at the same nodes.
+/// The pressure by rings of `r/a` (width 0.1 up to 1.2): nodes, the nodal quotient's mean
+/// `p/p₀` at corners and at mid-side nodes, the field's (C32) mean, Hertz's mean at the same
+/// nodes.
 fn pressure_rings(m: &Measured) -> Vec<[f64; 4]> {
     let mut out = Vec::new();
-    println!("  ring r/a | corners: n, p/p₀ | mid-sides: n, p/p₀ | recovered (R1) | Hertz");
+    println!("  ring r/a | corners: n, |f|/A p₀ | mid-sides: n, |f|/A p₀ | field (C32) | Hertz");
     for ring in 0..12 {
         let (lo, hi) = (0.1 * ring as f64, 0.1 * (ring + 1) as f64);
         let rows: Vec<_> = m.profile.iter().filter(|r| r.0 >= lo && r.0 < hi).collect();
@@ -653,8 +624,9 @@ fn hertz_contact_radius_at_rest_coarse() {
     }
     let m = measure(&q, Law::Linear, load);
     show("a/R = 0.1, a/4, Hooke, punch", &m);
-    // The pressure: the field 4/3 of Hertz's at mid-side nodes, the recovery (R1) Hertz's to
-    // 0.03 p₀ in the rings inside 0.8 a (0.003 p₀ at a/16: docs/validation.md).
+    // The pressure: the field (C32) Hertz's to 0.03 p₀ in the rings inside 0.8 a (0.003 p₀ at
+    // a/16: docs/validation.md); the nodal quotient |f|/A_a (the field before C32) 4/3 of
+    // Hertz's at mid-side nodes.
     let rings = pressure_rings(&m);
     for (ring, [_, mid, recovered, hertz]) in rings.iter().enumerate().take(8) {
         if *mid > 0.0 {
@@ -759,10 +731,10 @@ fn hertz_under_refinement() {
             approach[2] < -0.25 * a && approach[2] > -0.5 * a,
             "{approach:?} at a/R = {a}"
         );
-        // The pressure (finest level): the field (C30) is 4/3 of Hertz's at the mid-side nodes
-        // and nothing at the corners (the consistent nodal forces of a smooth traction on tri6
-        // faces over the sub-triangle areas); recovered by faces (R1) it is Hertz's to 0.01 p₀
-        // in every ring inside 0.9 a.
+        // The pressure (finest level): the field (C32) is Hertz's to 0.01 p₀ in every ring
+        // inside 0.9 a; the nodal quotient |f|/A_a (the field before C32) is 4/3 of Hertz's at
+        // the mid-side nodes and nothing at the corners (the consistent nodal forces of a
+        // smooth traction on tri6 faces over the sub-triangle areas).
         for (ring, [corner, mid, recovered, hertz]) in rings.iter().enumerate().take(9) {
             assert!(*corner < 0.01, "ring {ring}: {corner}");
             assert!(
