@@ -30,7 +30,6 @@
 use std::sync::Arc;
 
 use fem_assembly::modes::{MassMatrix, ModeSettings, Modes, ModesError, lowest_modes};
-use fem_assembly::solid::reference_nodal_mass;
 use fem_assembly::{DofMap, SolidOperator};
 use fem_constraints::UnilateralContacts;
 use fem_io::{Frame, VtkCells};
@@ -628,27 +627,11 @@ pub fn check(section: &SolidSection, input: &Sections<'_>) -> Result<Checked, In
         eta,
         contacts,
     } = validate(section, input)?;
-    let mesh = &setup.mesh;
     let n_cells = setup.formulations.len();
     fem_model::progress::phase(format!(
         "the solid's mass: {n_cells} cells (no operator, no modes)"
     ));
-    let masses = reference_nodal_mass(
-        setup.kind,
-        &mesh.points,
-        &setup.connectivity,
-        setup.density,
-        setup.lumping,
-    )
-    .map_err(|e| setup.operator_error(e))?;
-    let centre = fem_elements::solid::mass_properties(
-        setup.kind,
-        &mesh.points,
-        &setup.connectivity,
-        setup.density,
-    )
-    .map_err(|e| InputError::invalid("mesh", e.to_string()))?
-    .center;
+    let (masses, centre) = setup.reference_mass()?;
     let v0 = setup.initial_velocity(section, centre)?;
     let kinetic = 0.5
         * v0.iter()

@@ -649,6 +649,29 @@ impl SolidSetup {
         format!("  elements: {}", parts.join(", "))
     }
 
+    /// The lumped nodal masses and the centre of mass of the undeformed body, from the cells
+    /// alone (no operator assembled): what a check needs to bound the step and the energy.
+    pub fn reference_mass(&self) -> Result<(Vec<f64>, [f64; 3]), InputError> {
+        let points = &self.mesh.points;
+        let masses = reference_nodal_mass(
+            self.kind,
+            points,
+            &self.connectivity,
+            self.density,
+            self.lumping,
+        )
+        .map_err(|e| self.operator_error(e))?;
+        let centre = fem_elements::solid::mass_properties(
+            self.kind,
+            points,
+            &self.connectivity,
+            self.density,
+        )
+        .map_err(|e| InputError::invalid("mesh", e.to_string()))?
+        .center;
+        Ok((masses, centre))
+    }
+
     /// The initial velocity on the free dofs of [`dofmap`](Self::dofmap) (`centre_of_mass`:
     /// the body's, used by a rotation without a centre). Refuses a non-finite value.
     pub fn initial_velocity(
@@ -1123,22 +1146,7 @@ impl SolidSection {
             // Only the assembled body's critical step can say whether this step is stable.
             return check_by_building(self, input);
         }
-        let masses = reference_nodal_mass(
-            setup.kind,
-            &mesh.points,
-            &setup.connectivity,
-            setup.density,
-            setup.lumping,
-        )
-        .map_err(|e| setup.operator_error(e))?;
-        let centre = fem_elements::solid::mass_properties(
-            setup.kind,
-            &mesh.points,
-            &setup.connectivity,
-            setup.density,
-        )
-        .map_err(|e| InputError::invalid("mesh", e.to_string()))?
-        .center;
+        let (masses, centre) = setup.reference_mass()?;
         let dofmap = &setup.dofmap;
         let x0 = vec![0.0; dofmap.n_free()];
         let v0 = setup.initial_velocity(self, centre)?;
