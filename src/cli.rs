@@ -141,6 +141,10 @@ enum Command {
         /// body), even when its element bound already shows the step stable.
         #[arg(long)]
         critical_step: bool,
+        /// Compute a modal solid's modes as the run does (the eigen-solve) and report their
+        /// frequencies; without it the modes are not computed (their memory is checked).
+        #[arg(long)]
+        modes: bool,
     },
     /// Natural frequencies and mode shapes of the model about its initial state (solid, string).
     #[command(
@@ -220,7 +224,16 @@ pub fn main<M: ModelRegistry>() -> ExitCode {
             file,
             max_steps,
             critical_step,
-        } => cmd_check::<M>(file, *max_steps, *critical_step, &cli),
+            modes,
+        } => cmd_check::<M>(
+            file,
+            *max_steps,
+            fem::model::CheckOptions {
+                critical_step: *critical_step,
+                modes: *modes,
+            },
+            &cli,
+        ),
         Command::Mesh { file } => cmd_mesh(file),
         Command::Modes {
             file,
@@ -498,10 +511,9 @@ fn with_setup_reports<T>(cli: &Cli, f: impl FnOnce() -> T) -> T {
 fn cmd_check<M: ModelRegistry>(
     file: &std::path::Path,
     max_steps: Option<u64>,
-    critical_step: bool,
+    options: fem::model::CheckOptions,
     cli: &Cli,
 ) -> Result<(), FemError> {
-    let options = fem::model::CheckOptions { critical_step };
     let (input, checked) =
         with_setup_reports(cli, || fem::check_with::<M>(file, max_steps, options))?;
     say!("{}: ok", file.display());

@@ -68,6 +68,9 @@ pub struct Input<M = ModelInput> {
     /// The output the model's builder estimated (not read from the file).
     #[serde(skip)]
     pub estimate: std::cell::Cell<Option<OutputEstimate>>,
+    /// The largest memory estimate the model's builder checked (not read from the file).
+    #[serde(skip)]
+    pub memory: std::cell::Cell<f64>,
 }
 
 impl<M: ModelRegistry> Input<M> {
@@ -84,6 +87,7 @@ impl<M: ModelRegistry> Input<M> {
             output: &self.output,
             budget,
             estimate: &self.estimate,
+            memory: &self.memory,
             scheme: None,
         }
     }

@@ -176,3 +176,151 @@ fn check_refuses_an_unstable_step_and_accepts_a_stable_one() {
         stdout(&out)
     );
 }
+
+/// `fem` on `args` with every set-up phase told on standard error (`FEM_PROGRESS_AFTER=0`).
+fn fem_telling_phases(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fem"))
+        .args(args)
+        .env("FEM_PROGRESS_AFTER", "0")
+        .output()
+        .expect("fem runs")
+}
+
+/// A cantilever of `cells` hex8 `eas` cells in `modes` modes, clamped at x = 0, thrown down
+/// onto a stop under its tip (the showcase `inputs/solid_modal_stop.yaml`, resized).
+fn modal_cantilever(name: &str, cells: [usize; 3], modes: usize) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check_cheap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "mesh:\n  box: {{ lengths: [1.0, 0.1, 0.1], cells: {cells:?}, kind: hex8 }}\nmodel:\n  solid:\n    \
+             material: {{ model: svk, young: 1e7, poisson: 0.3, density: 1000 }}\n    element: eas\n    \
+             modes: {modes}\n    damping: 1e-4\n    initial_velocity: {{ uniform: [0, 0, -0.5] }}\n\
+             fixed:\n  - group: xmin\ncontact:\n  obstacles:\n    - group: xmax\n      \
+             plane: {{ point: [1.0, 0.0, -0.01], normal: [0, 0, 1] }}\n  restitution: 1.0\n\
+             time: {{ scheme: modal_moreau_jean, dt: 5.0e-4, t_end: 0.5 }}\noutput: {{ every: 100 }}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `fem check` of a modal solid computes neither its operator nor its modes (issue: the check
+/// of a large modal solid ran the whole eigen-solve): the phases it tells are the mass's only,
+/// while a run (and `fem check --modes`) tell the operator and the eigen-solve. The mesh is
+/// 64 000 cells (211 680 free dofs, 200 modes: an eigen-solve of minutes); the check
+/// still says what the run will be, and refuses what the run refuses before its solve.
+#[test]
+fn check_of_a_modal_solid_does_not_compute_its_modes() {
+    let large = modal_cantilever("modal_large", [160, 20, 20], 200);
+    let out = fem_telling_phases(&["check", large.to_str().unwrap()]);
+    let (report, phases) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{report}{phases}");
+    assert!(phases.contains("the solid's mass"), "{phases}");
+    for costly in ["lowest modes", "the solid's operator", "contact rows"] {
+        assert!(
+            !phases.contains(costly),
+            "'{costly}' computed by the check:\n{phases}"
+        );
+    }
+    for words in [
+        "modes: the 200 lowest of 211680 free dofs, computed when the run starts",
+        "damping: C = eta K, eta = 0.0001 s",
+        "contact: 441 nodes of 'xmax' against a plane, restitution e = 1, lemke solver",
+        "time: exact modal Moreau-Jean on the modes, dt = 0.0005, 1000 steps",
+    ] {
+        assert!(report.contains(words), "'{words}' not in\n{report}");
+    }
+    // The small one: the same lines as the run's set-up but the frequencies, which
+    // `--modes` computes as the run does.
+    let small = modal_cantilever("modal_small", [10, 1, 1], 6);
+    let small = small.to_str().unwrap();
+    let cheap = fem_telling_phases(&["check", small]);
+    assert!(cheap.status.success(), "{}", stderr(&cheap));
+    assert!(
+        !stderr(&cheap).contains("lowest modes"),
+        "{}",
+        stderr(&cheap)
+    );
+    let full = fem_telling_phases(&["check", "--modes", small]);
+    assert!(full.status.success(), "{}", stderr(&full));
+    assert!(
+        stderr(&full).contains("the solid's 6 lowest modes"),
+        "{}",
+        stderr(&full)
+    );
+    let (cheap, full) = (stdout(&cheap), stdout(&full));
+    assert!(line(&full, "modes:").contains("f from"), "{full}");
+    for prefix in [
+        "mesh:",
+        "material:",
+        "dofs:",
+        "contact:",
+        "time:",
+        "stability:",
+        "output:",
+    ] {
+        assert_eq!(line(&cheap, prefix), line(&full, prefix));
+    }
+    // Refused before any solve: more modes than free dofs.
+    let refused = modal_cantilever("modal_too_many", [160, 20, 20], 300000);
+    let out = fem_telling_phases(&["check", refused.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("model.solid.modes"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The compressing thread's copy of a frame (VTKHDF with compression: a step is compressed and
+/// written by a thread of its own) is in the memory estimate the input is checked against: the
+/// output's memory is 3 frames with compression and none without, and a budget with room for
+/// the model but not for that copy refuses the compressed output at `output.compression`.
+#[test]
+fn the_compressing_threads_frame_is_in_the_memory_estimate() {
+    use fem::model::resources::{Budget, COMPRESSING_COPIES};
+    let input = |output: &str| {
+        format!(
+            "mesh:\n  box: {{ lengths: [1.0, 1.0, 1.0], cells: [20, 20, 20], kind: hex8 }}\nmodel:\n  \
+             solid:\n    material: {{ model: svk, young: 1e7, poisson: 0.3, density: 1000 }}\n\
+             fixed:\n  - group: xmin\ntime: {{ scheme: def_exp, dt: 1e-5, t_end: 1e-4 }}\n\
+             output: {output}\n"
+        )
+    };
+    let path = Path::new("compressed.yaml");
+    let checked = |output: &str, budget: Budget| {
+        let parsed = fem::parse(&input(output), path).unwrap();
+        let result = parsed.check_within(path, &budget, Default::default());
+        (result, parsed.estimate.get(), parsed.memory.get())
+    };
+    let (ok, raw, model) = checked("{ format: vtkhdf, compression: none }", Budget::unlimited());
+    ok.unwrap();
+    let raw = raw.unwrap();
+    assert_eq!(raw.memory, 0.0);
+    assert!(model > 0.0);
+    let (ok, pvd, _) = checked("{ format: pvd }", Budget::unlimited());
+    ok.unwrap();
+    assert_eq!(pvd.unwrap().memory, 0.0);
+    let (ok, compressed, model_again) = checked("{ format: vtkhdf }", Budget::unlimited());
+    ok.unwrap();
+    let compressed = compressed.unwrap();
+    assert_eq!(model_again, model);
+    // One frame's bytes: the disk estimate is frames × frame + the history.
+    let frame = compressed.memory / COMPRESSING_COPIES;
+    assert!(frame > 0.0 && frame * compressed.frames as f64 <= compressed.bytes);
+    assert!(frame > 20.0f64.powi(3) * 8.0, "{frame}");
+    // Room for the model and one frame, not for the thread's copies.
+    let tight = Budget::new((model + frame) as u64, u64::MAX);
+    let (ok, _, _) = checked("{ format: vtkhdf, compression: none }", tight);
+    ok.unwrap();
+    let (refused, _, _) = checked("{ format: vtkhdf }", tight);
+    let message = refused.unwrap_err().to_string();
+    assert!(message.contains("output.compression"), "{message}");
+    assert!(
+        message.contains("compressing thread's copy of a frame"),
+        "{message}"
+    );
+}

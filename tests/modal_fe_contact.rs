@@ -355,11 +355,11 @@ fn fem_bin(args: &[&str]) -> std::process::Output {
 
 /// `inputs/solid_modal_stop.yaml` does what its comment says: the frequencies, the energy the
 /// 16 modes take of the throw, the first impact's time, the energy kept through the impacts,
-/// the tip never below the stop; `fem check` describes the modes and the contact.
+/// the tip never below the stop; `fem check --modes` describes the modes and the contact.
 #[test]
 fn the_modal_stop_showcase_reproduces_its_comment() {
     let input = "inputs/solid_modal_stop.yaml";
-    let out = fem_bin(&["check", input]);
+    let out = fem_bin(&["check", "--modes", input]);
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{report}");
     for words in [

@@ -29,7 +29,7 @@
 //! [`DofMap`].
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use fem_elements::solid::element::{CellFailure, Element, FailedCell, gather};
 use fem_elements::solid::loads::{body_force, face_traction};
@@ -223,6 +223,10 @@ pub struct SolidOperator {
     vector_plan: NodeBlockPlan,
     matrix_plan: OnceLock<AssemblyPlan>,
     lumped_mass: Vec<f64>,
+    /// The hourglass part of the last [`strain_energy_sum`](Self::strain_energy_sum) with the
+    /// displacement it was computed at, for [`hourglass_energy_sum`](Self::hourglass_energy_sum)
+    /// at the same displacement (a history row asks for both: one pass over the cells).
+    last_hourglass: Mutex<Option<(Vec<f64>, ExactSum)>>,
 }
 
 impl SolidOperator {
@@ -360,6 +364,7 @@ impl SolidOperator {
             vector_plan,
             matrix_plan: OnceLock::new(),
             lumped_mass: Vec::new(),
+            last_hourglass: Mutex::new(None),
         };
         body.lumped_mass = body.assemble_lumped_mass(lumping)?;
         Ok(body)
@@ -800,13 +805,62 @@ impl SolidOperator {
     }
 
     /// The strain energy as an exact sum not yet rounded (to be merged with other subdomains').
+    /// With `one_point` cells, the pass also sums their hourglass energy and keeps it with
+    /// `u` for [`hourglass_energy_sum`](Self::hourglass_energy_sum) at the same `u`.
     pub fn strain_energy_sum(&self, u: &[f64]) -> ExactSum {
-        self.energy_sums(u, |_| true).0
+        self.strain_and_hourglass_energy_sums(u).0
+    }
+
+    /// The strain energy and its hourglass part ([`hourglass_energy_sum`](Self::hourglass_energy_sum))
+    /// at `u` in one pass over the cells, as exact sums: bit for bit the two separate sums.
+    pub fn strain_and_hourglass_energy_sums(&self, u: &[f64]) -> (ExactSum, ExactSum) {
+        let (total, hourglass) = self.energy_sums(u, |_| true);
+        if self.has_hourglass_control() {
+            let mut last = self
+                .last_hourglass
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            match last.as_mut() {
+                Some((at, sum)) => {
+                    at.clear();
+                    at.extend_from_slice(u);
+                    sum.clone_from(&hourglass);
+                }
+                None => *last = Some((u.to_vec(), hourglass.clone())),
+            }
+        }
+        (total, hourglass)
     }
 
     /// The energy stored by the hourglass control of the `one_point` cells (part of
-    /// [`strain_energy`](Self::strain_energy)), summed exactly: 0 without such cells.
+    /// [`strain_energy`](Self::strain_energy)), summed exactly: 0 without such cells. Taken
+    /// from the last [`strain_energy_sum`](Self::strain_energy_sum) when that was at the same
+    /// `u` (the same bits: the cells' hourglass energies summed exactly either way), else
+    /// summed over the `one_point` cells.
     pub fn hourglass_energy_sum(&self, u: &[f64]) -> ExactSum {
+        if !self.has_hourglass_control() {
+            return ExactSum::new();
+        }
+        {
+            let last = self
+                .last_hourglass
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if let Some((at, sum)) = last.as_ref()
+                && at.len() == u.len()
+                && at.iter().zip(u).all(|(a, b)| a.to_bits() == b.to_bits())
+            {
+                return sum.clone();
+            }
+        }
+        self.energy_sums(u, |e| e.formulation() == Formulation::OnePoint)
+            .1
+    }
+
+    /// The hourglass energy summed over the `one_point` cells, without the memo of
+    /// [`strain_energy_sum`](Self::strain_energy_sum) (the second pass a history row took
+    /// before: for the test and the bench that compare the two).
+    pub fn hourglass_energy_pass(&self, u: &[f64]) -> ExactSum {
         self.energy_sums(u, |e| e.formulation() == Formulation::OnePoint)
             .1
     }

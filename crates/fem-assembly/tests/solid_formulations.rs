@@ -415,3 +415,40 @@ fn the_grouped_energy_is_the_sum_of_the_cells_energies_bit_for_bit() {
     let work: f64 = f.iter().zip(&d).map(|(a, b)| a * b).sum();
     assert!((de - work).abs() < 1e-6 * work.abs(), "{de} vs {work}");
 }
+
+/// A history row asks for the strain energy and its hourglass part at the same displacement:
+/// the pass that sums the strain energy keeps the hourglass part, which the row then takes —
+/// the same bits as the separate pass over the `one_point` cells; at another displacement (or
+/// before any strain energy) the hourglass part is still that of its own displacement.
+#[test]
+fn the_hourglass_energy_of_the_strain_energys_pass_is_the_separate_pass_bit_for_bit() {
+    let (mesh, body) = mixed_body(Material::new(MaterialModel::NeoHookean, 100.0, 0.3).unwrap());
+    assert!(body.has_hourglass_control());
+    let (u, v) = (displacement(&mesh, 0.08), displacement(&mesh, -0.05));
+    let bits = |s: ExactSum| s.value().to_bits();
+    let separate = (
+        bits(body.hourglass_energy_pass(&u)),
+        bits(body.hourglass_energy_pass(&v)),
+    );
+    assert_ne!(separate.0, separate.1);
+    assert!(f64::from_bits(separate.0) > 0.0);
+    // Before any strain energy: the pass of its own.
+    assert_eq!(bits(body.hourglass_energy_sum(&v)), separate.1);
+    let (total, hourglass) = body.strain_and_hourglass_energy_sums(&u);
+    assert_eq!(bits(hourglass.clone()), separate.0);
+    assert_eq!(bits(total), body.strain_energy(&u).to_bits());
+    // The row after the strain energy at u: the kept part, the same bits.
+    assert_eq!(
+        bits(body.strain_energy_sum(&u)),
+        body.strain_energy(&u).to_bits()
+    );
+    assert_eq!(bits(body.hourglass_energy_sum(&u)), separate.0);
+    // Another displacement is not answered from the kept one.
+    assert_eq!(bits(body.hourglass_energy_sum(&v)), separate.1);
+    let mut w = u.clone();
+    w[3 * mesh.n_nodes() - 1] += 1e-3;
+    assert_eq!(
+        bits(body.hourglass_energy_sum(&w)),
+        bits(body.hourglass_energy_pass(&w))
+    );
+}

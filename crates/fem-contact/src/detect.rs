@@ -537,6 +537,19 @@ pub fn detect(
                     second: other,
                 });
             }
+            // A ball against a plane: the plane's normal is known ([`BallOnPlane`], C24).
+            let ball_on_plane = match (other, bodies[i].shape.inner.as_ball()) {
+                (Other::Obstacle(k), Some(ball)) => match &obstacles[k] {
+                    Obstacle::Plane { point, normal } => Some(BallOnPlane {
+                        centre: bodies[i].placement.translation,
+                        radius: ball.radius,
+                        point: *point,
+                        normal: normal.normalize(),
+                    }),
+                    Obstacle::Fixed { .. } => None,
+                },
+                _ => None,
+            };
             let pose1 = poses[i];
             let pos12 = pose1.inv_mul(&pose2);
             let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
@@ -570,7 +583,13 @@ pub fn detect(
                     }
                     let p1 = (pose1 * sub1).transform_point(c.local_p1);
                     let p2 = (pose2 * sub2).transform_point(c.local_p2);
-                    let point = (nv(p1) + nv(p2)) * 0.5;
+                    let mut point = (nv(p1) + nv(p2)) * 0.5;
+                    let (mut normal, mut gap) = (normal, c.dist);
+                    if let Some(b) = &ball_on_plane
+                        && let Some(exact) = b.where_parry_is_off(&normal)
+                    {
+                        (point, normal, gap) = exact;
+                    }
                     if out.iter().any(|d| (d.point - point).norm() <= same) {
                         continue;
                     }
@@ -579,7 +598,7 @@ pub fn detect(
                         second: other,
                         point,
                         normal,
-                        gap: c.dist,
+                        gap,
                         features: [m.subshape1, m.subshape2, c.fid1.0, c.fid2.0],
                     });
                 }
@@ -588,6 +607,47 @@ pub fn detect(
         })
         .collect();
     Ok(found?.into_iter().flatten().collect())
+}
+
+/// A ball (a body's sphere, or a solid's node seen as a tiny ball, docs/theory/contact.md §9)
+/// against a plane obstacle, whose contact is known in closed form: with `n` the plane's unit
+/// normal, `d = n · (c − p)` the centre's signed distance,
+///
+/// ```text
+/// normal = n,   gap = d − r,   point = c − n (d + r)/2                             (C24)
+/// ```
+///
+/// (the midpoint of the centre's projection `c − n d` and the ball's lowest point `c − n r`).
+/// Parry's ball–convex manifold gives the same up to rounding, except when the centre lies
+/// on the plane (`d = 0`, every node of a solid standing on it): it then takes the direction
+/// from the plane's anchor point to the centre, a normal *in* the plane, and moves the point
+/// sideways by the radius — the contact then sees no approach along the plane's normal and
+/// the node sinks (docs/validation.md, "No node below a plane").
+struct BallOnPlane {
+    centre: Vector3<f64>,
+    radius: f64,
+    point: Vector3<f64>,
+    normal: Vector3<f64>,
+}
+
+impl BallOnPlane {
+    /// (C24)'s point, normal and gap where parry's `normal` is not the plane's (beyond
+    /// rounding, `1e-12`), `None` where it is: parry's result is then kept bit for bit.
+    fn where_parry_is_off(
+        &self,
+        normal: &Vector3<f64>,
+    ) -> Option<(Vector3<f64>, Vector3<f64>, f64)> {
+        if (normal - self.normal).norm() <= 1e-12 {
+            return None;
+        }
+        let n = self.normal;
+        let d = n.dot(&(self.centre - self.point));
+        Some((
+            self.centre - n * (0.5 * (d + self.radius)),
+            n,
+            d - self.radius,
+        ))
+    }
 }
 
 /// Surface-pair materials: a default and overrides by pair of material indices (the pair

@@ -163,8 +163,23 @@ impl Problem {
     /// # Panics
     /// If `i` is not a point of the problem.
     pub fn shift_normal(&mut self, i: usize, shift: f64) {
-        self.q[i].x += shift;
-        self.norm_q = self.q.iter().map(|v| v.norm_squared()).sum::<f64>().sqrt();
+        self.shift_normals([(i, shift)]);
+    }
+
+    /// [`Self::shift_normal`] of several points at once, `‖q‖` recomputed once (one shift at
+    /// a time costs `O(n)` each: `O(n²)` for a solid's every contact node).
+    ///
+    /// # Panics
+    /// If a point is not one of the problem's.
+    pub fn shift_normals(&mut self, shifts: impl IntoIterator<Item = (usize, f64)>) {
+        let mut shifted = false;
+        for (i, shift) in shifts {
+            self.q[i].x += shift;
+            shifted = true;
+        }
+        if shifted {
+            self.norm_q = self.q.iter().map(|v| v.norm_squared()).sum::<f64>().sqrt();
+        }
     }
 
     /// Number of points.

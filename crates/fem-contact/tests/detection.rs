@@ -264,3 +264,58 @@ fn broad_phase_finds_every_pair_deterministically() {
         .count();
     assert_eq!(found, brute);
 }
+
+#[test]
+fn a_ball_against_a_plane_takes_the_planes_normal_even_with_its_centre_on_it() {
+    // A solid's node is detected as a tiny ball (docs/theory/contact.md §9); a node that
+    // starts exactly on the plane has its centre on the half-space's boundary. The normal of
+    // a ball against a plane is the plane's wherever the centre is: the gap is the centre's
+    // signed distance less the radius, the point the midpoint of the ball's lowest point and
+    // the centre's projection. (Parry's ball–convex manifold takes, for a centre on the
+    // boundary, the direction from the plane's anchor point to the centre: a lateral normal.)
+    let r = 1e-9;
+    let tilted = Vector3::new(0.3, -0.2, 1.0).normalize();
+    let anchor = Vector3::new(0.5, -0.25, 0.125);
+    for (normal, point) in [(Vector3::z(), Vector3::zeros()), (tilted, anchor)] {
+        let plane = Obstacle::Plane { point, normal };
+        // A direction in the plane, to place centres on it away from the anchor.
+        let along = normal.cross(&Vector3::x()).normalize();
+        for (offset, height) in [
+            (0.0, 0.0),
+            (0.1, 0.0),
+            (0.05, 0.0),
+            (0.1, 0.5 * r),
+            (0.1, -0.5 * r),
+            (0.1, 2.0 * r),
+        ] {
+            let centre = point + along * offset + normal * height;
+            let d = detect(
+                &[placed(Shape::sphere(r).unwrap(), centre)],
+                std::slice::from_ref(&plane),
+                &DetectSettings {
+                    prediction: 4.0 * r,
+                },
+            )
+            .unwrap();
+            assert_eq!(d.len(), 1, "offset {offset}, height {height}: {d:?}");
+            let c = &d[0];
+            assert!(
+                (c.normal - normal).norm() < 1e-12,
+                "offset {offset}, height {height}: normal {:?}, the plane's {normal:?}",
+                c.normal
+            );
+            assert!(
+                (c.gap - (height - r)).abs() < 1e-12 * (1.0 + offset),
+                "offset {offset}, height {height}: gap {} against {}",
+                c.gap,
+                height - r
+            );
+            let expected = centre - normal * (0.5 * (height + r));
+            assert!(
+                (c.point - expected).norm() < 1e-12,
+                "offset {offset}, height {height}: point {:?} against {expected:?}",
+                c.point
+            );
+        }
+    }
+}

@@ -19,7 +19,7 @@ use crate::input::{
     ContactInput, DirichletInput, FixedInput, InitialInput, MeshInput, OfferedScheme, OutputInput,
     TimeInput, TimeSetting,
 };
-use crate::resources::{BASE_MEMORY, Budget, OutputEstimate, check_output};
+use crate::resources::{BASE_MEMORY, Budget, OutputEstimate, check_output, check_output_memory};
 
 /// A model being run: its stepper, and what it writes.
 pub trait Model {
@@ -176,6 +176,9 @@ pub struct Sections<'a> {
     /// Where [`Sections::check_output`] leaves its estimate of the output, for `fem check` to
     /// print.
     pub estimate: &'a std::cell::Cell<Option<OutputEstimate>>,
+    /// The largest memory estimate [`Sections::check_memory`] checked ([`BASE_MEMORY`]
+    /// included): the model's, which [`Sections::check_output`] adds the output's to.
+    pub memory: &'a std::cell::Cell<f64>,
     /// The scheme the run is stepped by, once [`check_uses`] has resolved `time.scheme`
     /// against the model's list (`None` before).
     pub scheme: Option<&'static OfferedScheme>,
@@ -212,7 +215,11 @@ impl Sections<'_> {
     /// Refuses `what` at `field` when `bytes` (the model's estimate, [`BASE_MEMORY`] added
     /// here) are beyond the memory budget.
     pub fn check_memory(&self, field: &str, what: &str, bytes: f64) -> Result<(), InputError> {
-        self.budget.check_memory(field, what, BASE_MEMORY + bytes)
+        let output = self.estimate.get().map_or(0.0, |e| e.memory);
+        self.budget
+            .check_memory(field, what, BASE_MEMORY + bytes + output)?;
+        self.memory.set(self.memory.get().max(BASE_MEMORY + bytes));
+        Ok(())
     }
 
     /// Refuses an output beyond [`MAX_FRAMES`](crate::resources::MAX_FRAMES) frames or the disk
@@ -239,7 +246,18 @@ impl Sections<'_> {
             self.output.history_every,
             columns,
         )?;
-        self.estimate.set(Some(estimate));
+        // A compressed VTKHDF step is written by a thread of its own holding a copy of the
+        // frame (fem-io's VtkHdfSeries): that copy beside the model's estimate.
+        let compressing_thread = self.output.format == crate::input::FormatKind::Vtkhdf
+            && self.output.compression != crate::input::CompressionKind::None;
+        let memory = check_output_memory(
+            &self.budget,
+            self.memory.get().max(BASE_MEMORY),
+            frame_bytes,
+            compressing_thread,
+        )?;
+        self.estimate
+            .set(Some(OutputEstimate { memory, ..estimate }));
         Ok(())
     }
 }
@@ -283,6 +301,9 @@ pub struct CheckOptions {
     /// Compute the explicit critical step of the assembled body (the Lanczos refinement of
     /// the element bound) even where the element bound answers (`fem check --critical-step`).
     pub critical_step: bool,
+    /// Compute a modal model's modes (the eigen-solve the run starts with) and report their
+    /// frequencies (`fem check --modes`); without it a modal solid is checked without them.
+    pub modes: bool,
 }
 
 /// What `fem check` prints of a model: its description and its time grid.

@@ -306,6 +306,27 @@ pub struct OutputEstimate {
     pub rows: u64,
     /// Bytes of frames and history, an upper bound (uncompressed, the mesh in every frame).
     pub bytes: f64,
+    /// Bytes the output holds in memory beyond the model while it writes
+    /// ([`output_memory`]): the compressing thread's copy of a frame, or 0.
+    pub memory: f64,
+}
+
+/// Frames' worth of memory a compressing writer holds beside the model's own frame: the copy of
+/// the step's fields handed to the thread that compresses and writes it (VTKHDF with
+/// compression, fem-io's `VtkHdfSeries`) while the run goes on, and, as it compresses a field,
+/// that field shuffled and deflated (each at most the field, so at most two frames more).
+pub const COMPRESSING_COPIES: f64 = 3.0;
+
+/// The memory the output holds beyond the model while a frame of `frame` bytes
+/// ([`frame_bytes`], an upper bound of its fields) is written: [`COMPRESSING_COPIES`] frames
+/// with a compressing thread, nothing without one (the frame is written from the model's
+/// buffers).
+pub fn output_memory(frame: f64, compressing_thread: bool) -> f64 {
+    if compressing_thread {
+        COMPRESSING_COPIES * frame
+    } else {
+        0.0
+    }
 }
 
 /// Checks the output a run asks for: `frames` frame files of `frame` bytes each and a
@@ -343,7 +364,33 @@ pub fn check_output(
         frames,
         rows,
         bytes,
+        memory: 0.0,
     })
+}
+
+/// Refuses a model of `model` bytes (its largest estimate, [`BASE_MEMORY`] included) whose
+/// output, frames of `frame` bytes, needs [`output_memory`] beside it beyond the memory
+/// budget; returns the output's memory.
+pub fn check_output_memory(
+    budget: &Budget,
+    model: f64,
+    frame: f64,
+    compressing_thread: bool,
+) -> Result<f64, InputError> {
+    let memory = output_memory(frame, compressing_thread);
+    if memory > 0.0 {
+        budget.check_memory(
+            "output.compression",
+            &format!(
+                "the model (about {}) with the compressing thread's copy of a frame (about {}; \
+                 output.compression: none writes without it)",
+                Bytes(model),
+                Bytes(memory)
+            ),
+            model + memory,
+        )?;
+    }
+    Ok(memory)
 }
 
 #[cfg(test)]
@@ -408,6 +455,32 @@ mod tests {
         let small_disk = Budget::new(u64::MAX, 1 << 20);
         let e = check_output(&small_disk, 1000, 1, 1e4, 1, 10.0).unwrap_err();
         assert!(e.to_string().contains("of disk"), "{e}");
+    }
+
+    /// The compressing thread's copy of a frame is in the memory estimate: the estimate grows
+    /// by it with compression, and a model that fits without it is refused with it.
+    #[test]
+    fn the_compressing_thread_copy_is_in_the_memory_estimate() {
+        let (model, frame) = (1e9, 1e8);
+        assert_eq!(output_memory(frame, false), 0.0);
+        assert_eq!(output_memory(frame, true), COMPRESSING_COPIES * frame);
+        const { assert!(COMPRESSING_COPIES >= 1.0) };
+        let unlimited = Budget::unlimited();
+        assert_eq!(
+            check_output_memory(&unlimited, model, frame, false).unwrap(),
+            0.0
+        );
+        assert_eq!(
+            check_output_memory(&unlimited, model, frame, true).unwrap(),
+            COMPRESSING_COPIES * frame
+        );
+        // Room for the model and one frame, not for the thread's copies.
+        let tight = Budget::new((model + frame) as u64, u64::MAX);
+        assert!(check_output_memory(&tight, model, frame, false).is_ok());
+        let e = check_output_memory(&tight, model, frame, true).unwrap_err();
+        let m = e.to_string();
+        assert!(m.contains("output.compression"), "{m}");
+        assert!(m.contains("compressing thread's copy of a frame"), "{m}");
     }
 
     #[test]

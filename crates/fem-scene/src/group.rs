@@ -114,6 +114,13 @@ pub trait BodyGroup: Send + Sync {
         let _ = shape;
         false
     }
+    /// Whether the contacts on the faces of the group's body `body` (group numbering;
+    /// [`Self::surface_contacts`]) take the mid-step position law of
+    /// [`Self::mid_step_level`]. Default: no (rule (R)).
+    fn mid_step_body(&self, body: usize) -> bool {
+        let _ = body;
+        false
+    }
     /// Whether the group's shapes are points of its bodies (a solid's nodes): two such
     /// shapes of two bodies are not paired (node to node is no contact; two solids meet node
     /// to face, [`Self::surface_contacts`]).

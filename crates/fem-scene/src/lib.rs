@@ -18,7 +18,7 @@
 //! | [`solid`] | [`solid::SolidGroup`]: total-Lagrangian solids (DEF_EXP, DEF_LIM) whose surface nodes touch |
 //! | [`solid_faces`] | a solid's boundary faces, the projection of a point onto a face (C20) |
 //! | [`redistribute`] | a solid's lumped mass moved off its contact surface (massless contact nodes) |
-//! | [`pressure`] | the contact pressure field of a solid's frames: nodal force over tributary area |
+//! | [`pressure`] | the contact pressure field of a solid's frames: nodal forces recovered by the boundary faces (C32) |
 //! | [`pairs`] | contact on a solid's faces: another solid's nodes, a rigid shape (docs/theory/contact.md §10) |
 //! | [`section`] | the `model.scene` input section ([`SceneSection`]) |
 //! | [`generate`] | generators of many bodies and the CSV table |

@@ -1,23 +1,23 @@
 //! Contact pressure as a surface field of a solid's frames (issue 24 scope item 3;
-//! docs/theory/contact.md §9.3): the nodal contact force over the node's tributary area on
-//! the boundary,
+//! docs/theory/contact.md §9.3): the nodal contact forces recovered as a pressure by the
+//! boundary faces (C32). Each node's force magnitude `f_a` is shared among its boundary faces
+//! `F` by their consistent weights `w_a^F = ∫_F N_a dA`; a face's pressure is its shares over its
+//! area; a node's pressure is the area-weighted mean of its faces' pressures:
 //!
 //! ```text
-//! p_a = |f_a| / A_a,      Σ_a p_a A_a = Σ_a |f_a|                                  (C30)
+//! f_a^F = f_a w_a^F / Σ_G w_a^G   (by area A_F / Σ_G A_G where Σ_G w_a^G = 0)
+//! p_F   = Σ_{a ∈ F} f_a^F / A_F,      p_a = Σ_{F ∋ a} A_F p_F / Σ_{F ∋ a} A_F           (C32)
+//! Σ_F p_F A_F = Σ_a |f_a|   (every node on a face: its shares sum to 1)
 //! ```
 //!
-//! (`f_a` the node's contact force `r/h` of the step; the traction's magnitude, the pressure
-//! when friction is off). `A_a` is the node's share of the boundary's reference area (C31):
+//! (`f_a` the magnitude of the node's contact force `r/h` of the step; the pressure when
+//! friction is off.) The weights: tri3 `A/3` a corner; quad4 `∫ N_a dA` by 2 × 2 Gauss points
+//! (`A` their sum); tri6 `A/3` a mid-side node, 0 a corner (`A` the corners' flat triangle), so
+//! a corner's force, zero under a uniform traction, is shared by area. The consistent nodal
+//! forces of a uniform pressure on flat faces are recovered exactly at every node.
 //!
-//! - tri3: a third of the triangle each corner;
-//! - quad4: `∫ N_a dA` (2 × 2 Gauss; a quarter each on a parallelogram);
-//! - tri6: the face cut into its four sub-triangles by the mid-side nodes, a third of each
-//!   sub-triangle to each of its three nodes (`A/12` a corner, `A/4` a mid-side node on a
-//!   flat face) — the consistent `∫ N_a dA` of a tri6 corner is zero, which would make its
-//!   pressure infinite.
-//!
-//! The areas sum to the boundary's area (the tri6 sub-triangles' flat area: a curved face's
-//! chord area).
+//! [`tributary_areas`] (C31) are each node's share of the boundary's area, kept for sizes
+//! (their sum is the boundary's area); the field no longer divides by them (C30, history).
 
 use fem_mesh::CellKind;
 use nalgebra::Vector3;
@@ -55,35 +55,181 @@ pub fn tributary_areas(
                 area[k] += share;
             }
         } else {
-            // ∫ N_a dA by 2 × 2 Gauss points of the bilinear quad.
-            let g = 1.0 / 3.0_f64.sqrt();
-            for (s, t) in [(-g, -g), (g, -g), (g, g), (-g, g)] {
-                let shape = [
-                    0.25 * (1.0 - s) * (1.0 - t),
-                    0.25 * (1.0 + s) * (1.0 - t),
-                    0.25 * (1.0 + s) * (1.0 + t),
-                    0.25 * (1.0 - s) * (1.0 + t),
-                ];
-                let ds = 0.25 * ((x(n[1]) - x(n[0])) * (1.0 - t) + (x(n[2]) - x(n[3])) * (1.0 + t));
-                let dt = 0.25 * ((x(n[3]) - x(n[0])) * (1.0 - s) + (x(n[2]) - x(n[1])) * (1.0 + s));
-                let jacobian = ds.cross(&dt).norm();
-                for (k, &a) in n.iter().enumerate() {
-                    area[a] += shape[k] * jacobian;
-                }
+            for (k, w) in quad4_weights(&x, n).into_iter().enumerate() {
+                area[n[k]] += w;
             }
         }
     }
     Ok(area)
 }
 
-/// The pressure (C30) of the nodal contact forces `force` (3 per node) over `areas`: zero
-/// where the area is (off the boundary, or no force).
-pub fn contact_pressure(force: &[f64], areas: &[f64], out: &mut Vec<f64>) {
-    out.clear();
-    out.extend(areas.iter().enumerate().map(|(n, &a)| {
-        let f = Vector3::new(force[3 * n], force[3 * n + 1], force[3 * n + 2]).norm();
-        if a > 0.0 && f > 0.0 { f / a } else { 0.0 }
-    }));
+/// The consistent weights `∫ N_a dA` of the bilinear quad `n` (2 × 2 Gauss points).
+fn quad4_weights(x: &impl Fn(usize) -> Vector3<f64>, n: &[usize]) -> [f64; 4] {
+    let g = 1.0 / 3.0_f64.sqrt();
+    let mut w = [0.0; 4];
+    for (s, t) in [(-g, -g), (g, -g), (g, g), (-g, g)] {
+        let shape = [
+            0.25 * (1.0 - s) * (1.0 - t),
+            0.25 * (1.0 + s) * (1.0 - t),
+            0.25 * (1.0 + s) * (1.0 + t),
+            0.25 * (1.0 - s) * (1.0 + t),
+        ];
+        let ds = 0.25 * ((x(n[1]) - x(n[0])) * (1.0 - t) + (x(n[2]) - x(n[3])) * (1.0 + t));
+        let dt = 0.25 * ((x(n[3]) - x(n[0])) * (1.0 - s) + (x(n[2]) - x(n[1])) * (1.0 + s));
+        let jacobian = ds.cross(&dt).norm();
+        for (k, wk) in w.iter_mut().enumerate() {
+            *wk += shape[k] * jacobian;
+        }
+    }
+    w
+}
+
+/// The face recovery (C32) of a solid's boundary: its faces with their consistent weights and
+/// areas, and each node's sums of them.
+#[derive(Clone, Debug, Default)]
+pub struct Recovery {
+    /// The faces' nodes, face `F` at `nodes[start[F]..start[F + 1]]`.
+    nodes: Vec<usize>,
+    start: Vec<usize>,
+    /// `w_a^F` for each entry of `nodes`.
+    weights: Vec<f64>,
+    /// `A_F`.
+    face_areas: Vec<f64>,
+    /// `Σ_F w_a^F` and `Σ_F A_F` of each mesh node (zero off the faces).
+    weight_sum: Vec<f64>,
+    area_sum: Vec<f64>,
+    /// The tributary areas (C31).
+    tributary: Vec<f64>,
+}
+
+impl Recovery {
+    /// The recovery on the boundary of the cells `connectivity` of `kind` (tet4, hex8, tet10)
+    /// with reference coordinates `points`.
+    pub fn new(
+        kind: CellKind,
+        connectivity: &[usize],
+        points: &[[f64; 3]],
+    ) -> Result<Self, SolidGroupError> {
+        let faces = crate::solid_faces::boundary_faces(kind, connectivity)?;
+        let mut r = Self::build(faces.iter().map(|f| f.nodes()), points);
+        r.tributary = tributary_areas(kind, connectivity, points)?;
+        Ok(r)
+    }
+
+    /// The recovery on the faces `faces` (each 3 nodes: tri3; 4: quad4, counter-clockwise; 6:
+    /// tri6, corners then the mid-sides of (0, 1), (1, 2), (2, 0)) of the nodes `points`;
+    /// `None` when a face has another number of nodes or a node not in `points`. No tributary
+    /// areas.
+    pub fn from_faces<'a>(
+        faces: impl IntoIterator<Item = &'a [usize]>,
+        points: &[[f64; 3]],
+    ) -> Option<Self> {
+        let faces: Vec<&[usize]> = faces.into_iter().collect();
+        let valid =
+            |f: &&[usize]| matches!(f.len(), 3 | 4 | 6) && f.iter().all(|&k| k < points.len());
+        faces.iter().all(valid).then(|| Self::build(faces, points))
+    }
+
+    /// [`Self::from_faces`] of valid faces.
+    fn build<'a>(faces: impl IntoIterator<Item = &'a [usize]>, points: &[[f64; 3]]) -> Self {
+        let n = points.len();
+        let x = |k: usize| Vector3::from(points[k]);
+        let mut r = Self {
+            start: vec![0],
+            weight_sum: vec![0.0; n],
+            area_sum: vec![0.0; n],
+            ..Self::default()
+        };
+        for f in faces {
+            let triangle = || 0.5 * (x(f[1]) - x(f[0])).cross(&(x(f[2]) - x(f[0]))).norm();
+            let (area, weights): (f64, Vec<f64>) = match f.len() {
+                3 => {
+                    let a = triangle();
+                    (a, vec![a / 3.0; 3])
+                }
+                4 => {
+                    let w = quad4_weights(&x, f);
+                    (w.iter().sum(), w.to_vec())
+                }
+                _ => {
+                    let a = triangle();
+                    (a, vec![0.0, 0.0, 0.0, a / 3.0, a / 3.0, a / 3.0])
+                }
+            };
+            for (&k, &w) in f.iter().zip(&weights) {
+                r.weight_sum[k] += w;
+                r.area_sum[k] += area;
+            }
+            r.nodes.extend_from_slice(f);
+            r.weights.extend(weights);
+            r.start.push(r.nodes.len());
+            r.face_areas.push(area);
+        }
+        r
+    }
+
+    /// The faces' areas `A_F`, in the faces' order.
+    pub fn face_areas(&self) -> &[f64] {
+        &self.face_areas
+    }
+
+    /// The tributary areas (C31) of the mesh nodes (empty for [`Self::from_faces`]).
+    pub fn tributary_areas(&self) -> &[f64] {
+        &self.tributary
+    }
+
+    /// The face pressures `p_F` (C32) of the nodal force magnitudes `magnitude` (one per mesh
+    /// node; zero on a face of zero area).
+    pub fn face_pressures(&self, magnitude: &[f64], out: &mut Vec<f64>) {
+        out.clear();
+        out.extend(self.face_areas.iter().enumerate().map(|(face, &area)| {
+            let range = self.start[face]..self.start[face + 1];
+            let total: f64 = self.nodes[range.clone()]
+                .iter()
+                .zip(&self.weights[range])
+                .map(|(&k, &w)| {
+                    let f = magnitude[k];
+                    if f == 0.0 {
+                        0.0
+                    } else if self.weight_sum[k] > 0.0 {
+                        f * w / self.weight_sum[k]
+                    } else if self.area_sum[k] > 0.0 {
+                        f * area / self.area_sum[k]
+                    } else {
+                        0.0
+                    }
+                })
+                .sum();
+            if area > 0.0 { total / area } else { 0.0 }
+        }));
+    }
+
+    /// The nodal pressures `p_a` (C32) from the face pressures `face` ([`Self::face_pressures`]):
+    /// one per mesh node, zero off the faces.
+    pub fn nodal_pressures(&self, face: &[f64], out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.area_sum.len(), 0.0);
+        for (f, (&p, &area)) in face.iter().zip(&self.face_areas).enumerate() {
+            for &k in &self.nodes[self.start[f]..self.start[f + 1]] {
+                out[k] += p * area;
+            }
+        }
+        for (p, &a) in out.iter_mut().zip(&self.area_sum) {
+            *p = if a > 0.0 { *p / a } else { 0.0 };
+        }
+    }
+}
+
+/// The pressure field (C32) of the nodal contact forces `force` (3 per node) recovered by
+/// `recovery`'s faces: one value per node, zero off contact and off the boundary.
+pub fn contact_pressure(force: &[f64], recovery: &Recovery, out: &mut Vec<f64>) {
+    let magnitude: Vec<f64> = force
+        .chunks_exact(3)
+        .map(|f| Vector3::new(f[0], f[1], f[2]).norm())
+        .collect();
+    let mut face = Vec::new();
+    recovery.face_pressures(&magnitude, &mut face);
+    recovery.nodal_pressures(&face, out);
 }
 
 #[cfg(test)]
@@ -111,12 +257,136 @@ mod tests {
         }
     }
 
+    /// A box sheared in its plane z = 0 (parallelogram faces), its boundary faces on z = 0 with
+    /// their nodes, and the consistent nodal forces `∫ N_a p dA` of the uniform pressure `p` on
+    /// them (closed forms: tri3 `A/3`; parallelogram quad4 `A/4`; tri6 0 a corner, `A/3` a
+    /// mid-side node), as 3 components per node along −z.
+    fn pressed_floor(cells: BoxCells, p: f64) -> (Vec<[f64; 3]>, Vec<Vec<usize>>, Vec<f64>) {
+        let mesh = box_mesh([1.0, 2.0, 0.5], [3, 4, 2], cells).unwrap();
+        let points: Vec<[f64; 3]> = mesh
+            .points
+            .iter()
+            .map(|q| [q[0] + 0.3 * q[1], q[1] + 0.1 * q[0], q[2]])
+            .collect();
+        let block = &mesh.blocks[0];
+        let faces: Vec<Vec<usize>> =
+            crate::solid_faces::boundary_faces(block.kind, &block.connectivity)
+                .unwrap()
+                .iter()
+                .map(|f| f.nodes().to_vec())
+                .filter(|f| f.iter().all(|&k| points[k][2] == 0.0))
+                .collect();
+        let x = |k: usize| Vector3::from(points[k]);
+        let mut force = vec![0.0; 3 * points.len()];
+        for f in &faces {
+            let area = 0.5 * (x(f[1]) - x(f[0])).cross(&(x(f[2]) - x(f[0]))).norm();
+            let shares: Vec<f64> = match f.len() {
+                3 => vec![area / 3.0; 3],
+                4 => vec![2.0 * area / 4.0; 4],
+                _ => vec![0.0, 0.0, 0.0, area / 3.0, area / 3.0, area / 3.0],
+            };
+            for (&k, s) in f.iter().zip(shares) {
+                force[3 * k + 2] -= p * s;
+            }
+        }
+        (points, faces, force)
+    }
+
+    /// (C32) recovers a uniform pressure exactly at every node of flat tri3, quad4 and tri6
+    /// faces (corners and mid-sides), zero off them, and its face pressures carry the force.
     #[test]
-    fn pressure_times_area_is_the_force() {
-        let areas = [0.5, 0.0, 0.25];
-        let force = [0.0, 0.0, 2.0, 1.0, 1.0, 1.0, 3.0, 4.0, 0.0];
-        let mut p = Vec::new();
-        contact_pressure(&force, &areas, &mut p);
-        assert_eq!(p, vec![4.0, 0.0, 20.0]);
+    fn a_uniform_pressure_is_recovered_at_every_node() {
+        let p = 2.5e5;
+        for cells in [BoxCells::Tet4, BoxCells::Hex8, BoxCells::Tet10] {
+            let (points, faces, force) = pressed_floor(cells, p);
+            assert!(!faces.is_empty());
+            let recovery =
+                Recovery::from_faces(faces.iter().map(|f| f.as_slice()), &points).unwrap();
+            let mut nodal = Vec::new();
+            contact_pressure(&force, &recovery, &mut nodal);
+            let mut on_floor = vec![false; points.len()];
+            for f in &faces {
+                for &k in f {
+                    on_floor[k] = true;
+                }
+            }
+            for (k, &value) in nodal.iter().enumerate() {
+                let expected = if on_floor[k] { p } else { 0.0 };
+                assert!(
+                    (value - expected).abs() < 1e-12 * p,
+                    "{cells:?} node {k}: {value}"
+                );
+            }
+            let magnitude: Vec<f64> = force.chunks(3).map(|f| f[2].abs()).collect();
+            let mut face = Vec::new();
+            recovery.face_pressures(&magnitude, &mut face);
+            for &value in &face {
+                assert!((value / p - 1.0).abs() < 1e-12, "{cells:?}: face {value}");
+            }
+        }
+    }
+
+    /// Σ_F p_F A_F = Σ_a |f_a| (C32) for any forces on the faces' nodes, on a whole box
+    /// boundary (nodes shared by faces in two planes), flat or bent. The nodal Σ p_a A_a with
+    /// C31's areas is the force too on flat faces (there `A_a` is a fixed fraction of each
+    /// face's area: 1/3 tri3, 1/4 rectangle, 1/12 and 1/4 tri6), not on curved tri6 faces.
+    #[test]
+    fn the_face_pressures_carry_the_force() {
+        for (cells, bend) in [BoxCells::Tet4, BoxCells::Hex8, BoxCells::Tet10]
+            .into_iter()
+            .flat_map(|c| [(c, 0.0), (c, 0.3)])
+        {
+            let mut mesh = box_mesh([1.0, 2.0, 3.0], [2, 3, 2], cells).unwrap();
+            for q in &mut mesh.points {
+                q[2] += bend * q[0] * q[0];
+            }
+            let block = &mesh.blocks[0];
+            let recovery = Recovery::new(block.kind, &block.connectivity, &mesh.points).unwrap();
+            let areas = recovery.tributary_areas();
+            // Force only on boundary nodes, of varied magnitude (a fixed sequence).
+            let force: Vec<f64> = (0..3 * mesh.n_nodes())
+                .map(|i| {
+                    let on = areas[i / 3] > 0.0;
+                    if on {
+                        ((i * 7919) % 101) as f64 * 0.37 - 12.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let magnitude: Vec<f64> = force
+                .chunks(3)
+                .map(|f| Vector3::new(f[0], f[1], f[2]).norm())
+                .collect();
+            let total: f64 = magnitude.iter().sum();
+            let mut face = Vec::new();
+            recovery.face_pressures(&magnitude, &mut face);
+            let carried: f64 = face
+                .iter()
+                .zip(recovery.face_areas())
+                .map(|(p, a)| p * a)
+                .sum();
+            assert!(
+                (carried / total - 1.0).abs() < 1e-12,
+                "{cells:?} bend {bend}: {carried} {total}"
+            );
+            let mut nodal = Vec::new();
+            contact_pressure(&force, &recovery, &mut nodal);
+            let nodal_sum: f64 = nodal.iter().zip(areas).map(|(p, a)| p * a).sum();
+            let nodal_error = (nodal_sum / total - 1.0).abs();
+            if bend == 0.0 {
+                assert!(nodal_error < 1e-12, "{cells:?}: {nodal_sum}");
+            } else if cells == BoxCells::Tet10 {
+                assert!(nodal_error > 1e-6, "{cells:?} bent: {nodal_sum}");
+            }
+        }
+    }
+
+    #[test]
+    fn faces_of_other_sizes_or_unknown_nodes_are_refused() {
+        let points = [[0.0; 3]; 4];
+        assert!(Recovery::from_faces([&[0, 1][..]], &points).is_none());
+        assert!(Recovery::from_faces([&[0, 1, 4][..]], &points).is_none());
+        assert!(Recovery::from_faces([&[0, 1, 2][..]], &points).is_some());
     }
 }

@@ -32,7 +32,10 @@
 //!
 //! A ball landing slowly is thus stopped exactly at the surface and then held there without
 //! restitution (no jitter, no penetration), while an impact bounces with `e` before the surface
-//! is crossed. Links take `q_N += g/h` of their violation `g` (drift correction).
+//! is crossed. Rule (R) is the rigid bodies' law; a solid's contacts take the mid-step position
+//! law instead, `q_N += g/h` for either sign of `g` (docs/theory/contact.md §9.2, eq. C18;
+//! [`BodyGroup::mid_step_level`], [`BodyGroup::mid_step_body`]), and its massless nodes the
+//! position-level law (§9.1, eq. C17). Links take `q_N += g/h` of their violation `g` (drift correction).
 //!
 //! **Energy.** The work of the impulses, `½ Σ_i r_i · (U_i⁺ + U_i⁻)` (local frames, `U⁺`
 //! the velocity the contact layer computed), is split into the work of the normal impulses of
@@ -239,6 +242,11 @@ pub struct SolveSummary {
     pub warm_started: usize,
     /// The solver's report.
     pub report: NsgsReport,
+    /// `‖q‖` of the solve (C4, C11): a converged solve leaves every normal velocity at most
+    /// `τ ‖q‖` short of the law (`τ` the solver's tolerance), so a contact's next mid-step
+    /// gap at most `h τ ‖q‖` below zero — the solver's tolerance in metres
+    /// (docs/validation.md, "No node below a plane").
+    pub q_norm: f64,
 }
 
 /// Time spent in each part of the steps so far (wall clock).
@@ -805,7 +813,8 @@ impl SceneStepper {
             })
             .collect();
         position_level.resize(n_contacts, false);
-        // Contacts of nodes under the mid-step position law (§9.2): no rule (R) either.
+        // Contacts of nodes under the mid-step position law (§9.2, a solid's default): no
+        // rule (R) either.
         let mut mid_step_level: Vec<bool> = kept
             .iter()
             .map(|&j| {
@@ -817,7 +826,11 @@ impl SceneStepper {
                 level(d.first) || matches!(d.second, Other::Body(s) if level(s))
             })
             .collect();
-        mid_step_level.resize(n_contacts, false);
+        // A contact on a group's own faces takes the mid-step law when the face's body does.
+        for c in &constraints[mid_step_level.len()..n_contacts] {
+            let face = c.second.map(|b| self.locate(b));
+            mid_step_level.push(face.is_some_and(|(g, b)| self.groups[g].mid_step_body(b)));
+        }
         for (i, c) in constraints.iter_mut().take(n_contacts).enumerate() {
             let Law::Contact { friction, .. } = c.law else {
                 continue;
@@ -867,18 +880,23 @@ impl SceneStepper {
             })?;
         // The position-level law: q_N += 2g/h for either sign of g (eq. C17), in place of
         // the assembly's g/h for g > 0.
-        for (i, c) in constraints.iter().take(n_contacts).enumerate() {
-            if position_level[i] {
-                let assembled = if c.gap > 0.0 { gap_rate * c.gap } else { 0.0 };
-                assembly
-                    .problem
-                    .shift_normal(i, 2.0 * gap_rate * c.gap - assembled);
-            } else if mid_step_level[i] && c.gap <= 0.0 {
-                // The mid-step law: q_N += g/h for either sign of g (eq. C18); the assembly
-                // gave g/h for g > 0 only.
-                assembly.problem.shift_normal(i, gap_rate * c.gap);
-            }
-        }
+        let shifts = constraints
+            .iter()
+            .take(n_contacts)
+            .enumerate()
+            .filter_map(|(i, c)| {
+                if position_level[i] {
+                    let assembled = if c.gap > 0.0 { gap_rate * c.gap } else { 0.0 };
+                    Some((i, 2.0 * gap_rate * c.gap - assembled))
+                } else if mid_step_level[i] && c.gap <= 0.0 {
+                    // The mid-step law: q_N += g/h for either sign of g (eq. C18); the
+                    // assembly gave g/h for g > 0 only.
+                    Some((i, gap_rate * c.gap))
+                } else {
+                    None
+                }
+            });
+        assembly.problem.shift_normals(shifts);
         let mut r: Vec<Vector3<f64>> = constraints
             .iter()
             .enumerate()
@@ -996,6 +1014,7 @@ impl SceneStepper {
             links: constraints.len() - n_contacts,
             warm_started: previous.iter().filter(|p| p.is_some()).count(),
             report,
+            q_norm: assembly.problem.norm_q(),
         };
         let updated = Instant::now();
         self.timing.update += updated - solved;

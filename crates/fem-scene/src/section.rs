@@ -91,8 +91,8 @@ pub struct SolidInput {
     #[serde(default)]
     pub contact_group: Option<String>,
     /// Move the lumped mass of the contact nodes to their neighbours off the surface
-    /// (massless contact nodes held at position level, docs/theory/contact.md §9.1); DEF_LIM
-    /// only (default false).
+    /// (massless contact nodes held at position level, docs/theory/contact.md §9.1; under
+    /// DEF_EXP their positions are the body's static equilibrium, eq. C26) (default false).
     #[serde(default)]
     pub mass_redistribution: bool,
     /// The solid's own mesh (the keys of the `mesh` section: `file` or `box`); default the
@@ -979,12 +979,6 @@ impl SceneSection {
         let connectivity = prepared.connectivity.clone();
         let system = if entry.mass_redistribution {
             let at = format!("{key}.mass_redistribution");
-            if input.scheme_name() != fem_time::leapfrog::def_lim::NAME {
-                return Err(InputError::invalid(
-                    at,
-                    "the mass can be moved off the contact nodes with time.scheme def_lim only (def_exp divides by every node's mass)",
-                ));
-            }
             crate::redistribute::redistribute(
                 prepared.system,
                 prepared.mesh_kind.n_nodes(),

@@ -25,6 +25,7 @@
 
 use std::collections::HashMap;
 
+use fem_assembly::Par;
 use fem_contact::body::{ContactBody, PointMap};
 use fem_contact::detect::{PlacedShape, Placement, Shape};
 use fem_io::{Field, Frame};
@@ -33,6 +34,7 @@ use fem_solid::SolidSystem;
 use fem_solid::model::SolidOutput;
 use fem_time::{Clock, DefExp, DefLim, Energy, SecondOrderSystem, StateField, StepError, Stepper};
 use nalgebra::Vector3;
+use rayon::prelude::*;
 
 use crate::group::{BodyGroup, GroupStep};
 
@@ -173,10 +175,9 @@ pub struct SolidBody {
     offset: [f64; 3],
     /// The solid's cells for a frame of several solids: kind and mesh connectivity.
     cells: Option<(CellKind, Vec<usize>)>,
-    /// Each mesh node's tributary area on the boundary (empty: no pressure field;
-    /// [`crate::pressure`]).
-    areas: Vec<f64>,
-    /// The frame's `contact_pressure` (C30).
+    /// The face recovery of the boundary (none: no pressure field; [`crate::pressure`]).
+    recovery: Option<crate::pressure::Recovery>,
+    /// The frame's `contact_pressure` (C32).
     pressure: Vec<f64>,
     /// Points per block solve of DEF_LIM's `A⁻¹Hᵀ` ([`SolidBody::with_block_points`]).
     block_points: usize,
@@ -253,7 +254,9 @@ fn bits(p: &Vector3<f64>) -> [u64; 3] {
 
 impl SolidBody {
     /// A solid of `system` stepped by `stepper`, with the contact nodes `nodes` (mesh nodes)
-    /// of surface material `material`, drawn by `output` on the mesh's `points`.
+    /// of surface material `material`, drawn by `output` on the mesh's `points`. Its contacts
+    /// take the mid-step position law (C18; [`Self::with_rule_r`] for rule (R)), its massless
+    /// nodes the position-level law (C17).
     pub fn new(
         stepper: SolidStepper,
         points: Vec<[f64; 3]>,
@@ -335,7 +338,7 @@ impl SolidBody {
             free_dofs,
             solved_index,
             massless,
-            mid_step_law: false,
+            mid_step_law: true,
             placed: Vec::new(),
             by_position: HashMap::new(),
             ball,
@@ -347,7 +350,7 @@ impl SolidBody {
             surface: Surface::default(),
             offset: [0.0; 3],
             cells: None,
-            areas: Vec::new(),
+            recovery: None,
             pressure: Vec::new(),
             block_points: BLOCK_POINTS,
         };
@@ -442,21 +445,41 @@ impl SolidBody {
     }
 
     /// The same solid with the point field `contact_pressure` in its frames: the nodal contact
-    /// force over the node's tributary area on the boundary of its cells `connectivity` of
-    /// `kind` (reference configuration; [`crate::pressure`], eqs. C30–C31).
+    /// forces recovered as a pressure by the boundary faces of its cells `connectivity` of
+    /// `kind` (reference configuration; [`crate::pressure`], eq. C32).
     pub fn with_pressure(
         mut self,
         kind: CellKind,
         connectivity: &[usize],
     ) -> Result<Self, SolidGroupError> {
-        self.areas = crate::pressure::tributary_areas(kind, connectivity, &self.points)?;
+        self.recovery = Some(crate::pressure::Recovery::new(
+            kind,
+            connectivity,
+            &self.points,
+        )?);
         Ok(self)
     }
 
-    /// Each mesh node's tributary area on the boundary (empty without
+    /// Each mesh node's tributary area on the boundary (C31; empty without
     /// [`Self::with_pressure`]).
     pub fn tributary_areas(&self) -> &[f64] {
-        &self.areas
+        self.recovery.as_ref().map_or(&[], |r| r.tributary_areas())
+    }
+
+    /// The face recovery of the pressure field (C32; none without [`Self::with_pressure`]).
+    pub fn pressure_recovery(&self) -> Option<&crate::pressure::Recovery> {
+        self.recovery.as_ref()
+    }
+
+    /// The frame's `contact_pressure` from the step's contact force (C32; empty without a
+    /// recovery).
+    fn update_pressure(&mut self) {
+        match &self.recovery {
+            Some(r) => {
+                crate::pressure::contact_pressure(&self.contact_force, r, &mut self.pressure)
+            }
+            None => self.pressure.clear(),
+        }
     }
 
     /// The contact nodes' positions (mid-step inside a step), in the order of
@@ -517,6 +540,9 @@ impl SolidBody {
     /// node lands on the surface at the next mid-step instead of being stopped, with
     /// restitution 0, where the step's impact is; a closed contact is held at the mid-step
     /// positions where DEF_EXP and DEF_LIM evaluate their forces. Restitution is ignored.
+    /// The law applies to the body's nodes against planes and rigid shapes, and to the
+    /// contacts on its faces. A solid's default ([`SolidBody::new`]); this undoes
+    /// [`Self::with_rule_r`].
     pub fn with_mid_step_law(mut self) -> Self {
         self.mid_step_law = true;
         self
@@ -528,6 +554,16 @@ impl SolidBody {
     /// column block at a time).
     pub fn with_block_points(mut self, points: usize) -> Self {
         self.block_points = points.max(1);
+        self
+    }
+
+    /// The same body with its contact nodes held by the velocity law and rule (R) of
+    /// docs/theory/contact.md §8, the rigid bodies' law, instead of the solids' default
+    /// mid-step law (C18): an impact at mid-step with the surface pair's restitution. It
+    /// loses a second `1/(2n)` of an impacting bar's rebound (docs/validation.md, "The law on
+    /// an exact chain"); kept for comparisons.
+    pub fn with_rule_r(mut self) -> Self {
+        self.mid_step_law = false;
         self
     }
 
@@ -589,29 +625,34 @@ impl SolidBody {
         rows.sort_unstable();
         rows.dedup();
         let per_block = block_points(n, hs.len(), points);
-        let mut b = vec![0.0; 3 * per_block * n];
-        for (hs, out) in hs.chunks(per_block).zip(out.chunks_mut(per_block)) {
-            let columns = 3 * hs.len();
-            let b = &mut b[..columns * n];
-            b.fill(0.0);
-            for (p, h) in hs.iter().enumerate() {
-                for &(d, v) in h {
-                    if let Some(i) = self.solved_index[d] {
-                        for k in 0..3 {
-                            b[(3 * p + k) * n + i] += v[k];
+        // The blocks are solved in parallel over the rayon pool, each by one thread (faer's
+        // `Par::Seq` inside): the partition into blocks depends on `points`, `n` and the
+        // number of maps only, so the bits do not depend on the thread count. Memory: one
+        // block's right-hand sides (at most BLOCK_BYTES) per block in flight, at most one
+        // per thread of the pool.
+        hs.par_chunks(per_block)
+            .zip(out.par_chunks_mut(per_block))
+            .for_each(|(hs, out)| {
+                let columns = 3 * hs.len();
+                let mut b = vec![0.0; columns * n];
+                for (p, h) in hs.iter().enumerate() {
+                    for &(d, v) in h {
+                        if let Some(i) = self.solved_index[d] {
+                            for k in 0..3 {
+                                b[(3 * p + k) * n + i] += v[k];
+                            }
                         }
                     }
                 }
-            }
-            s.solve_step_matrix(b, columns);
-            for (p, g) in out.iter_mut().enumerate() {
-                let column = &b[3 * p * n..3 * (p + 1) * n];
-                g.extend(rows.iter().filter_map(|&(d, i)| {
-                    let v = Vector3::new(column[i], column[n + i], column[2 * n + i]);
-                    (v != Vector3::zeros()).then_some((d, v))
-                }));
-            }
-        }
+                s.solve_step_matrix_with(&mut b, columns, Par::Seq);
+                for (p, g) in out.iter_mut().enumerate() {
+                    let column = &b[3 * p * n..3 * (p + 1) * n];
+                    g.extend(rows.iter().filter_map(|&(d, i)| {
+                        let v = Vector3::new(column[i], column[n + i], column[2 * n + i]);
+                        (v != Vector3::zeros()).then_some((d, v))
+                    }));
+                }
+            });
     }
 }
 
@@ -659,12 +700,41 @@ impl ContactBody for SolidBody {
     fn inverse_inertia_map(&self, h: &PointMap, out: &mut PointMap) {
         match &self.stepper {
             SolidStepper::Exp(s) => {
+                // Massive dofs: M⁻¹ Hᵀ. Massless dofs (a redistributed mass, issue 24):
+                // (2/h²) K_cc⁻¹ Hᵀ on the massless block (C28), three columns in one solve
+                // with the factorization of the step begun. A column touching both blocks
+                // takes both (block-diagonal: the response of the massless dofs to an impulse
+                // on a massive one is left out of W, though the step's end re-solves their
+                // equilibrium, C26); a scene built from input never makes one, its contact
+                // faces being those within the contact nodes, all massless.
                 let inv = s.inverse_mass();
+                let start = out.len();
                 out.extend(
                     h.iter()
-                        .filter(|(d, _)| self.solved_index[*d].is_some())
+                        .filter(|(d, _)| {
+                            self.solved_index[*d].is_some() && s.massless_index(*d).is_none()
+                        })
                         .map(|&(d, v)| (d, v * inv[d])),
                 );
+                let n = s.massless_dofs().len();
+                if n > 0 && h.iter().any(|(d, _)| s.massless_index(*d).is_some()) {
+                    let mut b = vec![0.0; 3 * n];
+                    for &(d, v) in h {
+                        if let Some(i) = s.massless_index(d) {
+                            for k in 0..3 {
+                                b[k * n + i] += v[k];
+                            }
+                        }
+                    }
+                    s.solve_massless(&mut b, 3);
+                    for (i, &d) in s.massless_dofs().iter().enumerate() {
+                        let g = Vector3::new(b[i], b[n + i], b[2 * n + i]);
+                        if g != Vector3::zeros() {
+                            out.push((d, g));
+                        }
+                    }
+                    out[start..].sort_by_key(|(d, _)| *d);
+                }
             }
             SolidStepper::Lim(s) => {
                 // Three columns A⁻¹ (Hᵀ e_k), one block solve.
@@ -815,6 +885,10 @@ impl BodyGroup for SolidGroup {
         true
     }
 
+    fn mid_step_body(&self, body: usize) -> bool {
+        self.bodies.get(body).is_some_and(|b| b.mid_step_law)
+    }
+
     fn mid_step_level(&self, shape: usize) -> bool {
         let mut k = shape;
         for b in &self.bodies {
@@ -948,12 +1022,12 @@ impl BodyGroup for SolidGroup {
             let b = &mut self.bodies[0];
             let position = b.stepper.position().to_vec();
             let velocity = b.stepper.velocity().to_vec();
-            crate::pressure::contact_pressure(&b.contact_force, &b.areas, &mut b.pressure);
+            b.update_pressure();
             let frame = b
                 .output
                 .frame(&position, &velocity)
                 .with_point_field(Field::vector("contact_force", &b.contact_force));
-            return if b.areas.is_empty() {
+            return if b.recovery.is_none() {
                 frame
             } else {
                 frame.with_point_field(Field::scalar("contact_pressure", &b.pressure))
@@ -1012,8 +1086,8 @@ impl SolidGroup {
         m.point_fields.clear();
         m.cell_fields.clear();
         let mut solid_index: Vec<f64> = Vec::new();
-        // The pressure field when every solid has its areas (zero where none is known).
-        let pressure = self.bodies.iter().all(|b| !b.areas.is_empty());
+        // The pressure field when every solid has its recovery.
+        let pressure = self.bodies.iter().all(|b| b.recovery.is_some());
         for (i, b) in self.bodies.iter_mut().enumerate() {
             let position = b.stepper.position().to_vec();
             let velocity = b.stepper.velocity().to_vec();
@@ -1024,7 +1098,7 @@ impl SolidGroup {
                 m.cells.push_block(*kind, &shifted);
                 solid_index.extend(std::iter::repeat_n(i as f64, conn.len() / kind.n_nodes()));
             }
-            crate::pressure::contact_pressure(&b.contact_force, &b.areas, &mut b.pressure);
+            b.update_pressure();
             let mut frame = b
                 .output
                 .frame(&position, &velocity)

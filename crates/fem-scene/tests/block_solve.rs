@@ -289,3 +289,44 @@ fn two_def_lim_bars_meeting_head_on_run_the_same_with_block_and_point_solves() {
     let contacts = same_runs(scene(2), scene(1), 30);
     assert!(contacts >= 4, "{contacts} contacts");
 }
+
+/// `A⁻¹Hᵀ` of every contact node of the hemisphere (blocks of 7 points: several blocks in
+/// flight), computed inside a rayon pool of `threads` threads, as bits.
+fn maps_on(threads: usize) -> Vec<(usize, [u64; 3])> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut group = SolidGroup::new(vec![hemisphere(7)]);
+        group.begin_step().unwrap();
+        let body = group.contact_body(0);
+        let hs: Vec<PointMap> = group.bodies()[0]
+            .placed_nodes()
+            .iter()
+            .map(|p| {
+                let mut h = PointMap::new();
+                body.point_map(p, &mut h);
+                h
+            })
+            .collect();
+        let mut gs = vec![PointMap::new(); hs.len()];
+        body.inverse_inertia_maps(&hs, &mut gs);
+        gs.iter()
+            .flatten()
+            .map(|(d, v)| (*d, [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()]))
+            .collect()
+    })
+}
+
+#[test]
+fn block_solves_do_not_depend_on_the_thread_count() {
+    // The blocks are solved in parallel, each on one thread, and the partition into blocks
+    // does not depend on the pool: the columns are the same bits on 1 and 2 threads.
+    let one = maps_on(1);
+    assert!(one.len() > 100, "{} rows", one.len());
+    assert!(one == maps_on(2), "the maps differ between 1 and 2 threads");
+    // A whole run is not: DEF_LIM's own step without any contact already differs between 1
+    // and 2 threads (measured on this hemisphere: 2480 of 4770 values after one step with no
+    // contact; not traced to its source, which is outside the contact part).
+}

@@ -68,8 +68,10 @@ struct Hertz {
     forces: Vec<(f64, f64)>,
     /// The tributary areas' sum over the hemisphere's area.
     area_ratio: f64,
-    /// Σ p A of the frame's pressure over the total contact force.
+    /// Σ_F p_F A_F of the field's face pressures (C32) over Σ |f_a|.
     pressed: f64,
+    /// Σ_a p_a A_a of the frame's nodal pressure (C31 areas) over Σ |f_a|.
+    nodal_pressed: f64,
     /// The area-weighted mean pressure of the loaded nodes within a/3 over p₀.
     centre: f64,
     /// Each loaded node's `(r/a, p/p₀, p_Hertz/p₀)`.
@@ -216,7 +218,22 @@ fn press(file: &str, steps: usize) -> Hertz {
         .unwrap();
     let a = (3.0 * force * R / (4.0 * e_star())).cbrt();
     let p0 = 3.0 * force / (2.0 * std::f64::consts::PI * a * a);
-    let pressed: f64 = pressure.iter().zip(areas).map(|(p, a)| p * a).sum();
+    // The face pressures carry the force (C32); the nodal field times the tributary areas
+    // only about (curved tri6 faces).
+    let magnitude: Vec<f64> = f
+        .chunks(3)
+        .map(|v| v.iter().map(|c| c * c).sum::<f64>().sqrt())
+        .collect();
+    let force_sum: f64 = magnitude.iter().sum();
+    let recovery = b.pressure_recovery().expect("the pressure field");
+    let mut face = Vec::new();
+    recovery.face_pressures(&magnitude, &mut face);
+    let pressed: f64 = face
+        .iter()
+        .zip(recovery.face_areas())
+        .map(|(p, a)| p * a)
+        .sum();
+    let nodal_pressed: f64 = pressure.iter().zip(areas).map(|(p, a)| p * a).sum();
     // The pressure near the centre (r < a/3; Hertz: p₀ √(1 − r²/a²) ≥ 0.94 p₀ there): its
     // force-weighted mean over p₀, and each loaded node's p/p_Hertz(r).
     let (mut centre, mut weight) = (0.0, 0.0);
@@ -246,7 +263,8 @@ fn press(file: &str, steps: usize) -> Hertz {
         loaded: loaded.len(),
         forces,
         area_ratio,
-        pressed: pressed / total,
+        pressed: pressed / force_sum,
+        nodal_pressed: nodal_pressed / force_sum,
         centre: centre / weight / p0,
         profile,
     }
@@ -271,8 +289,8 @@ fn show(name: &str, r: &Hertz) {
         r.speed,
     );
     println!(
-        "  areas {:.5} of 3πR², Σ p A / Σ f = {:.15}, mean pressure within a/3 {:.4} p₀; r/a, p/p₀, Hertz:",
-        r.area_ratio, r.pressed, r.centre
+        "  areas {:.5} of 3πR², Σ_F p_F A_F / Σ|f| = {:.15}, Σ_a p_a A_a / Σ|f| = {:.6}, mean pressure within a/3 {:.4} p₀; r/a, p/p₀, Hertz:",
+        r.area_ratio, r.pressed, r.nodal_pressed, r.centre
     );
     for (x, p, h) in &r.profile {
         println!("    {x:.4} {p:.4} {h:.4}");
@@ -284,8 +302,10 @@ fn show(name: &str, r: &Hertz) {
 fn a_tet10_hemisphere_on_a_plane_has_hertz_contact_radius() {
     let r = press("hemisphere_tet10_coarse.msh", STEPS);
     show("coarse", &r);
-    // The pressure field carries the contact force; the areas are the hemisphere's.
+    // The field's face pressures carry the contact force (C32); the nodal field times the
+    // tributary areas to 1 % (curved tri6 faces); the areas are the hemisphere's.
     assert!((r.pressed - 1.0).abs() < 1e-12, "{}", r.pressed);
+    assert!((r.nodal_pressed - 1.0).abs() < 1e-2, "{}", r.nodal_pressed);
     assert!((r.area_ratio - 1.0).abs() < 0.02, "{}", r.area_ratio);
     // At rest: the plane carries the weight.
     assert!((r.force_ratio - 1.0).abs() < 1e-3, "{}", r.force_ratio);

@@ -293,6 +293,8 @@ struct SphereOnBar {
     drift: f64,
     /// The deepest any bar node went below the plane.
     depth: f64,
+    /// The largest of the steps' solver tolerances in metres, `h τ ‖q‖`.
+    tolerance: f64,
 }
 
 /// A hex8 bar 0.1 × 0.1 × 0.2 (one cell across) standing on the plane z = 0, a rigid sphere
@@ -338,8 +340,10 @@ fn sphere_on_bar(faces: bool) -> SphereOnBar {
     .unwrap();
     let e0 = scene.scene_energy();
     let mut depth: f64 = 0.0;
+    let mut tolerance: f64 = 0.0;
     for _ in 0..2500 {
         scene.step().unwrap();
+        tolerance = tolerance.max(solver_tolerance_in_metres(&scene));
         let g = scene.groups()[1]
             .as_any()
             .downcast_ref::<SolidGroup>()
@@ -359,6 +363,7 @@ fn sphere_on_bar(faces: bool) -> SphereOnBar {
         velocity: body.velocities()[0][2],
         drift: (balance(&e1) - balance(&e0)) / (mass * G * radius),
         depth,
+        tolerance,
     }
 }
 
@@ -378,9 +383,12 @@ fn a_sphere_dropped_on_a_bars_top_face_rests_on_it() {
     assert!((on.centre - 0.04).abs() < 1e-5, "{}", on.centre);
     assert!(on.velocity.abs() < 1e-3, "{}", on.velocity);
     assert!(on.drift.abs() < 1e-3, "{}", on.drift);
-    // The bar's nodes on the plane: within one step of gravity, g h² (4e-9 m at h = 2e-5 s),
-    // the resolution of the step's end positions (contact holds mid-step positions).
-    assert!(on.depth < 2.0 * G * 4e-10, "{}", on.depth);
+    // The bar's nodes on the plane: no deeper than the solver's tolerance in metres.
+    println!(
+        "  deepest bar node {:.3e} m, solver tolerance h τ ‖q‖ at most {:.3e} m",
+        on.depth, on.tolerance
+    );
+    assert!(on.depth <= on.tolerance, "{} {}", on.depth, on.tolerance);
 }
 
 struct Drop {
@@ -392,11 +400,47 @@ struct Drop {
     rest: f64,
     /// Energy dissipated by the contacts over `m g d`.
     dissipated: f64,
+    /// The largest of the steps' solver tolerances in metres, `h τ ‖q‖`.
+    tolerance: f64,
+    /// The largest `|drift|` over the run (rows of every step).
+    largest_drift: f64,
+    /// The drift less the leap-frog's modified-energy term `(h²/8) uᵀ K u` (end of the
+    /// run), over `m g d`: what DEF_EXP's own energy does not explain.
+    corrected: f64,
+    /// The largest `|corrected|` over the run.
+    largest_corrected: f64,
+}
+
+/// `uᵀ K(x) u` of the cube's twin system by a central difference of the internal force.
+fn velocity_stiffness(system: &SolidSystem, x: &[f64], u: &[f64]) -> f64 {
+    use fem_time::SecondOrderSystem;
+    let norm = u.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return 0.0;
+    }
+    let eps = 1e-7 / norm;
+    let plus: Vec<f64> = x.iter().zip(u).map(|(x, u)| x + eps * u).collect();
+    let minus: Vec<f64> = x.iter().zip(u).map(|(x, u)| x - eps * u).collect();
+    let (mut fp, mut fm) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+    system.internal_force(&plus, &mut fp).unwrap();
+    system.internal_force(&minus, &mut fm).unwrap();
+    u.iter()
+        .zip(fp.iter().zip(&fm))
+        .map(|(u, (p, m))| u * (p - m) / (2.0 * eps))
+        .sum()
+}
+
+/// The contact solver's tolerance in metres for the last step: a converged solve leaves a
+/// contact's normal velocity at most `τ ‖q‖` short of the law, so its next mid-step gap at
+/// most `h τ ‖q‖` below zero (docs/validation.md, "No node below a plane").
+fn solver_tolerance_in_metres(s: &SceneStepper) -> f64 {
+    s.clock().dt() * s.settings().solver.tolerance * s.last_solve().q_norm
 }
 
 /// A hex8 cube 0.1 (2 × 2 × 2 cells, E = 1e7, ρ = 1000, ν = 0) dropped from `drop` above the
 /// plane z = 0 (or above a rigid box 0.3 × 0.3 × 0.05 resting on it), e = 0; 0.1 s.
-fn dropped_cube(on_box: bool, dt: f64) -> Drop {
+/// `rule_r`: the cube's contacts take rule (R) instead of the mid-step law.
+fn dropped_cube(on_box: bool, dt: f64, rule_r: bool) -> Drop {
     let (side, drop) = (0.1, 5e-3);
     let base = if on_box { 0.05 } else { 0.0 };
     let (cube, _) = box_solid_of(
@@ -412,6 +456,7 @@ fn dropped_cube(on_box: bool, dt: f64) -> Drop {
         true,
         false,
     );
+    let cube = if rule_r { cube.with_rule_r() } else { cube };
     let mut groups: Vec<Box<dyn BodyGroup>> = Vec::new();
     if on_box {
         let shape = Shape::cuboid([0.15, 0.15, 0.025]).unwrap();
@@ -439,9 +484,43 @@ fn dropped_cube(on_box: bool, dt: f64) -> Drop {
     .unwrap();
     let e0 = scene.scene_energy();
     let mass = DENSITY * side.powi(3);
+    let reference = mass * G * drop;
+    // The cube's twin system, for the modified energy's `uᵀ K u`.
+    let twin = {
+        let mesh = box_mesh([side; 3], [2, 2, 2], BoxCells::Hex8).unwrap();
+        let dofmap = DofMap::new(mesh.n_nodes(), 3);
+        let law = Material::new(MaterialModel::SaintVenantKirchhoff, 1e7, 0.0).unwrap();
+        let operator = SolidOperator::new(
+            SolidKind::Hex8,
+            &mesh.points,
+            &mesh.blocks[0].connectivity,
+            law,
+            DENSITY,
+            Lumping::RowSum,
+            &dofmap,
+        )
+        .unwrap();
+        SolidSystem::new(operator, SolidMass::Lumped).unwrap()
+    };
     let mut depth: f64 = 0.0;
+    let mut tolerance: f64 = 0.0;
+    let (mut largest_drift, mut largest_corrected, mut corrected): (f64, f64, f64) =
+        (0.0, 0.0, 0.0);
     for _ in 0..(0.1 / dt).round() as usize {
         scene.step().unwrap();
+        tolerance = tolerance.max(solver_tolerance_in_metres(&scene));
+        {
+            let g = scene.groups()[solid_group]
+                .as_any()
+                .downcast_ref::<SolidGroup>()
+                .unwrap();
+            let b = &g.bodies()[0];
+            let drift = (balance(&scene.scene_energy()) - balance(&e0)) / reference;
+            let shadow = dt * dt / 8.0 * velocity_stiffness(&twin, b.position(), b.velocity());
+            corrected = drift - shadow / reference;
+            largest_drift = largest_drift.max(drift.abs());
+            largest_corrected = largest_corrected.max(corrected.abs());
+        }
         let g = scene.groups()[solid_group]
             .as_any()
             .downcast_ref::<SolidGroup>()
@@ -468,49 +547,115 @@ fn dropped_cube(on_box: bool, dt: f64) -> Drop {
         .velocity()
         .iter()
         .fold(0.0_f64, |a, v| a.max(v.abs()));
-    let reference = mass * G * drop;
     Drop {
         drift: (balance(&e1) - balance(&e0)) / reference,
         depth,
         rest: speed / (2.0 * G * drop).sqrt(),
         dissipated: e1.dissipated / reference,
+        tolerance,
+        largest_drift,
+        corrected,
+        largest_corrected,
     }
 }
 
 #[test]
 fn a_cube_dropped_on_a_plane_comes_to_rest_with_its_energy_balance_closed() {
-    let d = dropped_cube(false, 1e-4);
-    let fine = dropped_cube(false, 5e-5);
-    println!(
-        "cube on a plane, h = 5e-5: balance drift {:.3e}, dissipated {:.4}, deepest node {:.3e}",
-        fine.drift, fine.dissipated, fine.depth
-    );
-    println!(
-        "cube on a plane: balance drift {:.3e} (of m g d), dissipated {:.4} (of m g d), deepest node {:.3e}, largest node speed at the end {:.3e} of the impact's",
-        d.drift, d.dissipated, d.depth, d.rest
-    );
-    assert!(d.drift.abs() < 1e-3, "{}", d.drift);
-    assert!(fine.drift.abs() < 1e-3, "{}", fine.drift);
-    assert!(fine.depth < 2.0 * G * 2.5e-9, "{}", fine.depth);
-    // e = 0: the impact takes most of the drop's energy; the cube keeps some as vibration.
+    // The balance's drift is DEF_EXP's own energy error (docs/theory/contact.md, C25): the leap-frog (drift–kick–drift)
+    // keeps `T + V − W − (h²/8) uᵀKu` for a linear body (docs/validation.md, "The cube's
+    // balance"), so the drift is `(h²/8) uᵀKu` of the cube's vibration — second order in h,
+    // oscillating with the vibration's phase. Measured (largest over the run, of m g d):
+    // 7.7e-3, 2.1e-3, 5.3e-4, 1.3e-4 at h = 1e-4, 5e-5, 2.5e-5, 1.25e-5.
+    let coarse = dropped_cube(false, 5e-5, false);
+    let fine = dropped_cube(false, 2.5e-5, false);
+    for (h, d) in [(5e-5, &coarse), (2.5e-5, &fine)] {
+        println!(
+            "cube on a plane, h = {h:e}: balance drift {:.3e} (largest over the run {:.3e}) of m g d; less (h²/8) uᵀKu {:.3e} (largest {:.3e}); dissipated {:.4} of m g d; deepest node {:.3e} m (solver tolerance h τ ‖q‖ at most {:.3e} m); largest node speed at the end {:.3e} of the impact's",
+            d.drift,
+            d.largest_drift,
+            d.corrected,
+            d.largest_corrected,
+            d.dissipated,
+            d.depth,
+            d.tolerance,
+            d.rest
+        );
+        // The drift is the modified energy's term: what it leaves is below 2 % of it.
+        assert!(
+            d.largest_corrected < 0.02 * d.largest_drift,
+            "h = {h}: {} {}",
+            d.largest_corrected,
+            d.largest_drift
+        );
+        assert!(d.largest_drift < 3e-3, "h = {h}: {}", d.largest_drift);
+        // No node below the plane by more than the solver's tolerance in metres.
+        assert!(
+            d.depth <= d.tolerance,
+            "h = {h}: {} {}",
+            d.depth,
+            d.tolerance
+        );
+        // e = 0: the impact takes most of the drop's energy; the cube keeps some as
+        // vibration.
+        assert!(
+            d.dissipated > 0.5 && d.dissipated <= 1.0 + 1e-3,
+            "h = {h}: {}",
+            d.dissipated
+        );
+    }
+    // Second order: the largest drift shrinks by 4 when h is halved (measured 4.0).
+    let ratio = coarse.largest_drift / fine.largest_drift;
+    assert!(ratio > 3.0 && ratio < 5.0, "{ratio}");
+    // The dissipated share converges with the mid-step law (0.5957, 0.5885, 0.5887 at
+    // h = 5e-5, 2.5e-5, 1.25e-5; rule (R): 0.626, 0.548, 0.575).
     assert!(
-        d.dissipated > 0.5 && d.dissipated <= 1.0 + 1e-3,
-        "{}",
-        d.dissipated
+        (coarse.dissipated - fine.dissipated).abs() < 0.02,
+        "{} {}",
+        coarse.dissipated,
+        fine.dissipated
     );
-    // One step of gravity, g h² (1e-7 m at h = 1e-4 s), is the resolution of the step's end
-    // positions.
-    assert!(d.depth < 2.0 * G * 1e-8, "{}", d.depth);
+}
+
+#[test]
+#[ignore]
+fn cube_drift_probe() {
+    // cargo test -p fem-scene --test solid_pairs -- --ignored --nocapture cube_drift_probe
+    for (rule_r, dt) in [false, true]
+        .into_iter()
+        .flat_map(|r| [1e-4, 5e-5, 2.5e-5, 1.25e-5].map(|dt| (r, dt)))
+    {
+        let d = dropped_cube(false, dt, rule_r);
+        println!(
+            "rule (R) {rule_r}, h = {dt:.3e}: drift {:+.3e} (largest {:.3e}), corrected by (h²/8) uᵀKu {:+.3e} (largest {:.3e}), dissipated {:.4}, deepest {:.2e}, rest {:.3e}",
+            d.drift,
+            d.largest_drift,
+            d.corrected,
+            d.largest_corrected,
+            d.dissipated,
+            d.depth,
+            d.rest
+        );
+    }
 }
 
 #[test]
 fn a_cube_dropped_on_a_rigid_box_keeps_its_energy_balance() {
-    let d = dropped_cube(true, 1e-4);
+    let d = dropped_cube(true, 5e-5, false);
     println!(
-        "cube on a rigid box: balance drift {:.3e} (of m g d), dissipated {:.4} (of m g d), deepest node into the box {:.3e}, largest node speed at the end {:.3e} of the impact's",
-        d.drift, d.dissipated, d.depth, d.rest
+        "cube on a rigid box, h = 5e-5: balance drift {:.3e} (largest {:.3e}) of m g d, less (h²/8) uᵀKu {:.3e} (largest {:.3e}), dissipated {:.4} (of m g d), largest node speed at the end {:.3e} of the impact's",
+        d.drift, d.largest_drift, d.corrected, d.largest_corrected, d.dissipated, d.rest
     );
-    assert!(d.drift.abs() < 1e-3, "{}", d.drift);
+    assert!(d.largest_drift < 3e-3, "{}", d.largest_drift);
+    assert!(
+        d.largest_corrected < 0.02 * d.largest_drift,
+        "{} {}",
+        d.largest_corrected,
+        d.largest_drift
+    );
     assert!(d.dissipated > 0.3, "{}", d.dissipated);
-    assert!(d.depth < 2.0 * G * 1e-8, "{}", d.depth);
+    println!(
+        "  deepest node into the box {:.3e} m, solver tolerance h τ ‖q‖ at most {:.3e} m",
+        d.depth, d.tolerance
+    );
+    assert!(d.depth <= d.tolerance, "{} {}", d.depth, d.tolerance);
 }

@@ -108,8 +108,9 @@ pub struct SolidSection {
     /// The initial velocity (default zero).
     #[serde(default)]
     pub initial_velocity: Option<InitialVelocityInput>,
-    /// DEF_LIM: stiffness-proportional damping `η ≥ 0` (s), default 0.
-    #[serde(default)]
+    /// DEF_LIM and `modal_moreau_jean`: stiffness-proportional damping `C = η K`, `η ≥ 0` (s),
+    /// default 0 (a mode's damping ratio `η ω / 2`).
+    #[serde(default, deserialize_with = "fem_model::number::strict")]
     pub damping: Option<f64>,
     /// DEF_EXP: take the step as this fraction of the critical step `2/sqrt(λ_max)` at the
     /// start (Solfec uses 0.5), at most `time.dt`.
@@ -294,6 +295,9 @@ impl ModelSection for SolidSection {
     }
 
     fn check(&self, input: &Sections<'_>, options: CheckOptions) -> Result<Checked, InputError> {
+        if input.scheme_name() == crate::modal::NAME && !options.modes {
+            return crate::modal::check(self, input);
+        }
         if input.scheme_name() != def_exp::NAME || options.critical_step {
             return check_by_building(self, input);
         }
@@ -645,6 +649,29 @@ impl SolidSetup {
         format!("  elements: {}", parts.join(", "))
     }
 
+    /// The lumped nodal masses and the centre of mass of the undeformed body, from the cells
+    /// alone (no operator assembled): what a check needs to bound the step and the energy.
+    pub fn reference_mass(&self) -> Result<(Vec<f64>, [f64; 3]), InputError> {
+        let points = &self.mesh.points;
+        let masses = reference_nodal_mass(
+            self.kind,
+            points,
+            &self.connectivity,
+            self.density,
+            self.lumping,
+        )
+        .map_err(|e| self.operator_error(e))?;
+        let centre = fem_elements::solid::mass_properties(
+            self.kind,
+            points,
+            &self.connectivity,
+            self.density,
+        )
+        .map_err(|e| InputError::invalid("mesh", e.to_string()))?
+        .center;
+        Ok((masses, centre))
+    }
+
     /// The initial velocity on the free dofs of [`dofmap`](Self::dofmap) (`centre_of_mass`:
     /// the body's, used by a rotation without a centre). Refuses a non-finite value.
     pub fn initial_velocity(
@@ -708,17 +735,33 @@ impl SolidSection {
         let scheme = input.scheme_name();
         let grid = fem_model::build::time_grid(input.time)?;
         for (given, key, only) in [
-            (self.damping.is_some(), "damping", def_lim::NAME),
-            (self.auto_dt.is_some(), "auto_dt", def_exp::NAME),
-            (self.recheck_every.is_some(), "recheck_every", def_exp::NAME),
-            (self.modes.is_some(), "modes", crate::modal::NAME),
+            (
+                self.damping.is_some(),
+                "damping",
+                &[def_lim::NAME, crate::modal::NAME][..],
+            ),
+            (self.auto_dt.is_some(), "auto_dt", &[def_exp::NAME][..]),
+            (
+                self.recheck_every.is_some(),
+                "recheck_every",
+                &[def_exp::NAME][..],
+            ),
+            (self.modes.is_some(), "modes", &[crate::modal::NAME][..]),
         ] {
-            if given && scheme != only {
+            if given && !only.contains(&scheme) {
+                let schemes = only
+                    .iter()
+                    .map(|s| format!("'{s}'"))
+                    .collect::<Vec<_>>()
+                    .join(" and ");
+                let of = if only.len() == 1 {
+                    "the scheme"
+                } else {
+                    "the schemes"
+                };
                 return Err(invalid(
                     &at(key),
-                    format!(
-                        "'{key}' is a setting of the scheme '{only}', not of '{scheme}': remove it",
-                    ),
+                    format!("'{key}' is a setting of {of} {schemes}, not of '{scheme}': remove it",),
                 ));
             }
         }
@@ -954,7 +997,6 @@ impl SolidSection {
     /// Validates the section with the rest of the input and builds the model.
     pub fn model(&self, input: &Sections<'_>) -> Result<SolidModel, InputError> {
         let invalid = |field: &str, message: String| InputError::invalid(field, message);
-        let at = |key: &str| format!("{SECTION}.{key}");
         let PreparedSolid {
             system,
             x0,
@@ -987,13 +1029,7 @@ impl SolidSection {
                 Box::new(s)
             }
             def_lim::NAME => {
-                let eta = self.damping.unwrap_or(0.0);
-                if !(eta >= 0.0 && eta.is_finite()) {
-                    return Err(invalid(
-                        &at("damping"),
-                        format!("expected a non-negative finite damping eta (s), got {eta}"),
-                    ));
-                }
+                let eta = self.damping_eta()?;
                 Box::new(DefLim::new(system.clone(), eta, settings, &x0, &v0).map_err(step_error)?)
             }
             fem_time::alpha::NAME => {
@@ -1019,6 +1055,23 @@ impl SolidSection {
     /// asked for: with `auto_dt`, or when `dt` is above [`REFINE_ABOVE`] of the bound.
     fn refines(&self, dt: f64, element_dt: f64) -> bool {
         self.auto_dt.is_some() || dt > REFINE_ABOVE * element_dt
+    }
+
+    /// The stiffness-proportional damping `η ≥ 0` (s) of `damping` (0 when not given): DEF_LIM's
+    /// `A = M + (ηh/2 + h²/4) K`, and the modal solid's rates `σ_j = η ω_j²/2` — in both, the
+    /// damping `C = η K`, a mode's damping ratio `ζ_j = η ω_j / 2`.
+    pub(crate) fn damping_eta(&self) -> Result<f64, InputError> {
+        let eta = self.damping.unwrap_or(0.0);
+        if !(eta >= 0.0 && eta.is_finite()) {
+            return Err(InputError::invalid(
+                format!("{SECTION}.damping"),
+                format!(
+                    "expected a non-negative finite damping eta (s), got {}",
+                    shown(eta)
+                ),
+            ));
+        }
+        Ok(eta)
     }
 
     /// The lines of `fem check` on the mesh, the material, the elements and the dofs.
@@ -1093,22 +1146,7 @@ impl SolidSection {
             // Only the assembled body's critical step can say whether this step is stable.
             return check_by_building(self, input);
         }
-        let masses = reference_nodal_mass(
-            setup.kind,
-            &mesh.points,
-            &setup.connectivity,
-            setup.density,
-            setup.lumping,
-        )
-        .map_err(|e| setup.operator_error(e))?;
-        let centre = fem_elements::solid::mass_properties(
-            setup.kind,
-            &mesh.points,
-            &setup.connectivity,
-            setup.density,
-        )
-        .map_err(|e| InputError::invalid("mesh", e.to_string()))?
-        .center;
+        let (masses, centre) = setup.reference_mass()?;
         let dofmap = &setup.dofmap;
         let x0 = vec![0.0; dofmap.n_free()];
         let v0 = setup.initial_velocity(self, centre)?;

@@ -121,3 +121,12 @@ pub fn rigid(s: &SceneStepper) -> &RigidGroup {
         .downcast_ref::<RigidGroup>()
         .expect("a rigid group")
 }
+
+/// The contact solver's tolerance in metres for the last step: a converged solve leaves a
+/// contact's normal velocity at most `τ ‖q‖` short of the law (`τ` the solver's tolerance on
+/// (C11)), so its next mid-step gap at most `h τ ‖q‖` below zero (docs/validation.md, "No
+/// node below a plane").
+pub fn solver_tolerance_in_metres(s: &SceneStepper) -> f64 {
+    use fem_time::Stepper;
+    s.clock().dt() * s.settings().solver.tolerance * s.last_solve().q_norm
+}

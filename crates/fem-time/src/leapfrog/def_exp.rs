@@ -20,9 +20,14 @@
 //! quarter of its remaining headroom over the step — every step when the step is at the bound
 //! and the bound falls, doubling the interval (from 10, at most
 //! [`CriticalStepCheck::recheck_every`]) while it holds.
+//!
+//! **Massless dofs** (a zero lumped mass, a redistributed one: issue 24): stepped by the body's
+//! static equilibrium ([`super::massless`], docs/theory/contact.md §9.1, eqs. C26–C29); the
+//! critical step is then the massive dofs' with the massless ones held ([`super::spectral`]).
 
 use std::borrow::Cow;
 
+use super::massless::Massless;
 use super::spectral::{self, CriticalStep};
 use super::{LeapFrog, LeapFrogSystem, check_critical};
 use crate::{
@@ -189,8 +194,10 @@ pub const DEF_EXP_BOUND: &str = "of DEF_EXP, 2/sqrt(lambda_max) with lambda_max 
 pub struct DefExp<S> {
     system: S,
     state: LeapFrog,
-    /// `1/m_i`.
+    /// `1/m_i` (0 on a massless dof).
     inverse_mass: Vec<f64>,
+    /// The massless dofs' equilibrium (issue 24, [`super::massless`]), if any.
+    massless: Option<Box<Massless>>,
     check: CriticalStepCheck,
     schedule: RecheckSchedule,
     /// The latest critical step estimate.
@@ -241,21 +248,43 @@ impl<S: LeapFrogSystem> DefExp<S> {
         let state = LeapFrog::new(n, settings, x0, v0)?;
         let inverse_mass = match system.mass() {
             Mass::Lumped(m) => {
-                // A zero entry (a redistributed mass, fem_scene::redistribute) has no inverse:
-                // DEF_LIM steps it, DEF_EXP cannot.
-                if let Some(&bad) = m.iter().find(|m| !(**m > 0.0 && m.is_finite())) {
+                // A zero entry (a redistributed mass, fem_scene::redistribute) is a massless
+                // dof ([`super::massless`]); a negative or infinite one is refused.
+                if let Some(&bad) = m.iter().find(|m| !(**m >= 0.0 && m.is_finite())) {
                     return Err(StepError::InvalidParameter {
                         name: "lumped mass",
                         value: bad,
-                        expected: "a positive lumped mass on every dof (DEF_EXP divides by it)",
+                        expected: "a non-negative finite lumped mass on every dof",
                     });
                 }
-                m.iter().map(|m| 1.0 / m).collect()
+                m.iter()
+                    .map(|&m| if m == 0.0 { 0.0 } else { 1.0 / m })
+                    .collect::<Vec<f64>>()
             }
             Mass::Consistent(_) => {
                 return Err(StepError::NeedsLumpedMass { scheme: "DEF_EXP" });
             }
         };
+        let massless = match system.mass() {
+            Mass::Lumped(m) => Massless::new(
+                &system,
+                m,
+                |d| state.control.is_prescribed(d),
+                &state.q,
+                state.clock,
+            )?
+            .map(Box::new),
+            Mass::Consistent(_) => None,
+        };
+        if let Mass::Lumped(m) = system.mass()
+            && m.iter().all(|&v| v == 0.0)
+        {
+            return Err(StepError::InvalidParameter {
+                name: "lumped mass",
+                value: 0.0,
+                expected: "some dof with a positive lumped mass (DEF_EXP steps the massive dofs)",
+            });
+        }
         let known = bound_at_x0.filter(|_| system.all_agree(state.q == x0));
         let estimate = match known {
             Some(b) => b,
@@ -270,6 +299,7 @@ impl<S: LeapFrogSystem> DefExp<S> {
             system,
             state,
             inverse_mass,
+            massless,
             check,
             schedule,
             critical: bound.dt,
@@ -345,6 +375,17 @@ impl<S: LeapFrogSystem> DefExp<S> {
         if !s.no_prescribed() {
             s.prescribe_end_velocity();
         }
+        if let Some(c) = &mut self.massless {
+            // u_c,free: the equilibrium (C26) without an impulse.
+            c.solve(
+                &self.system,
+                s.clock,
+                &s.q_half,
+                &mut s.u_new,
+                &s.f_ext,
+                &[],
+            )?;
+        }
         Ok(())
     }
 
@@ -359,13 +400,61 @@ impl<S: LeapFrogSystem> DefExp<S> {
         }
         if !s.no_prescribed() {
             s.prescribe_end_velocity();
-            // Reaction r_c = m_c (u_c^{t+h} − u_c^t)/h − f_c − p_c/h.
+            // Reaction r_c = m_c (u_c^{t+h} − u_c^t)/h − f_c − p_c/h (no inertia on a
+            // massless prescribed dof).
             for (r, &d) in self.reactions.iter_mut().zip(s.control.dofs()) {
                 let p = impulse.get(d).copied().unwrap_or(0.0);
-                *r = (s.u_new[d] - s.u[d]) / (h * self.inverse_mass[d]) - s.force[d] - p / h;
+                let inv = self.inverse_mass[d];
+                let inertia = if inv > 0.0 {
+                    (s.u_new[d] - s.u[d]) / (h * inv)
+                } else {
+                    0.0
+                };
+                *r = inertia - s.force[d] - p / h;
+            }
+        }
+        if let Some(c) = &mut self.massless
+            && impulse.iter().any(|&p| p != 0.0)
+        {
+            let massive = impulse
+                .iter()
+                .enumerate()
+                .any(|(d, &p)| p != 0.0 && c.index(d).is_none() && self.inverse_mass[d] > 0.0);
+            if massive {
+                // The massive dofs' final positions moved: the equilibrium (C26) again, with
+                // the impulse.
+                c.solve(
+                    &self.system,
+                    s.clock,
+                    &s.q_half,
+                    &mut s.u_new,
+                    &s.f_ext,
+                    impulse,
+                )?;
+            } else {
+                // Impulses on massless dofs only: (C28), the velocity the contact solver
+                // predicted with this map, so that a position-level contact (C17) ends on
+                // the obstacle (re-solving the nonlinear (C26) would move it off by the
+                // tangent's change over the impulse's displacement).
+                let mut b: Vec<f64> = c
+                    .dofs()
+                    .iter()
+                    .map(|&d| impulse.get(d).copied().unwrap_or(0.0))
+                    .collect();
+                c.apply_inverse_inertia(h, &mut b, 1);
+                for (du, &d) in b.iter().zip(c.dofs()) {
+                    s.u_new[d] += du;
+                }
             }
         }
         s.finish(&self.system, &self.reactions);
+        if let Some(c) = &self.massless {
+            // A massless dof's velocity is the step's mean rate (q_c^{t+h} − q_c^t)/h
+            // (C29). (After `finish`, `u` holds u^{t+h}, `u_new` u^t.)
+            for &d in c.dofs() {
+                s.u[d] = 0.5 * (s.u[d] + s.u_new[d]);
+            }
+        }
         s.check_state(&self.system)?;
         if s.clock.step() >= self.schedule.next {
             self.recheck()?;
@@ -389,9 +478,30 @@ impl<S: LeapFrogSystem> DefExp<S> {
         &self.state.u
     }
 
-    /// `M⁻¹` (lumped), per dof.
+    /// `M⁻¹` (lumped), per dof (0 on a massless dof: see
+    /// [`solve_massless`](Self::solve_massless)).
     pub fn inverse_mass(&self) -> &[f64] {
         &self.inverse_mass
+    }
+
+    /// The massless dofs that are not prescribed (ascending; empty when every dof has a
+    /// mass).
+    pub fn massless_dofs(&self) -> &[usize] {
+        self.massless.as_ref().map_or(&[], |c| c.dofs())
+    }
+
+    /// Dof `d`'s index among [`massless_dofs`](Self::massless_dofs).
+    pub fn massless_index(&self, d: usize) -> Option<usize> {
+        self.massless.as_ref().and_then(|c| c.index(d))
+    }
+
+    /// `b ← A_c⁻¹ b = (2/h²) K_cc⁻¹ b` on the massless block (C28), for `n_rhs` columns of
+    /// [`massless_dofs`](Self::massless_dofs)`.len()` values each, with the tangent of the
+    /// step begun: the velocity a massless dof's impulse gives the massless dofs.
+    pub fn solve_massless(&self, b: &mut [f64], n_rhs: usize) {
+        if let Some(c) = &self.massless {
+            c.apply_inverse_inertia(self.state.clock.dt(), b, n_rhs);
+        }
     }
 
     /// Whether dof `d` is prescribed.

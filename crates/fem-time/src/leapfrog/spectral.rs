@@ -46,7 +46,7 @@ const UNCONVERGED: f64 = 0.05;
 /// Power iterations of a re-check.
 const RECHECK_ITERATIONS: usize = 3;
 /// The strain of the finite-difference perturbation (S1).
-const PERTURBATION: f64 = 1e-6;
+pub const PERTURBATION: f64 = 1e-6;
 
 /// The refined critical step and what it rests on.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,7 +80,16 @@ impl<'a, S: LeapFrogSystem + ?Sized> Operator<'a, S> {
     fn new(system: &'a S, x: &'a [f64]) -> Option<Self> {
         let n = x.len();
         let d: Vec<f64> = match system.mass() {
-            Mass::Lumped(m) => m.iter().map(|m| 1.0 / m.sqrt()).collect(),
+            // A massless dof (DEF_EXP's equilibrium block, super::massless) is held: D = 0
+            // there, so A is D_m K_mm D_m padded with zeros and the estimate is
+            // λ_max(M_m⁻¹ K_mm). It bounds the condensed system the massive dofs step,
+            // K_mm − K_mc K_cc⁻¹ K_cm ≤ K_mm (K_cc positive definite), and is itself at most the
+            // element bound of the body before its mass was redistributed (a principal block of
+            // the pencil, on masses that only grew), which still caps it.
+            Mass::Lumped(m) => m
+                .iter()
+                .map(|&m| if m > 0.0 { 1.0 / m.sqrt() } else { 0.0 })
+                .collect(),
             Mass::Consistent(_) => return None,
         };
         // ε: a strain of PERTURBATION over a cell, for y of unit norm (entries ~ n^{-1/2}): the

@@ -1,0 +1,357 @@
+//! DEF_EXP's massless dofs (issue 24; docs/theory/contact.md §9.1, eqs. C26–C29): dofs whose
+//! lumped mass is zero (a redistributed mass, `fem_scene::redistribute`) have no inertia to
+//! step; their positions at `t + h` are the static equilibrium of the body given the massive
+//! dofs' new positions and the impulse `p_c` on them,
+//!
+//! ```text
+//! f_ext,c − f_int,c(q_m^{t+h}, q_c^{t+h}) + p_c/h = 0                                    (C26)
+//! u_c^{t+h} = 2 (q_c^{t+h} − q_c^{t+h/2}) / h      (the leap-frog's drift q(t+h), read backwards)  (C27)
+//! u_c^{t+h} ≈ u_c,free + (2/h²) K_cc⁻¹ p_c,   i.e. A_c = (h²/2) K_cc                         (C28)
+//! ```
+//!
+//! `(C26)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
+//! for an unsymmetric tangent): one solve for a linear law ([`crate::SecondOrderSystem::is_linear`]: the
+//! block is factored once), and for a nonlinear one until the correction is below
+//! [`TOLERANCE`] of the body's motion over the step (three for most solves of an SVK bar at `v₀/c = 10⁻⁴`, each an internal
+//! force and a tangent of the whole body: docs/validation.md),
+//! at most [`MAX_ITERATIONS`]. The last factorization is kept for the contact map `(C28)`.
+//!
+//! After the step, a massless dof's velocity is not the `u_c^{t+h}` of `(C27)` (that one
+//! alternates from step to step: the energy does not see it) but the step's mean rate, as in
+//! DEF_LIM,
+//!
+//! ```text
+//! u_c^{t+h} := (q_c^{t+h} − q_c^t)/h = (u_c^t + u_c^{t+h})/2                                 (C29)
+//! ```
+//!
+//! so that the next half drift `q_c + (h/2) u_c` extrapolates the dof's motion, and a dof a
+//! contact holds on the obstacle (`q_c^{t+h} = q_c^t`) stays on it at the mid-step. The rate of
+//! the free equilibrium, `−K_cc⁻¹ K_c,r u_r` (exact for the condensed system without contact),
+//! was tried and rejected: it carries a held dof half a step into the obstacle at each mid-step,
+//! and the exact chain's energy then grew by 15 % (20 cells, Courant 1) where the mean rate's
+//! grows by 0.5 % (docs/validation.md, "The law on an exact chain").
+
+use fem_assembly::{CsrMatrix, Factorization};
+
+use super::LeapFrogSystem;
+use crate::{Clock, EvalError, StepError};
+
+/// Newton on (C26) stops when the correction is below this fraction of the body's motion
+/// over the step (or of its positions, for a body at rest).
+pub const TOLERANCE: f64 = 1e-10;
+/// At most this many Newton iterations on (C26).
+pub const MAX_ITERATIONS: usize = 20;
+
+/// The massless block of a DEF_EXP body: its dofs, the tangent's block `K_cc` factored.
+#[derive(Debug)]
+pub(crate) struct Massless {
+    /// The massless dofs that are not prescribed, ascending.
+    dofs: Vec<usize>,
+    /// Dof → its index in `dofs`.
+    index: Vec<Option<usize>>,
+    /// The whole tangent (its pattern fixed).
+    k: CsrMatrix<f64>,
+    /// `K_cc` on its pattern, and where each of its entries sits in `k`.
+    k_cc: CsrMatrix<f64>,
+    positions: Vec<usize>,
+    factor: Factorization,
+    linear: bool,
+    /// Buffers: a trial position, its force, a right-hand side.
+    q: Vec<f64>,
+    f: Vec<f64>,
+    rhs: Vec<f64>,
+}
+
+impl Massless {
+    /// The massless block of `system` (dofs with `mass[d] == 0` that `prescribed` leaves free),
+    /// its tangent at `x` factored; `None` when there is none.
+    pub fn new<S: LeapFrogSystem>(
+        system: &S,
+        mass: &[f64],
+        prescribed: impl Fn(usize) -> bool,
+        x: &[f64],
+        clock: Clock,
+    ) -> Result<Option<Self>, StepError> {
+        let dofs: Vec<usize> = (0..mass.len())
+            .filter(|&d| mass[d] == 0.0 && !prescribed(d))
+            .collect();
+        if dofs.is_empty() {
+            return Ok(None);
+        }
+        let symmetry = system
+            .tangent_kind()
+            .symmetry()
+            .ok_or(StepError::NeedsTangent {
+                scheme: "DEF_EXP with massless dofs",
+            })?;
+        let mut index = vec![None; mass.len()];
+        for (i, &d) in dofs.iter().enumerate() {
+            index[d] = Some(i);
+        }
+        let k = system
+            .tangent(x)
+            .map_err(|e| clock.failed(e))?
+            .to_csr()
+            .into_owned();
+        let (k_cc, positions) = block(&k, &index, dofs.len());
+        let factor = Factorization::new(&k_cc, symmetry)?;
+        let n = mass.len();
+        let nc = dofs.len();
+        Ok(Some(Self {
+            dofs,
+            index,
+            k,
+            k_cc,
+            positions,
+            factor,
+            linear: system.is_linear(),
+            q: vec![0.0; n],
+            f: vec![0.0; n],
+            rhs: vec![0.0; nc],
+        }))
+    }
+
+    /// The massless dofs, ascending.
+    pub fn dofs(&self) -> &[usize] {
+        &self.dofs
+    }
+
+    /// Dof `d`'s index among [`dofs`](Self::dofs).
+    pub fn index(&self, d: usize) -> Option<usize> {
+        self.index.get(d).copied().flatten()
+    }
+
+    /// `b ← (2/h²) K_cc⁻¹ b` for `n_rhs` columns of [`dofs`](Self::dofs)`.len()` values
+    /// (C28), with the last factorization.
+    pub fn apply_inverse_inertia(&self, h: f64, b: &mut [f64], n_rhs: usize) {
+        self.factor.solve_many_in_place(b, n_rhs);
+        let c = 2.0 / (h * h);
+        b.iter_mut().for_each(|v| *v *= c);
+    }
+
+    /// Solves (C26) for `q_c^{t+h}` and writes `u_c^{t+h}` of (C27) into `u_new`: `q_half`
+    /// the mid-step positions, `u_new` the end velocities of every other dof (set), `f_ext`
+    /// the external force of the step, `impulse` the impulse per dof (or empty). The start
+    /// guess is `q_half + (h/2) u_new` on the massless dofs too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve<S: LeapFrogSystem>(
+        &mut self,
+        system: &S,
+        clock: Clock,
+        q_half: &[f64],
+        u_new: &mut [f64],
+        f_ext: &[f64],
+        impulse: &[f64],
+    ) -> Result<(), StepError> {
+        let h = clock.dt();
+        for ((q, qh), u) in self.q.iter_mut().zip(q_half).zip(u_new.iter()) {
+            *q = qh + 0.5 * h * u;
+        }
+        // The scale of the tolerance: the body's motion over the step (a massless dof held
+        // by a contact does not move), or its positions for a body at rest.
+        let motion = u_new
+            .iter()
+            .map(|u| (0.5 * h * u).abs())
+            .fold(0.0, f64::max);
+        let size = self.q.iter().map(|q| q.abs()).fold(0.0, f64::max);
+        let scale = if motion > 0.0 {
+            motion
+        } else {
+            size.max(f64::MIN_POSITIVE)
+        };
+        let mut correction = f64::INFINITY;
+        let mut iterations = 0;
+        while iterations < MAX_ITERATIONS {
+            system
+                .internal_force(&self.q, &mut self.f)
+                .and_then(|()| EvalError::check_finite("internal force", &self.f))
+                .map_err(|e| clock.failed(e))?;
+            for (r, &d) in self.rhs.iter_mut().zip(&self.dofs) {
+                let p = impulse.get(d).copied().unwrap_or(0.0);
+                *r = f_ext[d] - self.f[d] + p / h;
+            }
+            if !self.linear {
+                system
+                    .tangent_into(&self.q, &mut self.k)
+                    .and_then(|()| EvalError::check_finite("tangent", self.k.values()))
+                    .map_err(|e| clock.failed(e))?;
+                for (v, &p) in self.k_cc.values_mut().iter_mut().zip(&self.positions) {
+                    *v = self.k.values()[p];
+                }
+                self.factor.refactor(&self.k_cc)?;
+            }
+            self.factor.solve_in_place(&mut self.rhs);
+            correction = 0.0;
+            for (dq, &d) in self.rhs.iter().zip(&self.dofs) {
+                self.q[d] += dq;
+                correction = f64::max(correction, dq.abs());
+            }
+            iterations += 1;
+            if self.linear || correction <= TOLERANCE * scale {
+                break;
+            }
+        }
+        if !(correction <= TOLERANCE * scale || self.linear) {
+            return Err(StepError::NewtonDiverged {
+                step: clock.step() + 1,
+                iterations,
+                residual: correction / scale,
+                tolerance: TOLERANCE,
+            });
+        }
+        for &d in &self.dofs {
+            u_new[d] = 2.0 * (self.q[d] - q_half[d]) / h;
+        }
+        Ok(())
+    }
+}
+
+/// The block of `k` on the rows and columns `index` numbers (`n` of them), and the position
+/// in `k`'s values of each of its entries.
+fn block(k: &CsrMatrix<f64>, index: &[Option<usize>], n: usize) -> (CsrMatrix<f64>, Vec<usize>) {
+    let mut offsets = vec![0usize; n + 1];
+    let mut cols = Vec::new();
+    let mut values = Vec::new();
+    let mut positions = Vec::new();
+    let mut row_of = vec![usize::MAX; n];
+    for (d, i) in index.iter().enumerate() {
+        if let Some(i) = i {
+            row_of[*i] = d;
+        }
+    }
+    let row_offsets = k.row_offsets();
+    for (i, &d) in row_of.iter().enumerate() {
+        let mut entries: Vec<(usize, usize)> = (row_offsets[d]..row_offsets[d + 1])
+            .filter_map(|p| index[k.col_indices()[p]].map(|j| (j, p)))
+            .collect();
+        entries.sort_unstable();
+        for (j, p) in entries {
+            cols.push(j);
+            values.push(k.values()[p]);
+            positions.push(p);
+        }
+        offsets[i + 1] = cols.len();
+    }
+    let k_cc = CsrMatrix::try_from_csr_data(n, n, offsets, cols, values)
+        .expect("a block of a CSR matrix is a CSR matrix");
+    (k_cc, positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::leapfrog::{CriticalStepCheck, DefExp};
+    use crate::{LinearSystem, Mass, Matrix, NodalStepper, SecondOrderSystem, StepSettings};
+    use crate::{Stepper, TangentKind};
+    use fem_assembly::StableStep;
+
+    /// A mass `m = 1` on a spring `k₁ = 1` to the ground and on `k₂ = 2` to a massless node,
+    /// itself on `k₃ = 2` to the ground: the condensed spring is `k₁ + k₂k₃/(k₂ + k₃) = 2`,
+    /// `ω = √2`.
+    struct Springs(LinearSystem);
+
+    impl SecondOrderSystem for Springs {
+        fn n_dofs(&self) -> usize {
+            2
+        }
+        fn mass(&self) -> &Mass {
+            self.0.mass()
+        }
+        fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
+            self.0.internal_force(x, f)
+        }
+        fn tangent_kind(&self) -> TangentKind {
+            TangentKind::Symmetric
+        }
+        fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
+            self.0.tangent(x)
+        }
+        fn is_linear(&self) -> bool {
+            true
+        }
+        fn potential_energy(&self, x: &[f64]) -> Option<f64> {
+            self.0.potential_energy(x)
+        }
+    }
+
+    impl LeapFrogSystem for Springs {
+        fn critical_step(&self, _x: &[f64]) -> Result<StableStep, EvalError> {
+            // The massive block's bound, λ = K_00/m = 3 (held massless node).
+            Ok(StableStep {
+                dt: 2.0 / 3f64.sqrt(),
+                lambda_max: 3.0,
+                cell: 0,
+            })
+        }
+    }
+
+    fn springs() -> Springs {
+        let k = CsrMatrix::try_from_csr_data(
+            2,
+            2,
+            vec![0, 2, 4],
+            vec![0, 1, 0, 1],
+            vec![3.0, -2.0, -2.0, 4.0],
+        )
+        .unwrap();
+        Springs(LinearSystem::new(Mass::Lumped(vec![1.0, 0.0]), k))
+    }
+
+    /// The error of the mass's position at `t = 2` and the largest relative drift of
+    /// `½ m u² + ½ qᵀKq` over the run, step `h`.
+    fn run(h: f64) -> (f64, f64) {
+        let x0 = [1.0, 0.5];
+        let mut s = DefExp::new(
+            springs(),
+            StepSettings::new(h),
+            &x0,
+            &[0.0, 0.0],
+            CriticalStepCheck::every(0),
+        )
+        .unwrap();
+        let e0 = s.energy().unwrap().total;
+        let mut drift: f64 = 0.0;
+        let n = (2.0 / h).round() as usize;
+        for _ in 0..n {
+            s.step().unwrap();
+            drift = drift.max((s.energy().unwrap().total - e0).abs() / e0);
+        }
+        let exact = (2f64.sqrt() * 2.0).cos();
+        ((s.position()[0] - exact).abs(), drift)
+    }
+
+    #[test]
+    fn a_massless_node_between_springs_converges_at_second_order() {
+        // (C26)-(C29) on the linear two-spring system: the mass follows cos(√2 t) with the
+        // leap-frog's second order, and the energy drifts by O(h²) only.
+        let (e1, d1) = run(0.1);
+        let (e2, d2) = run(0.05);
+        let (e3, d3) = run(0.025);
+        let (p1, p2) = ((e1 / e2).log2(), (e2 / e3).log2());
+        println!(
+            "errors {e1:.3e} {e2:.3e} {e3:.3e}, orders {p1:.3} {p2:.3}, drift {d1:.3e} {d2:.3e} {d3:.3e}"
+        );
+        assert!(
+            p1 > 1.8 && p2 > 1.9,
+            "orders {p1} {p2} (errors {e1} {e2} {e3})"
+        );
+        assert!(d3 < 1e-3 && d2 / d3 > 3.0, "energy drift {d1} {d2} {d3}");
+    }
+
+    #[test]
+    fn the_block_holds_the_entries_of_its_rows_and_columns() {
+        // K = [[2,-1,0],[-1,2,-1],[0,-1,2]], block {0, 2}: diag(2, 2).
+        let k = CsrMatrix::try_from_csr_data(
+            3,
+            3,
+            vec![0, 2, 5, 7],
+            vec![0, 1, 0, 1, 2, 1, 2],
+            vec![2.0, -1.0, -1.0, 2.0, -1.0, -1.0, 2.0],
+        )
+        .unwrap();
+        let (b, pos) = block(&k, &[Some(0), None, Some(1)], 2);
+        assert_eq!(b.values(), &[2.0, 2.0]);
+        assert_eq!(b.col_indices(), &[0, 1]);
+        assert_eq!(pos, vec![0, 6]);
+    }
+}
