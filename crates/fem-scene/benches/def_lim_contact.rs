@@ -140,6 +140,59 @@ impl ContactBody for PointByPoint<'_> {
     fn apply_impulse(&mut self, _p: &[f64]) {}
 }
 
+/// The Hertz run on mesh `name` with blocks of `block` points (on the current rayon pool of
+/// `threads` threads): prints its times, returns the scene and its last step's contacts.
+fn run(name: &str, block: usize, threads: usize) -> (SceneStepper, usize) {
+    let (body, nodes, dofs) = hemisphere(&format!("hemisphere_tet10_{name}.msh"));
+    let body = body.with_block_points(block);
+    let steps = if name == "coarse" { 40 } else { 60 };
+    let surface = body.contact_nodes().len();
+    let mut scene = SceneStepper::new(
+        vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
+        vec![fem_contact::detect::Obstacle::Plane {
+            point: Vector3::zeros(),
+            normal: Vector3::z(),
+        }],
+        fem_contact::detect::MaterialTable {
+            default: fem_contact::SurfaceMaterial::new(0.0, 0.0).unwrap(),
+            pairs: vec![],
+            obstacle_materials: vec![0],
+        },
+        &[],
+        SceneSettings {
+            solver: fem_contact::NsgsSettings {
+                tolerance: 1e-12,
+                ..Default::default()
+            },
+            prediction: Prediction::Auto,
+        },
+    )
+    .unwrap();
+    let (mut contacts, mut most) = (0usize, 0usize);
+    let start = Instant::now();
+    for _ in 0..steps {
+        scene.step().unwrap();
+        contacts += scene.last_solve().contacts;
+        most = most.max(scene.last_solve().contacts);
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let t = scene.timing();
+    let per = |d: std::time::Duration| 1e3 * d.as_secs_f64() / steps as f64;
+    let n_c = scene.last_solve().contacts;
+    println!(
+        "\n{name}, blocks of {block}, {threads} threads: {nodes} nodes, {dofs} dofs, {surface} contact nodes; run of {steps} steps: {:.1} s, {:.1} ms a step (bodies {:.1}, detection {:.2}, assembly {:.1}, solve {:.2}, update {:.2}); contact points a step: mean {:.1}, most {most}, last {n_c}",
+        wall,
+        1e3 * wall / steps as f64,
+        per(t.bodies),
+        per(t.detection),
+        per(t.assembly),
+        per(t.solve),
+        per(t.update),
+        contacts as f64 / steps as f64,
+    );
+    (scene, n_c)
+}
+
 fn main() {
     let mut names: Vec<String> = std::env::args()
         .skip(1)
@@ -151,53 +204,17 @@ fn main() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average at the start: {}", load.trim());
     for name in &names {
-        let (body, nodes, dofs) = hemisphere(&format!("hemisphere_tet10_{name}.msh"));
-        let steps = if name == "coarse" { 40 } else { 60 };
-        let surface = body.contact_nodes().len();
-        let mut scene = SceneStepper::new(
-            vec![Box::new(SolidGroup::new(vec![body])) as Box<dyn BodyGroup>],
-            vec![fem_contact::detect::Obstacle::Plane {
-                point: Vector3::zeros(),
-                normal: Vector3::z(),
-            }],
-            fem_contact::detect::MaterialTable {
-                default: fem_contact::SurfaceMaterial::new(0.0, 0.0).unwrap(),
-                pairs: vec![],
-                obstacle_materials: vec![0],
-            },
-            &[],
-            SceneSettings {
-                solver: fem_contact::NsgsSettings {
-                    tolerance: 1e-12,
-                    ..Default::default()
-                },
-                prediction: Prediction::Auto,
-            },
-        )
-        .unwrap();
-        let (mut contacts, mut most) = (0usize, 0usize);
-        let start = Instant::now();
-        for _ in 0..steps {
-            scene.step().unwrap();
-            contacts += scene.last_solve().contacts;
-            most = most.max(scene.last_solve().contacts);
+        // The run with the default block and with blocks of one point (a 3-column solve per
+        // point, the blocks in parallel), each on 1 and 2 threads, interleaved.
+        let mut last = None;
+        for (block, threads) in [(BLOCK_POINTS, 1), (1, 1), (BLOCK_POINTS, 2), (1, 2)] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            last = Some(pool.install(|| run(name, block, threads)));
         }
-        let wall = start.elapsed().as_secs_f64();
-        let t = scene.timing();
-        let per = |d: std::time::Duration| 1e3 * d.as_secs_f64() / steps as f64;
-        let n_c = scene.last_solve().contacts;
-        println!(
-            "\n{name}: {nodes} nodes, {dofs} dofs, {surface} contact nodes; run of {steps} steps: {:.1} s, {:.1} ms a step (bodies {:.1}, detection {:.2}, assembly {:.1}, solve {:.2}, update {:.2}); contact points a step: mean {:.1}, most {most}, last {n_c}",
-            wall,
-            1e3 * wall / steps as f64,
-            per(t.bodies),
-            per(t.detection),
-            per(t.assembly),
-            per(t.solve),
-            per(t.update),
-            contacts as f64 / steps as f64,
-        );
-
+        let (mut scene, n_c) = last.unwrap();
         // A⁻¹Hᵀ alone: the n_c contact nodes nearest the plane, a step begun.
         let group = &mut scene.groups_mut()[0];
         group.begin_step().unwrap();
@@ -266,6 +283,17 @@ fn main() {
             })
         });
         row(&format!("blocks of {BLOCK_POINTS} (default)"), 2, default);
+        let by_point_two = two.install(|| {
+            timed(|| {
+                let mut gs = vec![PointMap::new(); hs.len()];
+                by_point.inverse_inertia_maps(&hs, &mut gs);
+            })
+        });
+        row(
+            "point by point (3 columns a solve, dense columns)",
+            2,
+            by_point_two,
+        );
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("\nload average at the end: {}", load.trim());
