@@ -490,6 +490,12 @@ impl<S: LeapFrogSystem> DefExp<S> {
         self.massless.as_ref().map_or(&[], |c| c.dofs())
     }
 
+    /// What the massless dofs' equilibrium (C26, C28) cost so far; `None` without massless
+    /// dofs.
+    pub fn massless_statistics(&self) -> Option<super::massless::MasslessStatistics> {
+        self.massless.as_ref().map(|c| c.statistics())
+    }
+
     /// Dof `d`'s index among [`massless_dofs`](Self::massless_dofs).
     pub fn massless_index(&self, d: usize) -> Option<usize> {
         self.massless.as_ref().and_then(|c| c.index(d))

@@ -12,9 +12,13 @@
 //! `(C26)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
 //! for an unsymmetric tangent): one solve for a linear law ([`crate::SecondOrderSystem::is_linear`]: the
 //! block is factored once), and for a nonlinear one until the correction is below
-//! [`TOLERANCE`] of the body's motion over the step (three for most solves of an SVK bar at `v₀/c = 10⁻⁴`, each an internal
-//! force and a tangent of the whole body: docs/validation.md),
-//! at most [`MAX_ITERATIONS`]. The last factorization is kept for the contact map `(C28)`.
+//! [`TOLERANCE`] of the body's motion over the step (three for most solves of an SVK bar at
+//! `v₀/c = 10⁻⁴`: docs/validation.md), at most [`MAX_ITERATIONS`]. Each iteration is an
+//! internal force and a tangent block `K_cc` of the cells touching the massless nodes only,
+//! when the system gives them ([`DofBlock`], [`LeapFrogSystem::dof_block`]; a solid does:
+//! the same values bit for bit, a tenth of the body for a box's bottom face), else of the
+//! whole body; the symbolic factorization of `K_cc` is done once. The last factorization is
+//! kept for the contact map `(C28)`.
 //!
 //! After the step, a massless dof's velocity is not the `u_c^{t+h}` of `(C27)` (that one
 //! alternates from step to step: the energy does not see it) but the step's mean rate, as in
@@ -31,6 +35,9 @@
 //! and the exact chain's energy then grew by 15 % (20 cells, Courant 1) where the mean rate's
 //! grows by 0.5 % (docs/validation.md, "The law on an exact chain").
 
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use fem_assembly::{CsrMatrix, Factorization};
 
 use super::LeapFrogSystem;
@@ -42,6 +49,65 @@ pub const TOLERANCE: f64 = 1e-10;
 /// At most this many Newton iterations on (C26).
 pub const MAX_ITERATIONS: usize = 20;
 
+/// The internal force and tangent of a system on a block of its dofs (the massless ones),
+/// evaluated on the part of the system that acts on them only: for a solid, the cells touching
+/// the block's nodes (`fem_assembly::SolidPart`), a tenth of a 10⁵-cell box for its bottom
+/// face. (C26) needs no more: the massive dofs are held while Newton moves the massless ones,
+/// so their rows, and `K_cr`, are not asked. Given by [`LeapFrogSystem::dof_block`].
+pub trait DofBlock: std::fmt::Debug + Send + Sync {
+    /// `f_int` at `x` (every dof of the system) on the block's dofs, into `f` (one value per
+    /// block dof, in the order of the dofs given): the whole system's values.
+    fn internal_force(&mut self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError>;
+    /// The tangent block `K_cc` with its pattern (rows and columns numbered as the block's
+    /// dofs, sorted columns) and zero values: the entries the whole tangent's block holds.
+    fn tangent_pattern(&self) -> CsrMatrix<f64>;
+    /// `K_cc(x)` into `k`'s values (the pattern of [`tangent_pattern`](Self::tangent_pattern)):
+    /// the whole tangent's block.
+    fn tangent_into(&mut self, x: &[f64], k: &mut CsrMatrix<f64>) -> Result<(), EvalError>;
+}
+
+/// What the massless block's equilibrium cost so far: counts and wall time by part (the
+/// bench `massless_on_plane` of fem-scene prints them against the whole body's force).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MasslessStatistics {
+    /// Whether the force and tangent are the system's block ([`DofBlock`]) rather than the
+    /// whole system's.
+    pub restricted: bool,
+    /// Solves of the equilibrium (C26).
+    pub solves: u64,
+    /// Newton iterations over those solves.
+    pub iterations: u64,
+    /// Numeric factorizations of `K_cc` (the symbolic one is done once).
+    pub factorizations: u64,
+    /// Right-hand sides solved by the contact map (C28).
+    pub map_columns: u64,
+    /// Wall time in the internal force (of the block, or of the whole system).
+    pub force: Duration,
+    /// Wall time in the tangent (the block's `K_cc`, or the whole tangent and its block).
+    pub tangent: Duration,
+    /// Wall time in the numeric factorizations.
+    pub factorization: Duration,
+    /// Wall time in the triangular solves of Newton and of the map (C28).
+    pub solve: Duration,
+}
+
+/// How the block's force and tangent are evaluated.
+#[derive(Debug)]
+enum Evaluation {
+    /// By the system's [`DofBlock`]; `f` the block's force.
+    Block {
+        block: Box<dyn DofBlock>,
+        f: Vec<f64>,
+    },
+    /// By the whole system: its tangent (pattern fixed), where each entry of `K_cc` sits in
+    /// its values, and its force `f`.
+    Whole {
+        k: CsrMatrix<f64>,
+        positions: Vec<usize>,
+        f: Vec<f64>,
+    },
+}
+
 /// The massless block of a DEF_EXP body: its dofs, the tangent's block `K_cc` factored.
 #[derive(Debug)]
 pub(crate) struct Massless {
@@ -49,22 +115,21 @@ pub(crate) struct Massless {
     dofs: Vec<usize>,
     /// Dof → its index in `dofs`.
     index: Vec<Option<usize>>,
-    /// The whole tangent (its pattern fixed).
-    k: CsrMatrix<f64>,
-    /// `K_cc` on its pattern, and where each of its entries sits in `k`.
+    evaluation: Evaluation,
+    /// `K_cc` on its pattern.
     k_cc: CsrMatrix<f64>,
-    positions: Vec<usize>,
     factor: Factorization,
     linear: bool,
-    /// Buffers: a trial position, its force, a right-hand side.
+    /// Buffers: a trial position, a right-hand side.
     q: Vec<f64>,
-    f: Vec<f64>,
     rhs: Vec<f64>,
+    statistics: Mutex<MasslessStatistics>,
 }
 
 impl Massless {
     /// The massless block of `system` (dofs with `mass[d] == 0` that `prescribed` leaves free),
-    /// its tangent at `x` factored; `None` when there is none.
+    /// its tangent at `x` factored; `None` when there is none. The block's force and tangent
+    /// are the system's [`DofBlock`] when it gives one.
     pub fn new<S: LeapFrogSystem>(
         system: &S,
         mass: &[f64],
@@ -88,26 +153,47 @@ impl Massless {
         for (i, &d) in dofs.iter().enumerate() {
             index[d] = Some(i);
         }
-        let k = system
-            .tangent(x)
-            .map_err(|e| clock.failed(e))?
-            .to_csr()
-            .into_owned();
-        let (k_cc, positions) = block(&k, &index, dofs.len());
-        let factor = Factorization::new(&k_cc, symmetry)?;
         let n = mass.len();
         let nc = dofs.len();
+        let mut statistics = MasslessStatistics::default();
+        let start = Instant::now();
+        let (evaluation, k_cc) = match system.dof_block(&dofs) {
+            Some(mut block) => {
+                let mut k_cc = block.tangent_pattern();
+                block
+                    .tangent_into(x, &mut k_cc)
+                    .and_then(|()| EvalError::check_finite("tangent", k_cc.values()))
+                    .map_err(|e| clock.failed(e))?;
+                statistics.restricted = true;
+                let f = vec![0.0; nc];
+                (Evaluation::Block { block, f }, k_cc)
+            }
+            None => {
+                let k = system
+                    .tangent(x)
+                    .map_err(|e| clock.failed(e))?
+                    .to_csr()
+                    .into_owned();
+                let (k_cc, positions) = block(&k, &index, nc);
+                let f = vec![0.0; n];
+                (Evaluation::Whole { k, positions, f }, k_cc)
+            }
+        };
+        statistics.tangent += start.elapsed();
+        let start = Instant::now();
+        let factor = Factorization::new(&k_cc, symmetry)?;
+        statistics.factorization += start.elapsed();
+        statistics.factorizations += 1;
         Ok(Some(Self {
             dofs,
             index,
-            k,
+            evaluation,
             k_cc,
-            positions,
             factor,
             linear: system.is_linear(),
             q: vec![0.0; n],
-            f: vec![0.0; n],
             rhs: vec![0.0; nc],
+            statistics: Mutex::new(statistics),
         }))
     }
 
@@ -121,12 +207,69 @@ impl Massless {
         self.index.get(d).copied().flatten()
     }
 
+    /// What the equilibrium cost so far.
+    pub fn statistics(&self) -> MasslessStatistics {
+        *self.statistics.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// `b ← (2/h²) K_cc⁻¹ b` for `n_rhs` columns of [`dofs`](Self::dofs)`.len()` values
     /// (C28), with the last factorization.
     pub fn apply_inverse_inertia(&self, h: f64, b: &mut [f64], n_rhs: usize) {
+        let start = Instant::now();
         self.factor.solve_many_in_place(b, n_rhs);
         let c = 2.0 / (h * h);
         b.iter_mut().for_each(|v| *v *= c);
+        let mut s = self.statistics.lock().unwrap_or_else(|e| e.into_inner());
+        s.solve += start.elapsed();
+        s.map_columns += n_rhs as u64;
+    }
+
+    /// `f_int` at `self.q` (the block's, or the whole system's), read by
+    /// [`Self::block_force`].
+    fn evaluate_force<S: LeapFrogSystem>(
+        &mut self,
+        system: &S,
+        clock: Clock,
+    ) -> Result<(), StepError> {
+        match &mut self.evaluation {
+            Evaluation::Block { block, f } => block
+                .internal_force(&self.q, f)
+                .and_then(|()| EvalError::check_finite("internal force", f)),
+            Evaluation::Whole { f, .. } => system
+                .internal_force(&self.q, f)
+                .and_then(|()| EvalError::check_finite("internal force", f)),
+        }
+        .map_err(|e| clock.failed(e))
+    }
+
+    /// Block dof `i`'s (dof `d`'s) internal force after [`Self::evaluate_force`].
+    fn block_force(&self, i: usize, d: usize) -> f64 {
+        match &self.evaluation {
+            Evaluation::Block { f, .. } => f[i],
+            Evaluation::Whole { f, .. } => f[d],
+        }
+    }
+
+    /// `K_cc` at `self.q` into `self.k_cc`.
+    fn evaluate_tangent<S: LeapFrogSystem>(
+        &mut self,
+        system: &S,
+        clock: Clock,
+    ) -> Result<(), StepError> {
+        match &mut self.evaluation {
+            Evaluation::Block { block, .. } => block
+                .tangent_into(&self.q, &mut self.k_cc)
+                .and_then(|()| EvalError::check_finite("tangent", self.k_cc.values())),
+            Evaluation::Whole { k, positions, .. } => system
+                .tangent_into(&self.q, k)
+                .and_then(|()| EvalError::check_finite("tangent", k.values()))
+                .map(|()| {
+                    for (v, &p) in self.k_cc.values_mut().iter_mut().zip(positions.iter()) {
+                        *v = k.values()[p];
+                    }
+                }),
+        }
+        .map_err(|e| clock.failed(e))
     }
 
     /// Solves (C26) for `q_c^{t+h}` and writes `u_c^{t+h}` of (C27) into `u_new`: `q_half`
@@ -159,28 +302,30 @@ impl Massless {
         } else {
             size.max(f64::MIN_POSITIVE)
         };
+        let mut spent = MasslessStatistics::default();
         let mut correction = f64::INFINITY;
         let mut iterations = 0;
         while iterations < MAX_ITERATIONS {
-            system
-                .internal_force(&self.q, &mut self.f)
-                .and_then(|()| EvalError::check_finite("internal force", &self.f))
-                .map_err(|e| clock.failed(e))?;
-            for (r, &d) in self.rhs.iter_mut().zip(&self.dofs) {
+            let start = Instant::now();
+            self.evaluate_force(system, clock)?;
+            spent.force += start.elapsed();
+            for i in 0..self.dofs.len() {
+                let d = self.dofs[i];
                 let p = impulse.get(d).copied().unwrap_or(0.0);
-                *r = f_ext[d] - self.f[d] + p / h;
+                self.rhs[i] = f_ext[d] - self.block_force(i, d) + p / h;
             }
             if !self.linear {
-                system
-                    .tangent_into(&self.q, &mut self.k)
-                    .and_then(|()| EvalError::check_finite("tangent", self.k.values()))
-                    .map_err(|e| clock.failed(e))?;
-                for (v, &p) in self.k_cc.values_mut().iter_mut().zip(&self.positions) {
-                    *v = self.k.values()[p];
-                }
+                let start = Instant::now();
+                self.evaluate_tangent(system, clock)?;
+                spent.tangent += start.elapsed();
+                let start = Instant::now();
                 self.factor.refactor(&self.k_cc)?;
+                spent.factorization += start.elapsed();
+                spent.factorizations += 1;
             }
+            let start = Instant::now();
             self.factor.solve_in_place(&mut self.rhs);
+            spent.solve += start.elapsed();
             correction = 0.0;
             for (dq, &d) in self.rhs.iter().zip(&self.dofs) {
                 self.q[d] += dq;
@@ -190,6 +335,16 @@ impl Massless {
             if self.linear || correction <= TOLERANCE * scale {
                 break;
             }
+        }
+        {
+            let mut s = self.statistics.lock().unwrap_or_else(|e| e.into_inner());
+            s.solves += 1;
+            s.iterations += iterations as u64;
+            s.factorizations += spent.factorizations;
+            s.force += spent.force;
+            s.tangent += spent.tangent;
+            s.factorization += spent.factorization;
+            s.solve += spent.solve;
         }
         if !(correction <= TOLERANCE * scale || self.linear) {
             return Err(StepError::NewtonDiverged {
