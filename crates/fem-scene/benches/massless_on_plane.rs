@@ -15,10 +15,14 @@
 //!
 //! - **force**: one internal-force evaluation of the whole box (a twin system);
 //! - **plain step**: a DEF_EXP step of the box with its mass where the lumping puts it;
-//! - **massless step, part**: the redistributed box whose equilibrium evaluates the cells
-//!   touching the bottom nodes only (`SolidSystem`'s `LeapFrogSystem::dof_block`);
-//! - **massless step, whole**: the same with the whole body's force and tangent (a wrapper
-//!   system that gives no block: the code before issue 24's restriction), the baseline;
+//! - **massless step, whole**: the redistributed box, its equilibrium on the whole body's
+//!   force and tangent, a tangent and a factorization every Newton iteration (a wrapper system
+//!   that gives no block, `DefExp::set_massless_reuse(false)`: the code before this bench),
+//!   the baseline;
+//! - **massless step, part**: the same on the cells touching the bottom nodes only
+//!   (`SolidSystem`'s `LeapFrogSystem::dof_block`), still a factorization every iteration;
+//! - **massless step, part + kept factorization**: the default, `K_cc`'s factorization kept
+//!   while Newton's iterations on it contract (`massless::REUSE_CONTRACTION`);
 //! - the equilibrium's own split (wall ms a step: force, tangent, factorization, solves) and
 //!   its Newton iterations a solve, from `DefExp::massless_statistics`.
 //!
@@ -264,9 +268,12 @@ fn main() {
     let set_up = Instant::now();
     let mut plain = stepper(system(&mesh), &bound);
     let mut part = stepper(massless_system(&mesh, &bottom), &bound);
+    part.set_massless_reuse(false);
     let part_set_up = set_up.elapsed().as_secs_f64();
+    let mut kept = stepper(massless_system(&mesh, &bottom), &bound);
     let set_up = Instant::now();
     let mut whole = stepper(Whole(massless_system(&mesh, &bottom)), &bound);
+    whole.set_massless_reuse(false);
     let whole_set_up = set_up.elapsed().as_secs_f64();
     println!(
         "set-up of the massless block (first tangent, analysis, factorization): part {part_set_up:.2} s, whole {whole_set_up:.2} s (with the system)"
@@ -274,6 +281,7 @@ fn main() {
     for _ in 0..WARM_UP {
         step(&mut plain, &impulse);
         step(&mut part, &impulse);
+        step(&mut kept, &impulse);
         step(&mut whole, &impulse);
     }
     // The two ways give the same positions (bit for bit: the same sums in the same order).
@@ -283,16 +291,24 @@ fn main() {
         .zip(whole.position())
         .filter(|(a, b)| a.to_bits() != b.to_bits())
         .count();
+    let kept_off = part
+        .position()
+        .iter()
+        .zip(kept.position())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    let motion = part.position().iter().map(|a| a.abs()).fold(0.0, f64::max);
     println!(
-        "after {WARM_UP} steps: part and whole differ in {differ} of {n} positions (bits); massless dofs {}",
+        "after {WARM_UP} steps: part and whole differ in {differ} of {n} positions (bits); the kept factorization's positions differ by {kept_off:.1e} m at most ({:.1e} of the largest displacement); massless dofs {}",
+        kept_off / motion,
         part.massless_dofs().len()
     );
     let mut f = vec![0.0; n];
     let x = part.position().to_vec();
     println!(
-        "| threads | force CPU (wall) ms | plain step | massless step, part | massless step, whole (before) | **massless part − plain / force**, part (whole) | split, wall ms a step: force, tangent, factorization, solves (part; whole) |"
+        "| threads | force CPU (wall) ms | plain step | massless step: whole (before) | part | part + kept factorization | **(massless step − plain) / force**: whole, part, kept | split, wall ms a step: force, tangent, factorization, solves (whole; part; kept) |"
     );
-    println!("|---:|---|---|---|---|---:|---|");
+    println!("|---:|---|---|---|---|---|---|---|");
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -309,20 +325,29 @@ fn main() {
             let (w0, m0) = (whole.massless_statistics().unwrap(), whole.clock().step());
             let b = timed(blocks, STEPS, || step(&mut whole, &impulse));
             let (w1, m1) = (whole.massless_statistics().unwrap(), whole.clock().step());
+            let (k0, l0) = (kept.massless_statistics().unwrap(), kept.clock().step());
+            let c = timed(blocks, STEPS, || step(&mut kept, &impulse));
+            let (k1, l1) = (kept.massless_statistics().unwrap(), kept.clock().step());
             println!(
-                "| {threads} | {:.1} ({:.1}) | {:.1} ({:.1}) | {:.1} ({:.1}) | {:.1} ({:.1}) | **{:.2}** ({:.2}) | {}; {} |",
+                "| {threads} | {:.2} ({:.2}) | {:.2} ({:.2}) | {:.1} ({:.1}) | {:.1} ({:.1}) | {:.2} ({:.2}) | {:.1}, {:.1}, **{:.2}** | {}; {}; {}, {} factorizations in {} steps |",
                 1e3 * force.0,
                 1e3 * force.1,
                 1e3 * p.0,
                 1e3 * p.1,
-                1e3 * a.0,
-                1e3 * a.1,
                 1e3 * b.0,
                 1e3 * b.1,
-                (a.0 - p.0) / force.0,
+                1e3 * a.0,
+                1e3 * a.1,
+                1e3 * c.0,
+                1e3 * c.1,
                 (b.0 - p.0) / force.0,
-                split(s1, s0, (n1 - n0) as usize),
+                (a.0 - p.0) / force.0,
+                (c.0 - p.0) / force.0,
                 split(w1, w0, (m1 - m0) as usize),
+                split(s1, s0, (n1 - n0) as usize),
+                split(k1, k0, (l1 - l0) as usize),
+                k1.factorizations - k0.factorizations,
+                l1 - l0,
             );
         });
     }

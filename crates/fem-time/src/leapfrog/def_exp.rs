@@ -496,6 +496,14 @@ impl<S: LeapFrogSystem> DefExp<S> {
         self.massless.as_ref().map(|c| c.statistics())
     }
 
+    /// Whether the massless dofs' Newton keeps `K_cc`'s factorization while it contracts
+    /// ([`super::massless::REUSE_CONTRACTION`], the default) or renews it at every iteration.
+    pub fn set_massless_reuse(&mut self, reuse: bool) {
+        if let Some(c) = &mut self.massless {
+            c.set_reuse(reuse);
+        }
+    }
+
     /// Dof `d`'s index among [`massless_dofs`](Self::massless_dofs).
     pub fn massless_index(&self, d: usize) -> Option<usize> {
         self.massless.as_ref().and_then(|c| c.index(d))
