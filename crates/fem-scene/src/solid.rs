@@ -118,24 +118,25 @@ pub enum SolidGroupError {
         "the whole boundary of {0} cells is not found here: name the contact surface by a physical group"
     )]
     BoundaryOf(&'static str),
-    /// DEF_EXP: the contact surface holds both massless nodes (a redistributed mass) and
-    /// nodes with mass. Its contact map would need the massless nodes' response to an impulse
-    /// on a node with mass, `−K_cc⁻¹ K_cm M_m⁻¹` (and `W` would not be symmetric): refused
-    /// rather than approximated (docs/theory/contact.md §9.1).
+    /// DEF_EXP: a contact point whose map `Hᵀ` reaches both massless dofs (a redistributed
+    /// mass) and dofs with mass — a node with both, or a contact face on nodes of both kinds.
+    /// Its column of `A⁻¹Hᵀ` would need the massless dofs' response to the impulse on the
+    /// massive ones, `−K_cc⁻¹ K_cm M_m⁻¹` (and `W` would not be symmetric): refused rather
+    /// than approximated block by block (docs/theory/contact.md §9.1).
     #[error(
-        "under def_exp the contact surface holds node {massive}, which has mass, and node {massless}, which has none (mass_redistribution): a contact surface must be all without mass or all with mass"
+        "under def_exp a contact point would join node {massive}, which has mass, and node {massless}, which has none (mass_redistribution): each contact face must be all without mass or all with mass"
     )]
     MixedMass {
-        /// A mesh node of the surface with mass.
+        /// A mesh node of the point with mass.
         massive: usize,
-        /// A mesh node of the surface without.
+        /// A mesh node of the point without (the same node when its dofs differ).
         massless: usize,
     },
 }
 
-/// Under DEF_EXP with massless dofs: the first surface node `nodes` (mesh nodes, their free
-/// dofs `node_dofs`) with mass and the first without, when both are there (prescribed dofs
-/// take no impulse of the map and count for neither).
+/// Under DEF_EXP with massless dofs: refuses a contact point (the mesh nodes `nodes`, their
+/// free dofs `node_dofs`: one node, or a face's) whose dofs are massless and with mass
+/// (prescribed dofs take no impulse of the map and count for neither).
 fn mixed_mass(
     stepper: &SolidStepper,
     nodes: &[usize],
@@ -321,7 +322,13 @@ impl SolidBody {
         if nodes.is_empty() {
             return Err(SolidGroupError::NoContactNode);
         }
-        mixed_mass(&stepper, &nodes, &node_dofs)?;
+        for (n, dofs) in nodes.iter().zip(&node_dofs) {
+            mixed_mass(
+                &stepper,
+                std::slice::from_ref(n),
+                std::slice::from_ref(dofs),
+            )?;
+        }
         let free_dofs = dofmap.free_dofs().to_vec();
         let n_free = free_dofs.len();
         let mut solved_index = vec![None; n_free];
@@ -424,8 +431,8 @@ impl SolidBody {
 
     /// The same solid whose contact surface also has the faces `faces` (outward, of nodes
     /// of the mesh): other solids' nodes and rigid shapes meet them (issue 24 part B).
-    /// Refused under DEF_EXP when the faces' and contact nodes hold both massless nodes and
-    /// nodes with mass ([`SolidGroupError::MixedMass`]).
+    /// Refused under DEF_EXP when a face joins massless nodes and nodes with mass
+    /// ([`SolidGroupError::MixedMass`]).
     pub fn with_faces(
         mut self,
         faces: &[crate::solid_faces::Face],
@@ -470,14 +477,13 @@ impl SolidBody {
             .iter()
             .map(|n| contact.get(n).copied())
             .collect();
-        let nodes: Vec<usize> = self.nodes.iter().chain(&surface.nodes).copied().collect();
-        let node_dofs: Vec<[Option<usize>; 3]> = self
-            .node_dofs
-            .iter()
-            .chain(&surface.node_dofs)
-            .copied()
-            .collect();
-        mixed_mass(&self.stepper, &nodes, &node_dofs)?;
+        for (c, n) in &surface.faces {
+            let corners = &c[..*n as usize];
+            let nodes: Vec<usize> = corners.iter().map(|&a| surface.nodes[a]).collect();
+            let dofs: Vec<[Option<usize>; 3]> =
+                corners.iter().map(|&a| surface.node_dofs[a]).collect();
+            mixed_mass(&self.stepper, &nodes, &dofs)?;
+        }
         self.surface = surface;
         self.place(false);
         Ok(self)
@@ -680,9 +686,11 @@ impl ContactBody for SolidBody {
             SolidStepper::Exp(s) => {
                 // Massive dofs: M⁻¹ Hᵀ. Massless dofs (a redistributed mass, issue 24):
                 // (2/h²) K_cc⁻¹ Hᵀ on the massless block (C28), three columns in one solve
-                // with the factorization of the step begun. A surface holding both massless
+                // with the factorization of the step begun. A point reaching both massless
                 // dofs and dofs with mass is refused at set-up (SolidGroupError::MixedMass):
-                // its map would need the massless dofs' response to a massive impulse.
+                // its map would need the massless dofs' response to a massive impulse. (Two
+                // points of the two kinds active in one step: W leaves that response out
+                // between them, and the step's end re-solves the equilibrium, C26.)
                 let inv = s.inverse_mass();
                 let start = out.len();
                 out.extend(
@@ -1170,12 +1178,16 @@ mod tests {
     }
 
     #[test]
-    fn a_def_exp_surface_mixing_massless_nodes_and_nodes_with_mass_is_refused() {
-        // The bottom face alone (all massless) is a contact surface; with a top node (with
-        // mass) it is refused, naming both nodes; so are faces reaching nodes with mass.
+    fn a_def_exp_contact_point_mixing_massless_dofs_and_dofs_with_mass_is_refused() {
+        // The bottom face's nodes (massless) and a top node (with mass) are points of one
+        // kind each: taken. A face joining the two kinds is refused, naming a node of each;
+        // so is a node with a massless and a massive dof.
         let (mesh, stepper, bottom) = massless_bottom();
         let out = output(&mesh, &stepper);
-        let body = SolidBody::new(stepper, mesh.points.clone(), bottom.clone(), 0, out).unwrap();
+        let top = mesh.n_nodes() - 1;
+        let mut nodes = bottom.clone();
+        nodes.push(top);
+        let body = SolidBody::new(stepper, mesh.points.clone(), nodes, 0, out).unwrap();
         let conn = &mesh.blocks[0].connectivity;
         let all = crate::solid_faces::boundary_faces(CellKind::Hex8, conn).unwrap();
         let corners = |f: &crate::solid_faces::Face| f.nodes[..f.corners as usize].to_vec();
@@ -1187,21 +1199,43 @@ mod tests {
         assert_eq!(on_bottom.len(), 4);
         let body = body.with_faces(&on_bottom).unwrap();
         let e = body.with_faces(&all).unwrap_err();
-        assert!(matches!(e, SolidGroupError::MixedMass { .. }), "{e}");
+        let SolidGroupError::MixedMass { massive, massless } = e else {
+            panic!("{e}")
+        };
+        assert!(!bottom.contains(&massive) && bottom.contains(&massless));
+        assert!(e.to_string().contains("mass_redistribution"), "{e}");
 
-        let (mesh, stepper, bottom) = massless_bottom();
+        // A bottom node whose z dof only is massless.
+        let (mesh, mut stepper, bottom) = massless_bottom();
+        let SolidStepper::Exp(s) = &mut stepper else {
+            unreachable!("DEF_EXP")
+        };
+        let mut mass = match s.system().mass() {
+            fem_time::Mass::Lumped(m) => m.clone(),
+            fem_time::Mass::Consistent(_) => unreachable!("lumped"),
+        };
+        let node = bottom[0];
+        mass[3 * node] = 1.0;
+        let system = s.system().clone().with_lumped_mass(mass).unwrap();
+        let n = system.n_dofs();
+        let stepper = SolidStepper::Exp(
+            DefExp::new(
+                system,
+                fem_time::StepSettings::new(1e-5),
+                &vec![0.0; n],
+                &vec![0.0; n],
+                fem_time::CriticalStepCheck::every(0),
+            )
+            .unwrap(),
+        );
         let out = output(&mesh, &stepper);
-        let top = mesh.n_nodes() - 1;
-        let mut nodes = bottom.clone();
-        nodes.push(top);
-        let e = SolidBody::new(stepper, mesh.points.clone(), nodes, 0, out).unwrap_err();
+        let e = SolidBody::new(stepper, mesh.points.clone(), bottom, 0, out).unwrap_err();
         assert_eq!(
             e,
             SolidGroupError::MixedMass {
-                massive: top,
-                massless: bottom[0]
+                massive: node,
+                massless: node
             }
         );
-        assert!(e.to_string().contains("mass_redistribution"), "{e}");
     }
 }

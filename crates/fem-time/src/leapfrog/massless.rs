@@ -201,7 +201,17 @@ impl Massless {
         };
         statistics.tangent += start.elapsed();
         let start = Instant::now();
-        let factor = Factorization::new(&k_cc, symmetry)?;
+        // A nested-dissection order from the dofs' points when the system gives them
+        // (fem_assembly::ordering: less fill than faer's minimum degree, and each Newton
+        // iteration is a solve with the factor).
+        let factor = match (system.dof_points(), symmetry) {
+            (Some(points), fem_assembly::Symmetry::Symmetric) if points.len() == n => {
+                let block_points: Vec<[f64; 3]> = dofs.iter().map(|&d| points[d]).collect();
+                let order = fem_assembly::ordering::nested_dissection(&block_points, &k_cc);
+                Factorization::with_order(&k_cc, symmetry, &order)?
+            }
+            _ => Factorization::new(&k_cc, symmetry)?,
+        };
         statistics.factorization += start.elapsed();
         statistics.factorizations += 1;
         Ok(Some(Self {
