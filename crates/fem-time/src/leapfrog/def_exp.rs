@@ -447,6 +447,9 @@ impl<S: LeapFrogSystem> DefExp<S> {
                 }
             }
         }
+        if let Some(c) = &mut self.massless {
+            c.end_step(h, &s.q_half, &s.u_new);
+        }
         s.finish(&self.system, &self.reactions);
         if let Some(c) = &self.massless {
             // A massless dof's velocity is the step's mean rate (q_c^{t+h} − q_c^t)/h

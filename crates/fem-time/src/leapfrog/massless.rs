@@ -11,7 +11,9 @@
 //!
 //! `(C26)` is solved by Newton on `q_c` with the tangent block `K_cc` (sparse Cholesky, or LU
 //! for an unsymmetric tangent): one solve for a linear law ([`crate::SecondOrderSystem::is_linear`]: the
-//! block is factored once), and for a nonlinear one until the correction is below
+//! block is factored once), and for a nonlinear one until the correction — or, on a kept
+//! factorization ([`REUSE_CONTRACTION`]), the error it leaves, `rate/(1 − rate)` of it with
+//! `rate` the ratio of the last two corrections — is below
 //! [`TOLERANCE`] of the body's motion over the step (three for most solves of an SVK bar at
 //! `v₀/c = 10⁻⁴`: docs/validation.md), at most [`MAX_ITERATIONS`]. Each iteration is an
 //! internal force and a tangent block `K_cc` of the cells touching the massless nodes only,
@@ -143,6 +145,13 @@ pub(crate) struct Massless {
     /// Buffers: a trial position, a right-hand side.
     q: Vec<f64>,
     rhs: Vec<f64>,
+    /// The last free equilibrium (C26 without impulse) minus the step's end position, per
+    /// massless dof: what the contact impulses moved the layer by. The next free solve starts
+    /// from it (under a steady contact the free equilibrium lies as far from the supported
+    /// positions as at the last step).
+    offset: Vec<f64>,
+    /// The last free equilibrium, per massless dof.
+    free: Vec<f64>,
     statistics: Mutex<MasslessStatistics>,
 }
 
@@ -226,6 +235,8 @@ impl Massless {
             age: 0,
             q: vec![0.0; n],
             rhs: vec![0.0; nc],
+            offset: vec![0.0; nc],
+            free: vec![0.0; nc],
             statistics: Mutex::new(statistics),
         }))
     }
@@ -314,7 +325,8 @@ impl Massless {
     /// Solves (C26) for `q_c^{t+h}` and writes `u_c^{t+h}` of (C27) into `u_new`: `q_half`
     /// the mid-step positions, `u_new` the end velocities of every other dof (set), `f_ext`
     /// the external force of the step, `impulse` the impulse per dof (or empty). The start
-    /// guess is `q_half + (h/2) u_new` on the massless dofs too.
+    /// guess is `q_half + (h/2) u_new` on the massless dofs too, plus, for the free
+    /// equilibrium (no `impulse`), what the last step's impulses moved them by.
     #[allow(clippy::too_many_arguments)]
     pub fn solve<S: LeapFrogSystem>(
         &mut self,
@@ -328,6 +340,12 @@ impl Massless {
         let h = clock.dt();
         for ((q, qh), u) in self.q.iter_mut().zip(q_half).zip(u_new.iter()) {
             *q = qh + 0.5 * h * u;
+        }
+        let free = impulse.is_empty();
+        if free {
+            for (&d, o) in self.dofs.iter().zip(&self.offset) {
+                self.q[d] += o;
+            }
         }
         // The scale of the tolerance: the body's motion over the step (a massless dof held
         // by a contact does not move), or its positions for a body at rest.
@@ -344,6 +362,7 @@ impl Massless {
         let mut spent = MasslessStatistics::default();
         let mut correction = f64::INFINITY;
         let mut iterations = 0;
+        let mut converged = false;
         self.age += 1;
         if self.age > REUSE_SOLVES {
             self.renew = true;
@@ -380,12 +399,24 @@ impl Massless {
             }
             iterations += 1;
             if self.linear || correction <= TOLERANCE * scale {
+                converged = true;
                 break;
             }
-            // A kept factorization that no longer contracts enough: the tangent moved.
-            if self.reuse && !factored && correction > REUSE_CONTRACTION * previous {
-                self.renew = true;
-                spent.renewed_by_contraction += 1;
+            if self.reuse && !factored && previous.is_finite() {
+                // Two iterations on one matrix: the error left is about
+                // rate/(1 − rate) of the last correction (a fixed-point iteration).
+                let rate = correction / previous;
+                if rate <= REUSE_CONTRACTION
+                    && correction * rate / (1.0 - rate) <= TOLERANCE * scale
+                {
+                    converged = true;
+                    break;
+                }
+                // A kept factorization that no longer contracts enough: the tangent moved.
+                if rate > REUSE_CONTRACTION {
+                    self.renew = true;
+                    spent.renewed_by_contraction += 1;
+                }
             }
         }
         {
@@ -399,7 +430,7 @@ impl Massless {
             s.solve += spent.solve;
             s.renewed_by_contraction += spent.renewed_by_contraction;
         }
-        if !(correction <= TOLERANCE * scale || self.linear) {
+        if !converged {
             return Err(StepError::NewtonDiverged {
                 step: clock.step() + 1,
                 iterations,
@@ -410,7 +441,20 @@ impl Massless {
         for &d in &self.dofs {
             u_new[d] = 2.0 * (self.q[d] - q_half[d]) / h;
         }
+        if free {
+            for (f, &d) in self.free.iter_mut().zip(&self.dofs) {
+                *f = self.q[d];
+            }
+        }
         Ok(())
+    }
+
+    /// Records the step's end positions `q_half + (h/2) u_new` of the massless dofs against
+    /// the step's free equilibrium: the start of the next free solve.
+    pub fn end_step(&mut self, h: f64, q_half: &[f64], u_new: &[f64]) {
+        for ((o, f), &d) in self.offset.iter_mut().zip(&self.free).zip(&self.dofs) {
+            *o = f - (q_half[d] + 0.5 * h * u_new[d]);
+        }
     }
 }
 
