@@ -265,6 +265,19 @@ impl<S: LeapFrogSystem> DefExp<S> {
                 return Err(StepError::NeedsLumpedMass { scheme: "DEF_EXP" });
             }
         };
+        // Zero masses need the tangent (super::massless). A system that gives none — the
+        // distributed solid — refuses them on every process together (a collective call),
+        // before the collective estimate below: a process that failed alone would leave the
+        // others waiting in it.
+        let none_here = match system.mass() {
+            Mass::Lumped(m) => !m.contains(&0.0),
+            Mass::Consistent(_) => true,
+        };
+        if system.tangent_kind().symmetry().is_none() && !system.all_agree(none_here) {
+            return Err(StepError::NeedsTangent {
+                scheme: "DEF_EXP with massless dofs (a zero lumped mass, here or on another process)",
+            });
+        }
         let massless = match system.mass() {
             Mass::Lumped(m) => Massless::new(
                 &system,

@@ -729,6 +729,80 @@ mod tests {
         assert!(p1 > 1.8 && p2 > 1.8, "orders {p1} {p2} (errors {errors:?})");
     }
 
+    /// A part of a distributed body: no tangent, and `elsewhere` says whether another
+    /// process has a zero mass (its `all_agree` answers for all of them).
+    struct Subdomain {
+        springs: Springs,
+        mass: Mass,
+        elsewhere: bool,
+    }
+
+    impl SecondOrderSystem for Subdomain {
+        fn n_dofs(&self) -> usize {
+            2
+        }
+        fn mass(&self) -> &Mass {
+            &self.mass
+        }
+        fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
+            self.springs.internal_force(x, f)
+        }
+        fn tangent_kind(&self) -> TangentKind {
+            TangentKind::NotProvided
+        }
+    }
+
+    impl LeapFrogSystem for Subdomain {
+        fn critical_step(&self, x: &[f64]) -> Result<StableStep, EvalError> {
+            self.springs.critical_step(x)
+        }
+        fn all_agree(&self, ok: bool) -> bool {
+            ok && !self.elsewhere
+        }
+    }
+
+    #[test]
+    fn a_system_without_tangent_refuses_zero_masses_on_every_process_together() {
+        // Zero masses here, or on another process: every process refuses, at set-up, with
+        // the same message (none goes on alone into the collective estimate).
+        for (mass, elsewhere) in [(vec![1.0, 0.0], false), (vec![1.0, 1.0], true)] {
+            let system = Subdomain {
+                springs: springs(),
+                mass: Mass::Lumped(mass.clone()),
+                elsewhere,
+            };
+            let e = DefExp::new(
+                system,
+                StepSettings::new(0.1),
+                &[1.0, 0.5],
+                &[0.0, 0.0],
+                CriticalStepCheck::every(0),
+            )
+            .err()
+            .expect("refused");
+            assert!(
+                matches!(e, StepError::NeedsTangent { .. }) && e.to_string().contains("massless"),
+                "{mass:?}: {e}"
+            );
+        }
+        // Positive masses everywhere: taken.
+        let system = Subdomain {
+            springs: springs(),
+            mass: Mass::Lumped(vec![1.0, 1.0]),
+            elsewhere: false,
+        };
+        assert!(
+            DefExp::new(
+                system,
+                StepSettings::new(0.1),
+                &[1.0, 0.5],
+                &[0.0, 0.0],
+                CriticalStepCheck::every(0),
+            )
+            .is_ok()
+        );
+    }
+
     #[test]
     fn the_block_holds_the_entries_of_its_rows_and_columns() {
         // K = [[2,-1,0],[-1,2,-1],[0,-1,2]], block {0, 2}: diag(2, 2).
