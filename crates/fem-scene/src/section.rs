@@ -1037,10 +1037,8 @@ impl SceneSection {
         let make = move |material: u32| {
             SolidBody::new(stepper, points, nodes, material, output)
                 .and_then(|b| b.with_pressure(mesh_kind, &connectivity))
-                .map(|b| {
-                    b.with_faces(&faces)
-                        .with_drawing(offset, mesh_kind, connectivity)
-                })
+                .and_then(|b| b.with_faces(&faces))
+                .map(|b| b.with_drawing(offset, mesh_kind, connectivity))
         };
         Ok((Box::new(make), grid, describe))
     }
