@@ -981,6 +981,7 @@ impl SceneSection {
             let at = format!("{key}.mass_redistribution");
             crate::redistribute::redistribute(
                 prepared.system,
+                crate::redistribute::Redistribution::Neighbours,
                 prepared.mesh_kind.n_nodes(),
                 &prepared.connectivity,
                 &nodes,

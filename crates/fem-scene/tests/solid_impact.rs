@@ -11,7 +11,7 @@ use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
 use fem_io::VtkCells;
 use fem_mesh::generate::{BoxCells, box_mesh};
 use fem_scene::BodyGroup;
-use fem_scene::redistribute::redistribute;
+use fem_scene::redistribute::{Redistribution, redistribute};
 use fem_scene::solid::{SolidBody, SolidGroup, SolidStepper, boundary_nodes};
 use fem_solid::model::SolidOutput;
 use fem_solid::{SolidMass, SolidSystem};
@@ -81,7 +81,14 @@ fn impact_with(cells: BoxCells, implicit: bool, courant: f64, n: usize, law: Law
         let bottom: Vec<usize> = (0..mesh.n_nodes())
             .filter(|&k| mesh.points[k][2] == 0.0)
             .collect();
-        system = redistribute(system, kind.n_nodes(), &conn, &bottom).unwrap();
+        system = redistribute(
+            system,
+            Redistribution::Neighbours,
+            kind.n_nodes(),
+            &conn,
+            &bottom,
+        )
+        .unwrap();
     }
     let lumped: Vec<f64> = match fem_time::SecondOrderSystem::mass(&system) {
         fem_time::Mass::Lumped(m) => m.clone(),
@@ -371,7 +378,7 @@ fn def_exp_steps_a_massless_node_by_its_equilibrium() {
         .collect();
     let x0 = vec![0.0; dofmap.n_free()];
     let before = DefExp::estimate(&system, &x0).unwrap().step.dt;
-    let system = redistribute(system, 8, &conn, &bottom).unwrap();
+    let system = redistribute(system, Redistribution::Neighbours, 8, &conn, &bottom).unwrap();
     let after = DefExp::estimate(&system, &x0).unwrap().step.dt;
     assert!(
         after.is_finite() && after >= before * (1.0 - 1e-9),
