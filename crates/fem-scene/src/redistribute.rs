@@ -54,7 +54,7 @@ pub enum RedistributionError {
     },
     /// Every node with mass of a connected piece of the mesh lies on the contact surface.
     #[error(
-        "every node of a piece of the mesh that contains node {node} is on the contact surface: no node is left to take its mass"
+        "every node of the solid (the part of its mesh that holds node {node}) is on the contact surface: no node is left to take its mass (name the struck face with contact_group)"
     )]
     AllOnSurface {
         /// A mesh node of the piece.
