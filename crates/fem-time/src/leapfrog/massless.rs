@@ -15,7 +15,8 @@
 //! factorization ([`REUSE_CONTRACTION`]), the error it leaves, `rate/(1 − rate)` of it with
 //! `rate` the ratio of the last two corrections — is below
 //! [`TOLERANCE`] of the body's motion over the step (three for most solves of an SVK bar at
-//! `v₀/c = 10⁻⁴`: docs/validation.md), at most [`MAX_ITERATIONS`]. Each iteration is an
+//! `v₀/c = 10⁻⁴`: docs/validation.md), or, when a fresh tangent's correction no longer halves, below
+//! [`ROUNDING_FLOOR`] of it (the force's rounding), at most [`MAX_ITERATIONS`]. Each iteration is an
 //! internal force and a tangent block `K_cc` of the cells touching the massless nodes only,
 //! when the system gives them ([`DofBlock`], [`LeapFrogSystem::dof_block`]; a solid does:
 //! the same values bit for bit, a tenth of the body for a box's bottom face), else of the
@@ -56,6 +57,11 @@ pub const MAX_ITERATIONS: usize = 20;
 /// far the tangent has moved. Above it the tangent is evaluated and factored at the next
 /// iterate.
 pub const REUSE_CONTRACTION: f64 = 1e-2;
+/// Newton on (C26) also stops when a fresh tangent's correction no longer halves and is below
+/// this fraction of the step's motion: it has reached the rounding of the internal force (a
+/// solid's `F = I + ∇u` rounds `∇u` to `ε`, so at `v₀/c = 10⁻⁶` the correction cannot go below
+/// about `2·10⁻¹⁰` of the motion, above [`TOLERANCE`]).
+pub const ROUNDING_FLOOR: f64 = 1e-6;
 /// A factorization kept this many solves of (C26) is renewed at the next one, however well
 /// it contracts (a guard for a body whose solves converge in one iteration, which measure no
 /// contraction).
@@ -402,6 +408,11 @@ impl Massless {
                 converged = true;
                 break;
             }
+            if factored && correction > 0.5 * previous && correction <= ROUNDING_FLOOR * scale {
+                // A fresh tangent that no longer halves the correction: the force's rounding.
+                converged = true;
+                break;
+            }
             if self.reuse && !factored && previous.is_finite() {
                 // Two iterations on one matrix: the error left is about
                 // rate/(1 − rate) of the last correction (a fixed-point iteration).
@@ -595,6 +606,76 @@ mod tests {
     /// `k₃ x + b x³` (`k₃ = 2`, `b = 1/2`) to the ground: a nonlinear (C26), its tangent
     /// changing along the motion (amplitude 1).
     struct Hardening;
+
+    /// [`Hardening`] at amplitude `10⁻⁶` with its spring lengths computed as a solid computes
+    /// them, from positions near 1 (`F = I + ∇u`): the force rounds at `ε` absolute.
+    struct RoundedHardening;
+
+    const OFFSET: f64 = 1.0;
+
+    impl SecondOrderSystem for RoundedHardening {
+        fn n_dofs(&self) -> usize {
+            2
+        }
+        fn mass(&self) -> &Mass {
+            Hardening.mass()
+        }
+        fn internal_force(&self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
+            let rounded = [(x[0] + OFFSET) - OFFSET, (x[1] + OFFSET) - OFFSET];
+            Hardening.internal_force(&rounded, f)
+        }
+        fn tangent_kind(&self) -> TangentKind {
+            TangentKind::Symmetric
+        }
+        fn tangent(&self, x: &[f64]) -> Result<Matrix, EvalError> {
+            Hardening.tangent(x)
+        }
+    }
+
+    impl LeapFrogSystem for RoundedHardening {
+        fn critical_step(&self, x: &[f64]) -> Result<StableStep, EvalError> {
+            Hardening.critical_step(x)
+        }
+    }
+
+    #[test]
+    fn newton_stops_at_the_rounding_of_the_force() {
+        // At amplitude 10⁻⁶ the force's rounding (ε on positions near 1) is about 10⁻⁸ of a
+        // step's motion: above TOLERANCE, below ROUNDING_FLOOR. Newton stops there instead of
+        // failing (it failed with NewtonDiverged before ROUNDING_FLOOR), on a fresh and on a
+        // kept factorization, and the motion is the exact system's to the rounding.
+        for reuse in [false, true] {
+            let x0 = [1e-6, 0.0];
+            let mut s = DefExp::new(
+                RoundedHardening,
+                StepSettings::new(0.05),
+                &x0,
+                &[0.0, 0.0],
+                CriticalStepCheck::every(0),
+            )
+            .unwrap();
+            s.set_massless_reuse(reuse);
+            let mut exact = DefExp::new(
+                Hardening,
+                StepSettings::new(0.05),
+                &x0,
+                &[0.0, 0.0],
+                CriticalStepCheck::every(0),
+            )
+            .unwrap();
+            for _ in 0..40 {
+                s.step().unwrap();
+                exact.step().unwrap();
+            }
+            let error = (s.position()[0] - exact.position()[0]).abs();
+            println!(
+                "reuse {reuse}: {:.6e} against {:.6e}",
+                s.position()[0],
+                exact.position()[0]
+            );
+            assert!(error < 1e-6 * 1e-6, "{error}");
+        }
+    }
 
     const K1: f64 = 1.0;
     const K2: f64 = 2.0;
