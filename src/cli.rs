@@ -400,12 +400,16 @@ fn cmd_run<M: ModelRegistry>(
     cli: &Cli,
 ) -> Result<(), FemError> {
     let mut options = run_options(file, output, max_steps, resume, cli);
-    let (mut input, mut model) = with_setup_reports(cli, || {
-        fem::prepare_run_with::<M>(file, Some(&options.out_dir), max_steps)
+    // `--format` replaces output.format before the input is checked against the machine, so
+    // the estimate counts the frames the run writes.
+    let (input, mut model) = with_setup_reports(cli, || {
+        fem::prepare_run_in_format::<M>(
+            file,
+            Some(&options.out_dir),
+            max_steps,
+            format.map(FormatArg::kind),
+        )
     })?;
-    if let Some(format) = format {
-        input.output.format = format.kind();
-    }
     options.fingerprint = fem::input_fingerprint(file, &input)?;
     let grid = model.grid();
     if grid.dt_adjusted() {

@@ -210,15 +210,48 @@ pub fn prepare_run_with<M: ModelRegistry>(
     output: Option<&Path>,
     max_steps: Option<u64>,
 ) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
-    let input = load_with::<M>(path)?;
-    let input_error = |source| FemError::Input {
-        path: path.to_path_buf(),
-        source,
-    };
+    prepare_run_in_format::<M>(path, output, max_steps, None)
+}
+
+/// [`prepare_run_with`] writing the frames in `format` when given (`fem run --format`) in
+/// place of the input's `output.format`: the output estimate the input is checked against
+/// (disk, and memory: the compressing thread's frames of a VTKHDF output) is the one of the
+/// format the run will write.
+#[allow(clippy::type_complexity)]
+pub fn prepare_run_in_format<M: ModelRegistry>(
+    path: &Path,
+    output: Option<&Path>,
+    max_steps: Option<u64>,
+    format: Option<model::input::FormatKind>,
+) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
     let budget = Budget::from_machine(output)
-        .map_err(input_error)?
+        .map_err(|source| FemError::Input {
+            path: path.to_path_buf(),
+            source,
+        })?
         .with_steps(max_steps);
-    let model = input.build_within(path, &budget).map_err(input_error)?;
+    prepare_run_within::<M>(path, &budget, format)
+}
+
+/// [`prepare_run_in_format`] within `budget`: reads the input, replaces its `output.format`
+/// by `format` when given, then builds the model within `budget` (the estimate, left in
+/// [`Input::estimate`], counts the output the run writes).
+#[allow(clippy::type_complexity)]
+pub fn prepare_run_within<M: ModelRegistry>(
+    path: &Path,
+    budget: &Budget,
+    format: Option<model::input::FormatKind>,
+) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
+    let mut input = load_with::<M>(path)?;
+    if let Some(format) = format {
+        input.output.format = format;
+    }
+    let model = input
+        .build_within(path, budget)
+        .map_err(|source| FemError::Input {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok((input, model))
 }
 

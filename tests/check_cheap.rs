@@ -324,3 +324,47 @@ fn the_compressing_threads_frame_is_in_the_memory_estimate() {
         "{message}"
     );
 }
+
+/// `fem run --format vtkhdf` on an input whose `output.format` is pvd: the format is replaced
+/// before the input is checked against the machine, so the memory estimate counts the
+/// compressing thread's frames of the VTKHDF output the run writes, and a budget with room
+/// for the pvd run but not for those frames refuses the run at `output.compression`.
+#[test]
+fn the_format_of_fem_run_is_the_one_the_estimate_counts() {
+    use fem::model::input::FormatKind;
+    use fem::model::resources::{Budget, COMPRESSING_COPIES};
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check_cheap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run_format.yaml");
+    std::fs::write(
+        &path,
+        "mesh:\n  box: { lengths: [1.0, 1.0, 1.0], cells: [12, 12, 12], kind: hex8 }\nmodel:\n  \
+         solid:\n    material: { model: svk, young: 1e7, poisson: 0.3, density: 1000 }\n\
+         fixed:\n  - group: xmin\ntime: { scheme: def_exp, dt: 1e-5, t_end: 1e-4 }\n\
+         output: { format: pvd }\n",
+    )
+    .unwrap();
+    let prepared = |budget: &Budget, format| {
+        fem::prepare_run_within::<fem::input::ModelInput>(&path, budget, format)
+    };
+    let (pvd, _) = prepared(&Budget::unlimited(), None).unwrap();
+    let pvd_estimate = pvd.estimate.get().unwrap();
+    assert_eq!(pvd_estimate.memory, 0.0);
+    let (vtkhdf, _) = prepared(&Budget::unlimited(), Some(FormatKind::Vtkhdf)).unwrap();
+    assert_eq!(vtkhdf.output.format, FormatKind::Vtkhdf);
+    let estimate = vtkhdf.estimate.get().unwrap();
+    let model = vtkhdf.memory.get();
+    assert_eq!(model, pvd.memory.get());
+    let frame = estimate.memory / COMPRESSING_COPIES;
+    assert!(frame > 12.0f64.powi(3) * 8.0, "{frame}");
+    // Room for the model and one frame: the pvd run fits, the VTKHDF one does not.
+    let tight = Budget::new((model + frame) as u64, u64::MAX);
+    prepared(&tight, None).unwrap();
+    prepared(&tight, Some(FormatKind::Pvd)).unwrap();
+    let message = prepared(&tight, Some(FormatKind::Vtkhdf))
+        .err()
+        .expect("a VTKHDF run that does not fit is refused")
+        .to_string();
+    assert!(message.contains("output.compression"), "{message}");
+    assert!(message.contains("run_format.yaml"), "{message}");
+}

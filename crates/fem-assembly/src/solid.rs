@@ -48,6 +48,9 @@ use rayon::prelude::*;
 
 use crate::{AssemblyPlan, DofMap, ExactSum, NodeBlockPlan, VectorPlan};
 
+mod part;
+pub use part::SolidPart;
+
 /// Cells per parallel task in the cell loops (a multiple of every element's
 /// [`Element::group_cells`]).
 const CELLS_PER_TASK: usize = 512;

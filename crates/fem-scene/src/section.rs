@@ -90,9 +90,10 @@ pub struct SolidInput {
     /// boundary (tet4, hex8 and tet10 cells).
     #[serde(default)]
     pub contact_group: Option<String>,
-    /// Move the lumped mass of the contact nodes to their neighbours off the surface
-    /// (massless contact nodes held at position level, docs/theory/contact.md §9.1; under
-    /// DEF_EXP their positions are the body's static equilibrium, eq. C26) (default false).
+    /// Spread the lumped mass of the contact nodes over the solid's other nodes in proportion
+    /// to their masses (eq. C33; massless contact nodes held at position level,
+    /// docs/theory/contact.md §9.1; under DEF_EXP their positions are the body's static
+    /// equilibrium, eq. C26) (default false).
     #[serde(default)]
     pub mass_redistribution: bool,
     /// The solid's own mesh (the keys of the `mesh` section: `file` or `box`); default the
@@ -981,6 +982,7 @@ impl SceneSection {
             let at = format!("{key}.mass_redistribution");
             crate::redistribute::redistribute(
                 prepared.system,
+                crate::redistribute::Redistribution::Proportional,
                 prepared.mesh_kind.n_nodes(),
                 &prepared.connectivity,
                 &nodes,
@@ -1037,10 +1039,8 @@ impl SceneSection {
         let make = move |material: u32| {
             SolidBody::new(stepper, points, nodes, material, output)
                 .and_then(|b| b.with_pressure(mesh_kind, &connectivity))
-                .map(|b| {
-                    b.with_faces(&faces)
-                        .with_drawing(offset, mesh_kind, connectivity)
-                })
+                .and_then(|b| b.with_faces(&faces))
+                .map(|b| b.with_drawing(offset, mesh_kind, connectivity))
         };
         Ok((Box::new(make), grid, describe))
     }

@@ -120,6 +120,50 @@ pub enum SolidGroupError {
         "the whole boundary of {0} cells is not found here: name the contact surface by a physical group"
     )]
     BoundaryOf(&'static str),
+    /// DEF_EXP: a contact point whose map `Hᵀ` reaches both massless dofs (a redistributed
+    /// mass) and dofs with mass — a node with both, or a contact face on nodes of both kinds.
+    /// Its column of `A⁻¹Hᵀ` would need the massless dofs' response to the impulse on the
+    /// massive ones, `−K_cc⁻¹ K_cm M_m⁻¹` (and `W` would not be symmetric): refused rather
+    /// than approximated block by block (docs/theory/contact.md §9.1).
+    #[error(
+        "under def_exp a contact point would join node {massive}, which has mass, and node {massless}, which has none (mass_redistribution): each contact face must be all without mass or all with mass"
+    )]
+    MixedMass {
+        /// A mesh node of the point with mass.
+        massive: usize,
+        /// A mesh node of the point without (the same node when its dofs differ).
+        massless: usize,
+    },
+}
+
+/// Under DEF_EXP with massless dofs: refuses a contact point (the mesh nodes `nodes`, their
+/// free dofs `node_dofs`: one node, or a face's) whose dofs are massless and with mass
+/// (prescribed dofs take no impulse of the map and count for neither).
+fn mixed_mass(
+    stepper: &SolidStepper,
+    nodes: &[usize],
+    node_dofs: &[[Option<usize>; 3]],
+) -> Result<(), SolidGroupError> {
+    let SolidStepper::Exp(s) = stepper else {
+        return Ok(());
+    };
+    if s.massless_dofs().is_empty() {
+        return Ok(());
+    }
+    let (mut massive, mut massless) = (None, None);
+    for (&n, dofs) in nodes.iter().zip(node_dofs) {
+        for &d in dofs.iter().flatten().filter(|&&d| !s.is_prescribed(d)) {
+            if s.massless_index(d).is_some() {
+                massless.get_or_insert(n);
+            } else {
+                massive.get_or_insert(n);
+            }
+        }
+    }
+    match (massive, massless) {
+        (Some(massive), Some(massless)) => Err(SolidGroupError::MixedMass { massive, massless }),
+        _ => Ok(()),
+    }
 }
 
 /// The nodes on the boundary of the volume cells `connectivity` of `kind` (tet4, hex8, tet10):
@@ -282,6 +326,13 @@ impl SolidBody {
         if nodes.is_empty() {
             return Err(SolidGroupError::NoContactNode);
         }
+        for (n, dofs) in nodes.iter().zip(&node_dofs) {
+            mixed_mass(
+                &stepper,
+                std::slice::from_ref(n),
+                std::slice::from_ref(dofs),
+            )?;
+        }
         let free_dofs = dofmap.free_dofs().to_vec();
         let n_free = free_dofs.len();
         let mut solved_index = vec![None; n_free];
@@ -385,7 +436,12 @@ impl SolidBody {
 
     /// The same solid whose contact surface also has the faces `faces` (outward, of nodes
     /// of the mesh): other solids' nodes and rigid shapes meet them (issue 24 part B).
-    pub fn with_faces(mut self, faces: &[crate::solid_faces::Face]) -> Self {
+    /// Refused under DEF_EXP when a face joins massless nodes and nodes with mass
+    /// ([`SolidGroupError::MixedMass`]).
+    pub fn with_faces(
+        mut self,
+        faces: &[crate::solid_faces::Face],
+    ) -> Result<Self, SolidGroupError> {
         let dofmap = output_dofmap(&self.stepper);
         let mut index: HashMap<usize, usize> = HashMap::new();
         let mut surface = Surface::default();
@@ -426,9 +482,16 @@ impl SolidBody {
             .iter()
             .map(|n| contact.get(n).copied())
             .collect();
+        for (c, n) in &surface.faces {
+            let corners = &c[..*n as usize];
+            let nodes: Vec<usize> = corners.iter().map(|&a| surface.nodes[a]).collect();
+            let dofs: Vec<[Option<usize>; 3]> =
+                corners.iter().map(|&a| surface.node_dofs[a]).collect();
+            mixed_mass(&self.stepper, &nodes, &dofs)?;
+        }
         self.surface = surface;
         self.place(false);
-        self
+        Ok(self)
     }
 
     /// The same solid drawn translated by `offset` (its `points` are already placed) with its
@@ -702,11 +765,11 @@ impl ContactBody for SolidBody {
             SolidStepper::Exp(s) => {
                 // Massive dofs: M⁻¹ Hᵀ. Massless dofs (a redistributed mass, issue 24):
                 // (2/h²) K_cc⁻¹ Hᵀ on the massless block (C28), three columns in one solve
-                // with the factorization of the step begun. A column touching both blocks
-                // takes both (block-diagonal: the response of the massless dofs to an impulse
-                // on a massive one is left out of W, though the step's end re-solves their
-                // equilibrium, C26); a scene built from input never makes one, its contact
-                // faces being those within the contact nodes, all massless.
+                // with the factorization of the step begun. A point reaching both massless
+                // dofs and dofs with mass is refused at set-up (SolidGroupError::MixedMass):
+                // its map would need the massless dofs' response to a massive impulse. (Two
+                // points of the two kinds active in one step: W leaves that response out
+                // between them, and the step's end re-solves the equilibrium, C26.)
                 let inv = s.inverse_mass();
                 let start = out.len();
                 out.extend(
@@ -1162,5 +1225,118 @@ mod tests {
             assert_eq!(found, expected, "{cells:?}");
             assert!(expected.len() < mesh.n_nodes());
         }
+    }
+
+    /// A 2 × 2 × 2 hex8 box under DEF_EXP with no mass on its bottom face's nodes.
+    fn massless_bottom() -> (fem_mesh::Mesh, SolidStepper, Vec<usize>) {
+        use fem_assembly::{DofMap, SolidOperator};
+        use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
+        let mesh = fem_mesh::generate::box_mesh(
+            [1.0, 1.0, 1.0],
+            [2, 2, 2],
+            fem_mesh::generate::BoxCells::Hex8,
+        )
+        .unwrap();
+        let conn = &mesh.blocks[0].connectivity;
+        let operator = SolidOperator::new(
+            SolidKind::Hex8,
+            &mesh.points,
+            conn,
+            Material::new(MaterialModel::SaintVenantKirchhoff, 1e6, 0.3).unwrap(),
+            1000.0,
+            Lumping::RowSum,
+            &DofMap::new(mesh.n_nodes(), 3),
+        )
+        .unwrap();
+        let bottom: Vec<usize> = (0..mesh.n_nodes())
+            .filter(|&k| mesh.points[k][2] == 0.0)
+            .collect();
+        let system = fem_solid::SolidSystem::new(operator, fem_solid::SolidMass::Lumped).unwrap();
+        let system = crate::redistribute::redistribute(system, 8, conn, &bottom).unwrap();
+        let n = system.n_dofs();
+        let stepper = SolidStepper::Exp(
+            DefExp::new(
+                system,
+                fem_time::StepSettings::new(1e-5),
+                &vec![0.0; n],
+                &vec![0.0; n],
+                fem_time::CriticalStepCheck::every(0),
+            )
+            .unwrap(),
+        );
+        (mesh, stepper, bottom)
+    }
+
+    fn output(mesh: &fem_mesh::Mesh, stepper: &SolidStepper) -> SolidOutput {
+        let SolidStepper::Exp(s) = stepper else {
+            unreachable!("DEF_EXP")
+        };
+        SolidOutput::new(
+            mesh.points.clone(),
+            fem_io::VtkCells::new(),
+            s.system().shared_operator(),
+        )
+    }
+
+    #[test]
+    fn a_def_exp_contact_point_mixing_massless_dofs_and_dofs_with_mass_is_refused() {
+        // The bottom face's nodes (massless) and a top node (with mass) are points of one
+        // kind each: taken. A face joining the two kinds is refused, naming a node of each;
+        // so is a node with a massless and a massive dof.
+        let (mesh, stepper, bottom) = massless_bottom();
+        let out = output(&mesh, &stepper);
+        let top = mesh.n_nodes() - 1;
+        let mut nodes = bottom.clone();
+        nodes.push(top);
+        let body = SolidBody::new(stepper, mesh.points.clone(), nodes, 0, out).unwrap();
+        let conn = &mesh.blocks[0].connectivity;
+        let all = crate::solid_faces::boundary_faces(CellKind::Hex8, conn).unwrap();
+        let corners = |f: &crate::solid_faces::Face| f.nodes[..f.corners as usize].to_vec();
+        let on_bottom: Vec<_> = all
+            .iter()
+            .filter(|f| corners(f).iter().all(|n| bottom.contains(n)))
+            .cloned()
+            .collect();
+        assert_eq!(on_bottom.len(), 4);
+        let body = body.with_faces(&on_bottom).unwrap();
+        let e = body.with_faces(&all).unwrap_err();
+        let SolidGroupError::MixedMass { massive, massless } = e else {
+            panic!("{e}")
+        };
+        assert!(!bottom.contains(&massive) && bottom.contains(&massless));
+        assert!(e.to_string().contains("mass_redistribution"), "{e}");
+
+        // A bottom node whose z dof only is massless.
+        let (mesh, mut stepper, bottom) = massless_bottom();
+        let SolidStepper::Exp(s) = &mut stepper else {
+            unreachable!("DEF_EXP")
+        };
+        let mut mass = match s.system().mass() {
+            fem_time::Mass::Lumped(m) => m.clone(),
+            fem_time::Mass::Consistent(_) => unreachable!("lumped"),
+        };
+        let node = bottom[0];
+        mass[3 * node] = 1.0;
+        let system = s.system().clone().with_lumped_mass(mass).unwrap();
+        let n = system.n_dofs();
+        let stepper = SolidStepper::Exp(
+            DefExp::new(
+                system,
+                fem_time::StepSettings::new(1e-5),
+                &vec![0.0; n],
+                &vec![0.0; n],
+                fem_time::CriticalStepCheck::every(0),
+            )
+            .unwrap(),
+        );
+        let out = output(&mesh, &stepper);
+        let e = SolidBody::new(stepper, mesh.points.clone(), bottom, 0, out).unwrap_err();
+        assert_eq!(
+            e,
+            SolidGroupError::MixedMass {
+                massive: node,
+                massless: node
+            }
+        );
     }
 }

@@ -261,6 +261,7 @@ fn bar(offset: [f64; 3], v: f64, dt: f64, block: usize) -> SolidBody {
     SolidBody::new(stepper, points, nodes, 0, output)
         .unwrap()
         .with_faces(&faces)
+        .unwrap()
         .with_drawing(offset, CellKind::Hex8, conn)
         .with_block_points(block)
 }

@@ -113,6 +113,7 @@ fn box_solid_of(
     let body = SolidBody::new(stepper, points, nodes, material, output)
         .unwrap()
         .with_faces(&faces)
+        .unwrap()
         .with_drawing(offset, CellKind::Hex8, conn);
     (body, mass)
 }

@@ -86,6 +86,7 @@ fn box_solid(
     SolidBody::new(stepper, points, nodes, 0, output)
         .unwrap()
         .with_faces(&faces)
+        .unwrap()
         .with_drawing(offset, mesh_kind, conn)
 }
 

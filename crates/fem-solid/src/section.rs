@@ -114,7 +114,7 @@ pub struct SolidSection {
     pub damping: Option<f64>,
     /// DEF_EXP: take the step as this fraction of the critical step `2/sqrt(λ_max)` at the
     /// start (Solfec uses 0.5), at most `time.dt`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "fem_model::number::strict")]
     pub auto_dt: Option<f64>,
     /// `modal_moreau_jean`: the number of lowest modes `m` the solid is truncated to and
     /// stepped in (at most its free dofs).
@@ -123,7 +123,7 @@ pub struct SolidSection {
     /// DEF_EXP: re-check the critical step every this many steps (0: at the start only).
     /// Default: spaced by how fast the bound drifts, at most 100 steps apart
     /// ([`CriticalStepCheck`]).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "fem_model::number::strict")]
     pub recheck_every: Option<u64>,
 }
 

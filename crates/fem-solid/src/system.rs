@@ -13,9 +13,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use fem_assembly::{CsrMatrix, SolidError, SolidOperator, StableStep, solid::face_traction_vector};
+use fem_assembly::solid::{SolidPart, face_traction_vector};
+use fem_assembly::{CsrMatrix, SolidError, SolidOperator, StableStep};
 use fem_constraints::TimeFunction;
 use fem_elements::solid::FaceKind;
+use fem_time::leapfrog::massless::DofBlock;
 use fem_time::{EvalError, LeapFrogSystem, Mass, Matrix, SecondOrderSystem, TangentKind};
 
 use crate::loads::DeadLoads;
@@ -276,5 +278,62 @@ impl SecondOrderSystem for SolidSystem {
 impl LeapFrogSystem for SolidSystem {
     fn critical_step(&self, x: &[f64]) -> Result<StableStep, EvalError> {
         SolidSystem::critical_step(self, x).map_err(evaluation_error)
+    }
+
+    /// The cells touching the dofs' nodes ([`SolidOperator::part`]): their force and tangent
+    /// block, the whole body's bit for bit.
+    fn dof_block(&self, dofs: &[usize]) -> Option<Box<dyn DofBlock>> {
+        let part = self.operator.part(dofs);
+        let u = vec![0.0; self.operator.dofmap().n_dofs()];
+        Some(Box::new(SolidBlock {
+            operator: self.operator.clone(),
+            part,
+            u,
+            scratch: Vec::new(),
+        }))
+    }
+}
+
+/// A solid's part seen by a block of its dofs ([`LeapFrogSystem::dof_block`]).
+#[derive(Debug)]
+struct SolidBlock {
+    operator: Arc<SolidOperator>,
+    part: SolidPart,
+    /// The full displacement (only the part's dofs are kept up to date; fixed dofs zero).
+    u: Vec<f64>,
+    /// The cells' forces or matrices.
+    scratch: Vec<f64>,
+}
+
+impl SolidBlock {
+    /// The displacement of the part's nodes from the free dofs `x`.
+    fn read(&mut self, x: &[f64]) {
+        let free = self.operator.dofmap().free_dofs();
+        for &d in self.part.read_dofs() {
+            self.u[free[d]] = x[d];
+        }
+    }
+}
+
+impl DofBlock for SolidBlock {
+    fn internal_force(&mut self, x: &[f64], f: &mut [f64]) -> Result<(), EvalError> {
+        self.read(x);
+        self.operator
+            .part_internal_force(&self.part, &self.u, &mut self.scratch, f)
+            .map_err(evaluation_error)
+    }
+
+    fn tangent_pattern(&self) -> CsrMatrix<f64> {
+        let pattern = self.part.pattern().clone();
+        let nnz = pattern.nnz();
+        CsrMatrix::try_from_pattern_and_values(pattern, vec![0.0; nnz])
+            .expect("values match the pattern")
+    }
+
+    fn tangent_into(&mut self, x: &[f64], k: &mut CsrMatrix<f64>) -> Result<(), EvalError> {
+        self.read(x);
+        self.operator
+            .part_tangent_values(&self.part, &self.u, &mut self.scratch, k.values_mut())
+            .map_err(evaluation_error)
     }
 }

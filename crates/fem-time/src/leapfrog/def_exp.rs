@@ -265,6 +265,19 @@ impl<S: LeapFrogSystem> DefExp<S> {
                 return Err(StepError::NeedsLumpedMass { scheme: "DEF_EXP" });
             }
         };
+        // Zero masses need the tangent (super::massless). A system that gives none — the
+        // distributed solid — refuses them on every process together (a collective call),
+        // before the collective estimate below: a process that failed alone would leave the
+        // others waiting in it.
+        let none_here = match system.mass() {
+            Mass::Lumped(m) => !m.contains(&0.0),
+            Mass::Consistent(_) => true,
+        };
+        if system.tangent_kind().symmetry().is_none() && !system.all_agree(none_here) {
+            return Err(StepError::NeedsTangent {
+                scheme: "DEF_EXP with massless dofs (a zero lumped mass, here or on another process)",
+            });
+        }
         let massless = match system.mass() {
             Mass::Lumped(m) => Massless::new(
                 &system,
@@ -447,6 +460,9 @@ impl<S: LeapFrogSystem> DefExp<S> {
                 }
             }
         }
+        if let Some(c) = &mut self.massless {
+            c.end_step(h, &s.q_half, &s.u_new);
+        }
         s.finish(&self.system, &self.reactions);
         if let Some(c) = &self.massless {
             // A massless dof's velocity is the step's mean rate (q_c^{t+h} − q_c^t)/h
@@ -488,6 +504,20 @@ impl<S: LeapFrogSystem> DefExp<S> {
     /// mass).
     pub fn massless_dofs(&self) -> &[usize] {
         self.massless.as_ref().map_or(&[], |c| c.dofs())
+    }
+
+    /// What the massless dofs' equilibrium (C26, C28) cost so far; `None` without massless
+    /// dofs.
+    pub fn massless_statistics(&self) -> Option<super::massless::MasslessStatistics> {
+        self.massless.as_ref().map(|c| c.statistics())
+    }
+
+    /// Whether the massless dofs' Newton keeps `K_cc`'s factorization while it contracts
+    /// ([`super::massless::REUSE_CONTRACTION`], the default) or renews it at every iteration.
+    pub fn set_massless_reuse(&mut self, reuse: bool) {
+        if let Some(c) = &mut self.massless {
+            c.set_reuse(reuse);
+        }
     }
 
     /// Dof `d`'s index among [`massless_dofs`](Self::massless_dofs).

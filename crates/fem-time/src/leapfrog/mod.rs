@@ -63,6 +63,15 @@ pub trait LeapFrogSystem: SecondOrderSystem {
     fn all_agree(&self, ok: bool) -> bool {
         ok
     }
+    /// The internal force and tangent of the system on the block of dofs `dofs` (ascending),
+    /// evaluated on the part of the system that acts on them only (a solid: the cells touching
+    /// them), with the same values as the whole system's — or `None` (the default), and the
+    /// caller evaluates the whole system. DEF_EXP's massless dofs use it
+    /// ([`massless::DofBlock`]).
+    fn dof_block(&self, dofs: &[usize]) -> Option<Box<dyn massless::DofBlock>> {
+        let _ = dofs;
+        None
+    }
 }
 
 /// Positions at a level `t` of the scheme: `q = g(t)` under direct and full control.
