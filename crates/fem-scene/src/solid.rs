@@ -1252,7 +1252,14 @@ mod tests {
             .filter(|&k| mesh.points[k][2] == 0.0)
             .collect();
         let system = fem_solid::SolidSystem::new(operator, fem_solid::SolidMass::Lumped).unwrap();
-        let system = crate::redistribute::redistribute(system, 8, conn, &bottom).unwrap();
+        let system = crate::redistribute::redistribute(
+            system,
+            crate::redistribute::Redistribution::Neighbours,
+            8,
+            conn,
+            &bottom,
+        )
+        .unwrap();
         let n = system.n_dofs();
         let stepper = SolidStepper::Exp(
             DefExp::new(
