@@ -245,8 +245,14 @@ impl SparseCholesky {
 
     /// Solves for `n_rhs` right-hand sides stored one after another (column-major) in `b`.
     pub fn solve_many_in_place(&self, b: &mut [f64], n_rhs: usize) {
+        self.solve_many_in_place_with(b, n_rhs, faer::get_global_parallelism());
+    }
+
+    /// [`Self::solve_many_in_place`] with the given parallelism inside the solve
+    /// (`Par::Seq`: one thread, for solves that are themselves spread over a thread pool).
+    /// The bits of the result depend on `par` and `n_rhs`, not on anything else.
+    pub fn solve_many_in_place_with(&self, b: &mut [f64], n_rhs: usize, par: faer::Par) {
         assert_eq!(b.len(), self.n * n_rhs);
-        let par = faer::get_global_parallelism();
         // The solve's work space is a few vectors of length n (freshly allocated, as faer's
         // own high-level solve does): `solve_in_place` takes `&self`, so it can be shared.
         let mut scratch = MemBuffer::new(self.symbolic.solve_in_place_scratch::<f64>(n_rhs, par));

@@ -143,6 +143,17 @@ impl Factorization {
         }
     }
 
+    /// [`Self::solve_many_in_place`] with the given parallelism inside the solve (Cholesky;
+    /// the LU takes faer's global parallelism, [`SparseLu::solve_many_in_place_with`]).
+    ///
+    /// [`SparseLu::solve_many_in_place_with`]: crate::SparseLu::solve_many_in_place_with
+    pub fn solve_many_in_place_with(&self, b: &mut [f64], n_rhs: usize, par: crate::Par) {
+        match self {
+            Factorization::Cholesky(c) => c.solve_many_in_place_with(b, n_rhs, par),
+            Factorization::Lu(l) => l.solve_many_in_place_with(b, n_rhs, par),
+        }
+    }
+
     /// Numeric factorizations done so far.
     pub fn factorization_count(&self) -> usize {
         match self {

@@ -30,6 +30,8 @@ pub use cholesky::{CheckPolicy, SolverError, SparseCholesky};
 pub use dofmap::DofMap;
 pub use exact_sum::ExactSum;
 pub use factor::{FactorError, FactorMethod, Factorization, Symmetry};
+/// faer's parallelism of a solve (`Par::Seq`, `Par::rayon(n)`): [`Factorization::solve_many_in_place_with`].
+pub use faer::Par;
 pub use lu::SparseLu;
 pub use lumping::lump_row_sum;
 pub use modes::{EigenMethod, MassMatrix, ModeSettings, Modes, ModesError, lowest_modes};

@@ -116,6 +116,13 @@ impl SparseLu {
         self.solve_many_in_place(b, 1);
     }
 
+    /// [`Self::solve_many_in_place`]; `par` is not used: faer's sparse LU does not expose
+    /// its numeric factor to a solve with a chosen parallelism, so the solve takes faer's
+    /// global parallelism.
+    pub fn solve_many_in_place_with(&self, b: &mut [f64], n_rhs: usize, _par: faer::Par) {
+        self.solve_many_in_place(b, n_rhs);
+    }
+
     /// Solves for `n_rhs` right-hand sides stored one after another (column-major) in `b`.
     pub fn solve_many_in_place(&self, b: &mut [f64], n_rhs: usize) {
         assert_eq!(b.len(), self.n * n_rhs);

@@ -63,6 +63,23 @@ pub trait ContactBody: Sync {
     /// Appends `A⁻¹Hᵀ` for the map `h` to `out`, by increasing dof: entry `(d, g)` means
     /// `(A⁻¹Hᵀ)_{d,k} = g_k` for the world axes `k`.
     fn inverse_inertia_map(&self, h: &PointMap, out: &mut PointMap);
+    /// Appends `A⁻¹H_iᵀ` for every map `hs[i]` to `out[i]` (`out.len() == hs.len()`), by
+    /// increasing dof: all of a step's points of this body at once, so a body whose `A` is
+    /// a factorization (DEF_LIM) can solve their columns in blocks. The assembly forms only
+    /// `W_ij = H_i A⁻¹H_jᵀ` of these maps, so a body may leave out the rows of `A⁻¹H_iᵀ` at
+    /// the dofs that no map of `hs` touches (a dense `A⁻¹Hᵀ` then costs `O(n_points²)`, not
+    /// `O(n_points · dof_count)`); every row it gives must be the one
+    /// [`inverse_inertia_map`](Self::inverse_inertia_map) gives.
+    ///
+    /// The default calls [`inverse_inertia_map`](Self::inverse_inertia_map) map by map
+    /// (over the rayon pool).
+    fn inverse_inertia_maps(&self, hs: &[PointMap], out: &mut [PointMap]) {
+        debug_assert_eq!(hs.len(), out.len());
+        hs.par_iter()
+            .zip(out.par_iter_mut())
+            .with_min_len(64)
+            .for_each(|(h, g)| self.inverse_inertia_map(h, g));
+    }
     /// Ends the step: `u = u_free + A⁻¹ p` for the generalized impulse `p` (`dof_count`).
     fn apply_impulse(&mut self, p: &[f64]);
 }
@@ -152,8 +169,28 @@ pub struct Assembly {
 }
 
 fn dot_maps(a: &PointMap, b: &PointMap) -> Matrix3<f64> {
-    // Σ_d a_d b_dᵀ over the dofs both maps touch (both sorted by dof).
+    // Σ_d a_d b_dᵀ over the dofs both maps touch (both sorted by dof), by increasing dof. A
+    // point's `H` has a few entries and a dense `A⁻¹Hᵀ` (DEF_LIM, a rigid body) many: then
+    // each of `a`'s dofs is looked up in `b` (galloping from the last one found) rather than
+    // walking `b` — the same products summed in the same order.
     let mut m = Matrix3::zeros();
+    if b.len() > 8 * a.len() {
+        let mut from = 0;
+        for &(d, va) in a {
+            let rest = &b[from..];
+            let k = rest.partition_point(|&(e, _)| e < d);
+            from += k;
+            match b.get(from) {
+                Some(&(e, vb)) if e == d => {
+                    m += va * vb.transpose();
+                    from += 1;
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        return m;
+    }
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         match a[i].0.cmp(&b[j].0) {
@@ -185,22 +222,36 @@ fn body_blocks(
     per: &[(Vec<SideMaps>, Vector3<f64>)],
     frames: &[Matrix3<f64>],
 ) -> Vec<(usize, usize, Matrix3<f64>)> {
-    // Which sides' A⁻¹Hᵀ touch each dof: (dof, position in `list`), sorted.
-    let mut touching: Vec<(usize, usize)> = list
-        .iter()
-        .enumerate()
-        .flat_map(|(k, &(c, s))| per[c].0[s].g.iter().map(move |&(d, _)| (d, k)))
-        .collect();
-    touching.sort_unstable();
+    // Which sides' A⁻¹Hᵀ touch each dof: positions in `list`, increasing, dof by dof
+    // (`touching[start[d]..start[d + 1]]`; a counting sort: a dense A⁻¹Hᵀ gives
+    // `list.len()` entries per dof).
+    let sides = || {
+        list.iter()
+            .enumerate()
+            .flat_map(|(k, &(c, s))| per[c].0[s].g.iter().map(move |&(d, _)| (d, k)))
+    };
+    let n_dofs = sides().map(|(d, _)| d + 1).max().unwrap_or(0);
+    let mut start = vec![0usize; n_dofs + 1];
+    for (d, _) in sides() {
+        start[d + 1] += 1;
+    }
+    for d in 0..n_dofs {
+        start[d + 1] += start[d];
+    }
+    let mut next = start.clone();
+    let mut touching = vec![0usize; start[n_dofs]];
+    for (d, k) in sides() {
+        touching[next[d]] = k;
+        next[d] += 1;
+    }
     let mut seen = vec![usize::MAX; list.len()];
     let mut partners = Vec::new();
     let mut out = Vec::new();
     for (ka, &(ci, si)) in list.iter().enumerate() {
         let a = &per[ci].0[si];
         partners.clear();
-        for &(d, _) in &a.h {
-            let from = touching.partition_point(|&(e, _)| e < d);
-            for &(_, kb) in touching[from..].iter().take_while(|&&(e, _)| e == d) {
+        for &(d, _) in a.h.iter().filter(|&&(d, _)| d < n_dofs) {
+            for &kb in &touching[start[d]..start[d + 1]] {
                 if seen[kb] != ka {
                     seen[kb] = ka;
                     partners.push(kb);
@@ -250,8 +301,8 @@ pub fn assemble(
             });
         }
     }
-    // Per constraint: maps of each side, q.
-    let per: Vec<(Vec<SideMaps>, Vector3<f64>)> = constraints
+    // Per constraint: `H` of each side, q; `A⁻¹Hᵀ` below, body by body.
+    let mut per: Vec<(Vec<SideMaps>, Vector3<f64>)> = constraints
         .par_iter()
         .map(|k| {
             let mut sides = Vec::with_capacity(2);
@@ -260,9 +311,12 @@ pub fn assemble(
             {
                 let mut h = PointMap::new();
                 bodies[body].point_map(point, &mut h);
-                let mut g = PointMap::new();
-                bodies[body].inverse_inertia_map(&h, &mut g);
-                sides.push(SideMaps { body, sign, h, g });
+                sides.push(SideMaps {
+                    body,
+                    sign,
+                    h,
+                    g: PointMap::new(),
+                });
             }
             let mut free = Vector3::zeros();
             let mut start = Vector3::zeros();
@@ -284,6 +338,31 @@ pub fn assemble(
             (sides, q)
         })
         .collect();
+    // Constraints per body, in constraint order.
+    let mut on_body: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nb];
+    for (c, (sides, _)) in per.iter().enumerate() {
+        for (s, side) in sides.iter().enumerate() {
+            on_body[side.body].push((c, s));
+        }
+    }
+    // `A⁻¹Hᵀ` of all of a body's points at once (a block solve for DEF_LIM).
+    let maps: Vec<Vec<PointMap>> = on_body
+        .par_iter()
+        .enumerate()
+        .map(|(b, list)| {
+            let hs: Vec<PointMap> = list.iter().map(|&(c, s)| per[c].0[s].h.clone()).collect();
+            let mut gs = vec![PointMap::new(); hs.len()];
+            if !hs.is_empty() {
+                bodies[b].inverse_inertia_maps(&hs, &mut gs);
+            }
+            gs
+        })
+        .collect();
+    for (list, gs) in on_body.iter().zip(maps) {
+        for (&(c, s), g) in list.iter().zip(gs) {
+            per[c].0[s].g = g;
+        }
+    }
     for (sides, _) in &per {
         for s in sides {
             let n = bodies[s.body].dof_count();
@@ -293,13 +372,6 @@ pub fn assemble(
                     what: format!("a point map names a dof beyond its {n} dofs"),
                 });
             }
-        }
-    }
-    // Constraints per body, in constraint order.
-    let mut on_body: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nb];
-    for (c, (sides, _)) in per.iter().enumerate() {
-        for (s, side) in sides.iter().enumerate() {
-            on_body[side.body].push((c, s));
         }
     }
     let frames: Vec<Matrix3<f64>> = constraints.iter().map(|k| k.frame).collect();

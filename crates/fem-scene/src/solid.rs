@@ -25,6 +25,7 @@
 
 use std::collections::HashMap;
 
+use fem_assembly::Par;
 use fem_contact::body::{ContactBody, PointMap};
 use fem_contact::detect::{PlacedShape, Placement, Shape};
 use fem_io::{Field, Frame};
@@ -33,6 +34,7 @@ use fem_solid::SolidSystem;
 use fem_solid::model::SolidOutput;
 use fem_time::{Clock, DefExp, DefLim, Energy, SecondOrderSystem, StateField, StepError, Stepper};
 use nalgebra::Vector3;
+use rayon::prelude::*;
 
 use crate::group::{BodyGroup, GroupStep};
 
@@ -221,6 +223,8 @@ pub struct SolidBody {
     recovery: Option<crate::pressure::Recovery>,
     /// The frame's `contact_pressure` (C32).
     pressure: Vec<f64>,
+    /// Points per block solve of DEF_LIM's `A⁻¹Hᵀ` ([`SolidBody::with_block_points`]).
+    block_points: usize,
 }
 
 /// A point handed out on a face: the face and its shape functions there.
@@ -399,6 +403,7 @@ impl SolidBody {
             cells: None,
             recovery: None,
             pressure: Vec::new(),
+            block_points: BLOCK_POINTS,
         };
         body.place(false);
         Ok(body)
@@ -606,6 +611,15 @@ impl SolidBody {
         self
     }
 
+    /// The same solid whose DEF_LIM contact columns `A⁻¹Hᵀ` are solved `points` points (`3 ×
+    /// points` right-hand sides) at a time, within [`BLOCK_BYTES`] (default [`BLOCK_POINTS`];
+    /// 1 is a solve per point, as [`ContactBody::inverse_inertia_map`]: the same bits, one
+    /// column block at a time).
+    pub fn with_block_points(mut self, points: usize) -> Self {
+        self.block_points = points.max(1);
+        self
+    }
+
     /// The same body with its contact nodes held by the velocity law and rule (R) of
     /// docs/theory/contact.md §8, the rigid bodies' law, instead of the solids' default
     /// mid-step law (C18): an impact at mid-step with the surface pair's restitution. It
@@ -638,6 +652,71 @@ fn output_dofmap(stepper: &SolidStepper) -> fem_assembly::DofMap {
         SolidStepper::Lim(s) => s.system(),
     };
     system.operator().dofmap().clone()
+}
+
+impl SolidBody {
+    /// [`ContactBody::inverse_inertia_maps`] with blocks of `points` points. DEF_LIM: the
+    /// columns `A⁻¹H_iᵀ` of `points` points at a time (`3 points` right-hand sides of one
+    /// solve with the step's factorization, fewer when they would pass [`BLOCK_BYTES`],
+    /// [`block_points`]), and of each column only the rows at the dofs the maps `hs` touch
+    /// (`W_ij = H_i A⁻¹H_jᵀ`, eq. C4 of docs/theory/contact.md, reads no other: §9). DEF_EXP
+    /// (`A = M` lumped): point by point.
+    ///
+    /// The bits of a column depend on the block it is solved in (faer picks its matrix
+    /// product kernels by the number of right-hand sides), not on the thread count; a block
+    /// of one point is [`ContactBody::inverse_inertia_map`]'s solve.
+    pub fn inverse_inertia_maps_in_blocks(
+        &self,
+        hs: &[PointMap],
+        out: &mut [PointMap],
+        points: usize,
+    ) {
+        let SolidStepper::Lim(s) = &self.stepper else {
+            for (h, g) in hs.iter().zip(out.iter_mut()) {
+                self.inverse_inertia_map(h, g);
+            }
+            return;
+        };
+        let n = s.free_dofs().len();
+        // The rows kept, `(dof, solved index)` by increasing dof (the solved dofs are in the
+        // order of the dofs, so this is the order `inverse_inertia_map` gives them in).
+        let mut rows: Vec<(usize, usize)> = hs
+            .iter()
+            .flatten()
+            .filter_map(|&(d, _)| self.solved_index[d].map(|i| (d, i)))
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        let per_block = block_points(n, hs.len(), points);
+        // The blocks are solved in parallel over the rayon pool, each by one thread (faer's
+        // `Par::Seq` inside): the partition into blocks depends on `points`, `n` and the
+        // number of maps only, so the bits do not depend on the thread count. Memory: one
+        // block's right-hand sides (at most BLOCK_BYTES) per block in flight, at most one
+        // per thread of the pool.
+        hs.par_chunks(per_block)
+            .zip(out.par_chunks_mut(per_block))
+            .for_each(|(hs, out)| {
+                let columns = 3 * hs.len();
+                let mut b = vec![0.0; columns * n];
+                for (p, h) in hs.iter().enumerate() {
+                    for &(d, v) in h {
+                        if let Some(i) = self.solved_index[d] {
+                            for k in 0..3 {
+                                b[(3 * p + k) * n + i] += v[k];
+                            }
+                        }
+                    }
+                }
+                s.solve_step_matrix_with(&mut b, columns, Par::Seq);
+                for (p, g) in out.iter_mut().enumerate() {
+                    let column = &b[3 * p * n..3 * (p + 1) * n];
+                    g.extend(rows.iter().filter_map(|&(d, i)| {
+                        let v = Vector3::new(column[i], column[n + i], column[2 * n + i]);
+                        (v != Vector3::zeros()).then_some((d, v))
+                    }));
+                }
+            });
+    }
 }
 
 impl ContactBody for SolidBody {
@@ -742,10 +821,32 @@ impl ContactBody for SolidBody {
         }
     }
 
+    /// [`SolidBody::inverse_inertia_maps_in_blocks`] of [`SolidBody::with_block_points`]'s
+    /// block (default [`BLOCK_POINTS`]).
+    fn inverse_inertia_maps(&self, hs: &[PointMap], out: &mut [PointMap]) {
+        self.inverse_inertia_maps_in_blocks(hs, out, self.block_points);
+    }
+
     fn apply_impulse(&mut self, p: &[f64]) {
         self.impulse.copy_from_slice(p);
     }
 }
+
+/// The most memory one block of DEF_LIM's `A⁻¹Hᵀ` columns may hold (right-hand sides of
+/// `n_solved` values each, solved in place): 64 MiB.
+pub const BLOCK_BYTES: usize = 64 << 20;
+
+/// The points whose columns one block solve takes ([`ContactBody::inverse_inertia_maps`],
+/// DEF_LIM): `wanted`, fewer when their `3 n_solved` values would pass [`BLOCK_BYTES`], at
+/// least one, at most `n_points`.
+pub fn block_points(n_solved: usize, n_points: usize, wanted: usize) -> usize {
+    let by_memory = BLOCK_BYTES / (3 * std::mem::size_of::<f64>() * n_solved.max(1));
+    wanted.min(by_memory).min(n_points).max(1)
+}
+
+/// Points per block solve, chosen by measurement (docs/performance.md, "DEF_LIM's contact
+/// matrix W as a block solve").
+pub const BLOCK_POINTS: usize = 32;
 
 /// Solids in a scene, each its own body (module documentation).
 #[derive(Debug)]

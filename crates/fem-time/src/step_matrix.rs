@@ -200,6 +200,16 @@ impl StepMatrix {
         }
     }
 
+    /// [`Self::solve_many_in_place`] with the given parallelism inside the solve (e.g.
+    /// `Par::Seq` for blocks of columns solved in parallel by the caller;
+    /// [`fem_assembly::Factorization::solve_many_in_place_with`]).
+    pub fn solve_many_in_place_with(&self, b: &mut [f64], n_rhs: usize, par: fem_assembly::Par) {
+        match &self.solve {
+            Solve::Diagonal(_) => self.solve_many_in_place(b, n_rhs),
+            Solve::Factored(s) => s.factor.solve_many_in_place_with(b, n_rhs, par),
+        }
+    }
+
     /// `(A x)_i`, row `i` of the whole matrix (all dofs, prescribed columns included), summed
     /// over its pattern in column order; `None` for a diagonal matrix.
     pub fn row_dot(&self, i: usize, x: &[f64]) -> Option<f64> {

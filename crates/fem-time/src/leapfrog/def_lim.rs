@@ -260,6 +260,13 @@ impl<S: LeapFrogSystem> DefLim<S> {
         self.matrix.solve_many_in_place(b, n_rhs);
     }
 
+    /// [`Self::solve_step_matrix`] with the given parallelism inside the solve: `Par::Seq`
+    /// when the caller spreads blocks of columns over a thread pool itself (fem-scene's
+    /// `SolidBody::inverse_inertia_maps`), so that a column's bits depend on its block only.
+    pub fn solve_step_matrix_with(&self, b: &mut [f64], n_rhs: usize, par: fem_assembly::Par) {
+        self.matrix.solve_many_in_place_with(b, n_rhs, par);
+    }
+
     /// The dofs the step matrix is solved on (every dof but the prescribed ones), in order.
     pub fn free_dofs(&self) -> &[usize] {
         &self.free
