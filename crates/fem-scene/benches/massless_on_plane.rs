@@ -143,9 +143,15 @@ fn massless_system(mesh: &fem_mesh::Mesh, bottom: &[usize]) -> SolidSystem {
     )
     .unwrap();
     let plain = SolidSystem::new(operator, SolidMass::Lumped).unwrap();
-    fem_scene::redistribute::redistribute(plain, 8, &mesh.blocks[0].connectivity, bottom)
-        .unwrap()
-        .with_gravity([0.0, 0.0, -9.81])
+    fem_scene::redistribute::redistribute(
+        plain,
+        fem_scene::redistribute::Redistribution::Neighbours,
+        8,
+        &mesh.blocks[0].connectivity,
+        bottom,
+    )
+    .unwrap()
+    .with_gravity([0.0, 0.0, -9.81])
 }
 
 /// A solid that gives no [`LeapFrogSystem::dof_block`]: DEF_EXP's massless equilibrium then
