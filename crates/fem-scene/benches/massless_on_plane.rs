@@ -143,6 +143,8 @@ fn massless_system(mesh: &fem_mesh::Mesh, bottom: &[usize]) -> SolidSystem {
     )
     .unwrap();
     let plain = SolidSystem::new(operator, SolidMass::Lumped).unwrap();
+    // The neighbours' redistribution (R1), as measured in docs/performance.md; the massless
+    // layer's cost does not depend on where its mass went.
     fem_scene::redistribute::redistribute(
         plain,
         fem_scene::redistribute::Redistribution::Neighbours,
