@@ -243,16 +243,53 @@ pub fn prepare_run_within<M: ModelRegistry>(
     format: Option<model::input::FormatKind>,
 ) -> Result<(Input<M>, Box<dyn model::Model>), FemError> {
     let mut input = load_with::<M>(path)?;
+    // The input's format when `--format` replaced it by another.
+    let replaced = format
+        .filter(|&f| f != input.output.format)
+        .map(|_| input.output.format);
     if let Some(format) = format {
         input.output.format = format;
     }
+    let chosen = input.output.format;
     let model = input
         .build_within(path, budget)
         .map_err(|source| FemError::Input {
             path: path.to_path_buf(),
-            source,
+            source: match (replaced, source) {
+                (Some(old), fem_model::InputError::Invalid { field, message })
+                    if field.starts_with("output") =>
+                {
+                    fem_model::InputError::Invalid {
+                        field,
+                        message: format!(
+                            "{message} (the frames are {} because `fem run --format {}` replaced \
+                             the input's output.format: {})",
+                            format_shown(chosen),
+                            format_word(chosen),
+                            format_word(old)
+                        ),
+                    }
+                }
+                (_, source) => source,
+            },
         })?;
     Ok((input, model))
+}
+
+/// `output.format`'s word for `format` (as written in the input and after `--format`).
+fn format_word(format: model::input::FormatKind) -> &'static str {
+    match format {
+        model::input::FormatKind::Pvd => "pvd",
+        model::input::FormatKind::Vtkhdf => "vtkhdf",
+    }
+}
+
+/// What `format` writes, for messages.
+fn format_shown(format: model::input::FormatKind) -> &'static str {
+    match format {
+        model::input::FormatKind::Pvd => "a .pvd collection of .vtu files",
+        model::input::FormatKind::Vtkhdf => "one VTKHDF file",
+    }
 }
 
 /// What `fem check FILE` does: reads, parses and validates the input and describes the run of

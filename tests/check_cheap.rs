@@ -367,4 +367,18 @@ fn the_format_of_fem_run_is_the_one_the_estimate_counts() {
         .to_string();
     assert!(message.contains("output.compression"), "{message}");
     assert!(message.contains("run_format.yaml"), "{message}");
+    // It says that `--format` chose VTKHDF in place of the input's pvd.
+    assert!(message.contains("--format vtkhdf"), "{message}");
+    assert!(message.contains("VTKHDF"), "{message}");
+    assert!(message.contains("output.format: pvd"), "{message}");
+    // Without `--format` (the input's own vtkhdf) the message does not speak of it.
+    let own = dir.join("run_format_own.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&own, text.replace("format: pvd", "format: vtkhdf")).unwrap();
+    let message = fem::prepare_run_within::<fem::input::ModelInput>(&own, &tight, None)
+        .err()
+        .expect("the input's own VTKHDF run that does not fit is refused")
+        .to_string();
+    assert!(message.contains("output.compression"), "{message}");
+    assert!(!message.contains("--format"), "{message}");
 }

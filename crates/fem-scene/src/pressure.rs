@@ -130,6 +130,20 @@ impl Recovery {
         faces.iter().all(valid).then(|| Self::build(faces, points))
     }
 
+    /// The same recovery on the faces `faces` alone (a solid's contact surface, C32: a face
+    /// that takes no contact, e.g. a symmetry plane's, dilutes no node's pressure), keeping
+    /// the tributary areas of the whole boundary (C31). The faces' nodes must be nodes of
+    /// `points`, as [`Self::from_faces`] checks (crate callers take them from the mesh).
+    pub(crate) fn restricted<'a>(
+        &self,
+        faces: impl IntoIterator<Item = &'a [usize]>,
+        points: &[[f64; 3]],
+    ) -> Self {
+        let mut r = Self::build(faces, points);
+        r.tributary = self.tributary.clone();
+        r
+    }
+
     /// [`Self::from_faces`] of valid faces.
     fn build<'a>(faces: impl IntoIterator<Item = &'a [usize]>, points: &[[f64; 3]]) -> Self {
         let n = points.len();
@@ -379,6 +393,147 @@ mod tests {
             } else if cells == BoxCells::Tet10 {
                 assert!(nodal_error > 1e-6, "{cells:?} bent: {nodal_sum}");
             }
+        }
+    }
+
+    /// A quarter model: a box's floor z = 0 is the contact surface, its sides x = 0 and y = 0
+    /// symmetry planes (no contact). A solid (DEF_EXP, all dofs free) on the box of `cells`
+    /// with the floor's faces, and the box's mesh, floor faces and all boundary faces.
+    fn quarter_box(
+        cells: BoxCells,
+        pressure_first: bool,
+    ) -> (
+        fem_mesh::Mesh,
+        crate::solid::SolidBody,
+        Vec<crate::solid_faces::Face>,
+        Vec<crate::solid_faces::Face>,
+    ) {
+        use fem_assembly::{DofMap, SolidOperator};
+        use fem_elements::solid::{Lumping, Material, MaterialModel, SolidKind};
+        let mesh = box_mesh([1.0, 2.0, 0.5], [3, 4, 2], cells).unwrap();
+        let block = &mesh.blocks[0];
+        let kind = match cells {
+            BoxCells::Tet4 => SolidKind::Tet4,
+            BoxCells::Hex8 => SolidKind::Hex8,
+            _ => SolidKind::Tet10,
+        };
+        let operator = SolidOperator::new(
+            kind,
+            &mesh.points,
+            &block.connectivity,
+            Material::new(MaterialModel::SaintVenantKirchhoff, 1e6, 0.3).unwrap(),
+            1000.0,
+            Lumping::Hrz,
+            &DofMap::new(mesh.n_nodes(), 3),
+        )
+        .unwrap();
+        let system = fem_solid::SolidSystem::new(operator, fem_solid::SolidMass::Lumped).unwrap();
+        let output = fem_solid::model::SolidOutput::new(
+            mesh.points.clone(),
+            fem_io::VtkCells::new(),
+            system.shared_operator(),
+        );
+        let n = fem_time::SecondOrderSystem::n_dofs(&system);
+        let stepper = crate::solid::SolidStepper::Exp(
+            fem_time::DefExp::new(
+                system,
+                fem_time::StepSettings::new(1e-6),
+                &vec![0.0; n],
+                &vec![0.0; n],
+                fem_time::CriticalStepCheck::every(0),
+            )
+            .unwrap(),
+        );
+        let all = crate::solid_faces::boundary_faces(block.kind, &block.connectivity).unwrap();
+        let floor: Vec<_> = all
+            .iter()
+            .filter(|f| f.nodes().iter().all(|&k| mesh.points[k][2] == 0.0))
+            .copied()
+            .collect();
+        let nodes: Vec<usize> = (0..mesh.n_nodes())
+            .filter(|&k| mesh.points[k][2] == 0.0)
+            .collect();
+        let body =
+            crate::solid::SolidBody::new(stepper, mesh.points.clone(), nodes, 0, output).unwrap();
+        let conn = &block.connectivity;
+        let body = if pressure_first {
+            body.with_pressure(block.kind, conn)
+                .and_then(|b| b.with_faces(&floor))
+        } else {
+            body.with_faces(&floor)
+                .and_then(|b| b.with_pressure(block.kind, conn))
+        };
+        (mesh, body.unwrap(), floor, all)
+    }
+
+    /// (C32 on the contact faces) A uniform pressure on a quarter model's contact face comes
+    /// back uniform at every node of it, those of its edges with the symmetry planes too
+    /// (recovered by the whole boundary, measured before the change: 0.53–0.67 p along the
+    /// edges, 0.44 p at the corners, the side faces' zero mixed in), whichever of
+    /// `with_pressure`/`with_faces` comes first; the tributary areas stay the whole
+    /// boundary's (C31).
+    #[test]
+    fn a_uniform_pressure_on_a_quarter_models_contact_face_is_uniform_to_its_edges() {
+        let p = 2.5e5;
+        for cells in [BoxCells::Tet4, BoxCells::Hex8, BoxCells::Tet10] {
+            for pressure_first in [true, false] {
+                let (mesh, mut body, floor, _) = quarter_box(cells, pressure_first);
+                // The consistent nodal forces of `p` on the floor (rectangles: A/4 a node).
+                let x = |k: usize| Vector3::from(mesh.points[k]);
+                let mut on_box = vec![0.0; 3 * mesh.n_nodes()];
+                let mut on_floor = vec![false; mesh.n_nodes()];
+                for f in &floor {
+                    let f = f.nodes();
+                    let area = match f.len() {
+                        4 => (x(f[1]) - x(f[0])).cross(&(x(f[3]) - x(f[0]))).norm(),
+                        _ => 0.5 * (x(f[1]) - x(f[0])).cross(&(x(f[2]) - x(f[0]))).norm(),
+                    };
+                    let shares: Vec<f64> = match f.len() {
+                        3 => vec![area / 3.0; 3],
+                        4 => vec![area / 4.0; 4],
+                        _ => vec![0.0, 0.0, 0.0, area / 3.0, area / 3.0, area / 3.0],
+                    };
+                    for (&k, s) in f.iter().zip(shares) {
+                        on_box[3 * k + 2] += p * s;
+                        on_floor[k] = true;
+                    }
+                }
+                let nodal = body.pressure_under(&on_box).to_vec();
+                for (k, &value) in nodal.iter().enumerate() {
+                    let expected = if on_floor[k] { p } else { 0.0 };
+                    assert!(
+                        (value - expected).abs() < 1e-12 * p,
+                        "{cells:?} node {k} at {:?}: {value}",
+                        mesh.points[k]
+                    );
+                }
+                let areas: f64 = body.tributary_areas().iter().sum();
+                let boundary = 2.0 * (1.0 * 2.0 + 2.0 * 0.5 + 1.0 * 0.5);
+                assert!((areas / boundary - 1.0).abs() < 1e-12, "{cells:?}: {areas}");
+            }
+        }
+    }
+
+    /// With the whole boundary as contact surface the recovery is the boundary's, bit for bit
+    /// (the same faces in the same order): the field of a scene whose contact surface is the
+    /// whole boundary is unchanged.
+    #[test]
+    fn the_whole_boundary_as_contact_surface_changes_no_bit() {
+        for cells in [BoxCells::Tet4, BoxCells::Hex8, BoxCells::Tet10] {
+            let (mesh, body, _, all) = quarter_box(cells, true);
+            let body = body.with_faces(&all).unwrap();
+            let block = &mesh.blocks[0];
+            let whole = Recovery::new(block.kind, &block.connectivity, &mesh.points).unwrap();
+            let force: Vec<f64> = (0..3 * mesh.n_nodes())
+                .map(|i| ((i * 7919) % 101) as f64 * 0.37 - 12.0)
+                .collect();
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            contact_pressure(&force, body.pressure_recovery().unwrap(), &mut ours);
+            contact_pressure(&force, &whole, &mut theirs);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&ours), bits(&theirs), "{cells:?}");
+            let recovery = body.pressure_recovery().unwrap();
+            assert_eq!(bits(recovery.face_areas()), bits(whole.face_areas()));
         }
     }
 

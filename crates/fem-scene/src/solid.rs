@@ -491,6 +491,11 @@ impl SolidBody {
         }
         self.surface = surface;
         self.place(false);
+        if !faces.is_empty()
+            && let Some(r) = &self.recovery
+        {
+            self.recovery = Some(r.restricted(faces.iter().map(|f| f.nodes()), &self.points));
+        }
         Ok(self)
     }
 
@@ -508,18 +513,28 @@ impl SolidBody {
     }
 
     /// The same solid with the point field `contact_pressure` in its frames: the nodal contact
-    /// forces recovered as a pressure by the boundary faces of its cells `connectivity` of
-    /// `kind` (reference configuration; [`crate::pressure`], eq. C32).
+    /// forces recovered as a pressure (reference configuration; [`crate::pressure`], eq. C32)
+    /// by the faces of its contact surface ([`Self::with_faces`], before or after this call),
+    /// or by the boundary faces of its cells `connectivity` of `kind` while it has none
+    /// (contact by nodes only). A face without contact (a symmetry plane's) takes no share of
+    /// a node's force. The tributary areas (C31) are the whole boundary's.
     pub fn with_pressure(
         mut self,
         kind: CellKind,
         connectivity: &[usize],
     ) -> Result<Self, SolidGroupError> {
-        self.recovery = Some(crate::pressure::Recovery::new(
-            kind,
-            connectivity,
-            &self.points,
-        )?);
+        let whole = crate::pressure::Recovery::new(kind, connectivity, &self.points)?;
+        let s = &self.surface;
+        self.recovery = Some(if s.faces.is_empty() {
+            whole
+        } else {
+            let faces: Vec<Vec<usize>> = s
+                .faces
+                .iter()
+                .map(|(c, n)| c[..*n as usize].iter().map(|&a| s.nodes[a]).collect())
+                .collect();
+            whole.restricted(faces.iter().map(Vec::as_slice), &self.points)
+        });
         Ok(self)
     }
 
@@ -543,6 +558,14 @@ impl SolidBody {
             }
             None => self.pressure.clear(),
         }
+    }
+
+    /// The frame's `contact_pressure` under the nodal contact force `force` (3 per mesh node).
+    #[cfg(test)]
+    pub(crate) fn pressure_under(&mut self, force: &[f64]) -> &[f64] {
+        self.contact_force.copy_from_slice(force);
+        self.update_pressure();
+        &self.pressure
     }
 
     /// The contact nodes' positions (mid-step inside a step), in the order of
