@@ -250,6 +250,17 @@ pub(crate) struct Surface {
 }
 
 impl Surface {
+    /// The indices into `nodes` of face `f`'s nodes (corners, then a tri6's mid-sides).
+    fn face(&self, f: usize) -> &[usize] {
+        let (c, n) = &self.faces[f];
+        &c[..*n as usize]
+    }
+
+    /// The mesh nodes of face `f`.
+    fn face_nodes(&self, f: usize) -> Vec<usize> {
+        self.face(f).iter().map(|&a| self.nodes[a]).collect()
+    }
+
     /// The node positions of face `f` (corners, then a tri6's mid-sides) and their number.
     pub(crate) fn corners(&self, f: usize) -> ([Vector3<f64>; 6], usize) {
         let (c, n) = self.faces[f];
@@ -482,12 +493,13 @@ impl SolidBody {
             .iter()
             .map(|n| contact.get(n).copied())
             .collect();
-        for (c, n) in &surface.faces {
-            let corners = &c[..*n as usize];
-            let nodes: Vec<usize> = corners.iter().map(|&a| surface.nodes[a]).collect();
-            let dofs: Vec<[Option<usize>; 3]> =
-                corners.iter().map(|&a| surface.node_dofs[a]).collect();
-            mixed_mass(&self.stepper, &nodes, &dofs)?;
+        for f in 0..surface.faces.len() {
+            let dofs: Vec<[Option<usize>; 3]> = surface
+                .face(f)
+                .iter()
+                .map(|&a| surface.node_dofs[a])
+                .collect();
+            mixed_mass(&self.stepper, &surface.face_nodes(f), &dofs)?;
         }
         self.surface = surface;
         self.place(false);
@@ -528,11 +540,7 @@ impl SolidBody {
         self.recovery = Some(if s.faces.is_empty() {
             whole
         } else {
-            let faces: Vec<Vec<usize>> = s
-                .faces
-                .iter()
-                .map(|(c, n)| c[..*n as usize].iter().map(|&a| s.nodes[a]).collect())
-                .collect();
+            let faces: Vec<Vec<usize>> = (0..s.faces.len()).map(|f| s.face_nodes(f)).collect();
             whole.restricted(faces.iter().map(Vec::as_slice), &self.points)
         });
         Ok(self)
