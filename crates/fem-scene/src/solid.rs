@@ -691,7 +691,7 @@ impl SolidBody {
     /// solve with the step's factorization, fewer when they would pass [`BLOCK_BYTES`],
     /// [`block_points`]), and of each column only the rows at the dofs the maps `hs` touch
     /// (`W_ij = H_i A⁻¹H_jᵀ`, eq. C4 of docs/theory/contact.md, reads no other: §9). DEF_EXP
-    /// (`A = M` lumped): point by point.
+    /// (`A = M` lumped): point by point, in parallel.
     ///
     /// The bits of a column depend on the block it is solved in (faer picks its matrix
     /// product kernels by the number of right-hand sides), not on the thread count; a block
@@ -703,9 +703,11 @@ impl SolidBody {
         points: usize,
     ) {
         let SolidStepper::Lim(s) = &self.stepper else {
-            for (h, g) in hs.iter().zip(out.iter_mut()) {
-                self.inverse_inertia_map(h, g);
-            }
+            // Point by point over the rayon pool, as the trait's default.
+            hs.par_iter()
+                .zip(out.par_iter_mut())
+                .with_min_len(64)
+                .for_each(|(h, g)| self.inverse_inertia_map(h, g));
             return;
         };
         let n = s.free_dofs().len();
